@@ -1,0 +1,58 @@
+# fdpblock: `make run` (the main job on an embedded default) and `make test`.
+# The Makefile picks a JDK >= 25 by itself: JAVA_HOME when it is one, else the newest under /usr/lib/jvm.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+JDK := $(shell for d in "$$JAVA_HOME" $$(ls -d /usr/lib/jvm/*/ 2>/dev/null | sort -rV); do \
+	d=$${d%/}; [ -n "$$d" ] && [ -x "$$d/bin/javac" ] && [ -f "$$d/release" ] || continue; \
+	v=$$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$$d/release"); \
+	if [ "$${v:-0}" -ge 25 ]; then echo "$$d"; break; fi; done)
+
+MVN := JAVA_HOME=$(JDK) MAVEN_OPTS="$(MAVEN_OPTS) --sun-misc-unsafe-memory-access=allow" mvn -B
+JAVA := $(JDK)/bin/java --enable-native-access=ALL-UNNAMED
+JAR := target/fdpblock.jar
+# System packages the project needs at run time (Debian names).
+DEB_PACKAGES := liburing2
+
+.PHONY: help jdk deps build test run bindings clean
+
+help:
+	@echo "make run       the main job on the embedded default (a file-backed device in a temp dir)"
+	@echo "make test      all test tiers this machine can run"
+	@echo "make deps      install missing system packages ($(DEB_PACKAGES))"
+	@echo "make bindings  regenerate bindings/ with jextract (must be on the PATH)"
+
+jdk:
+	@if [ -z "$(JDK)" ]; then \
+	  echo "fdpblock: no JDK >= 25 found (JAVA_HOME='$(JAVA_HOME)', /usr/lib/jvm): install one, e.g. Temurin 25, or set JAVA_HOME to it" >&2; \
+	  exit 1; fi
+
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "fdpblock: installing$$missing"; \
+	  if [ "$$(id -u)" -eq 0 ]; then SUDO=""; elif command -v sudo >/dev/null; then SUDO="sudo"; else \
+	    echo "fdpblock: missing packages:$$missing; install them as root (apt-get install$$missing)" >&2; exit 1; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+$(JAR): jdk $(shell find src/main bindings -type f 2>/dev/null) pom.xml
+	$(MVN) -DskipTests package
+
+build: deps $(JAR)
+
+test: jdk deps
+	$(MVN) test
+
+run: build
+	$(JAVA) -jar $(JAR) run
+
+bindings:
+	@command -v jextract >/dev/null || { echo "fdpblock: jextract is not on the PATH. Build it from https://github.com/openjdk/jextract (master builds with JDK 25 and Debian's libclang 14: apt-get install libclang-14-dev), put its bin/ on the PATH, then run make bindings again." >&2; exit 1; }
+	rm -rf bindings/io
+	jextract @jextract.conf headers/fdpblock.h
+	@test -f bindings/io/fdpblock/ffi/FdpNative.java || { echo "fdpblock: jextract produced no output; see its messages above" >&2; exit 1; }
+
+clean:
+	rm -rf target

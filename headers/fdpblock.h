@@ -1,0 +1,26 @@
+/*
+ * Umbrella header read by jextract (see jextract.conf and `make bindings`).
+ * It only includes system headers; jextract.conf filters what is generated
+ * down to what the Java code uses.
+ */
+#ifndef FDPBLOCK_H
+#define FDPBLOCK_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* O_DIRECT, strerrorname_np */
+#endif
+
+#include <liburing.h>
+#include <linux/nvme_ioctl.h>
+#include <linux/fs.h>          /* BLKGETSIZE64, BLKSSZGET */
+#include <sys/eventfd.h>
+#include <poll.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <errno.h>
+#include <string.h>
+
+#endif

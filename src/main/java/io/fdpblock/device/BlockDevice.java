@@ -1,0 +1,92 @@
+package io.fdpblock.device;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+
+/**
+ * A device that stores bytes at offsets: a file, a block device, an NVMe namespace, or memory.
+ * Reads and writes go in {@link IoBatch}es, asynchronously; every method is thread-safe.
+ *
+ * <p>Offsets and lengths are multiples of {@link #logicalBlockSize()}; for the O_DIRECT engines the
+ * buffer addresses too are aligned to {@link #bufferAlignment()}. Buffers from {@link #buffers()} are
+ * aligned and, on io_uring, registered with the ring, so I/O on them uses the fixed-buffer path.
+ */
+public interface BlockDevice extends AutoCloseable {
+
+    /** The path (or a name for a memory device). */
+    String path();
+
+    IoEngine engine();
+
+    /** Capacity in bytes. */
+    long sizeBytes();
+
+    int logicalBlockSize();
+
+    /** The largest single operation, in bytes. */
+    int maxTransferBytes();
+
+    /** Buffer addresses must be multiples of this (1 = any). */
+    int bufferAlignment();
+
+    /** Writes carry their placement id to the device (NVMe FDP); elsewhere it is accepted and ignored. */
+    default boolean supportsPlacement() {
+        return false;
+    }
+
+    /** The device's pool of aligned buffers (registered with the ring where that pays). */
+    AlignedBufferPool buffers();
+
+    /**
+     * Submits every operation of {@code batch}; {@code callback} runs once when all have completed
+     * (on the device's I/O thread, or on the caller's for synchronous engines): it must only record
+     * and signal, never block.
+     *
+     * @throws IOException when the batch is invalid (misaligned, past the end, too long) or the device
+     *         is closed; then nothing of it was submitted
+     */
+    void submit(IoBatch batch, IoBatch.Callback callback) throws IOException;
+
+    /** Submits {@code batch} and waits for it; throws the first failure or short transfer. */
+    default void execute(IoBatch batch) throws IOException {
+        CompletableFuture<IoBatch> done = new CompletableFuture<>();
+        submit(batch, done::complete);
+        try {
+            done.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while waiting for " + batch + " on " + path(), e);
+        } catch (ExecutionException e) {
+            throw new IOException(e.getCause());
+        }
+        batch.throwIfFailed();
+    }
+
+    /**
+     * Registers {@code region} (e.g. a caller's buffer pool) with the engine, so that I/O on buffers
+     * inside it uses the fixed-buffer path.
+     *
+     * @return false when this engine has no use for it
+     */
+    default boolean registerBuffers(MemorySegment region) throws IOException {
+        return false;
+    }
+
+    /** Makes every write that has completed durable. */
+    void flush() throws IOException;
+
+    /**
+     * Tells the device that a range holds no live data (NVMe deallocate).
+     *
+     * @return false when this engine cannot (the data then simply stays)
+     */
+    default boolean deallocate(long offset, long length) throws IOException {
+        return false;
+    }
+
+    /** Completes or fails everything in flight, then releases the device. Idempotent. */
+    @Override
+    void close();
+}

@@ -1,0 +1,78 @@
+package io.fdpblock.device;
+
+import io.fdpblock.uring.NativeFile;
+import io.fdpblock.uring.Uring;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/** Opens {@link BlockDevice}s. */
+public final class BlockDevices {
+    private BlockDevices() {}
+
+    /**
+     * Opens an existing file or block device read-write with the given engine.
+     *
+     * @throws IOException naming the path and the cause (missing, permissions, no O_DIRECT on this
+     *         file system, io_uring unavailable, ...)
+     */
+    public static BlockDevice open(Path path, DeviceOptions options) throws IOException {
+        return switch (options.engine()) {
+            case MEMORY -> throw new IllegalArgumentException("the memory engine has no path: use BlockDevices.memory");
+            case URING_CMD -> throw new IOException("the uring_cmd engine (NVMe passthru on /dev/ngXnY) is not"
+                    + " available in this build; use io_uring or posix for " + path);
+            case POSIX -> {
+                NativeFile f = NativeFile.open(path, true, false, options.direct());
+                try {
+                    yield PosixBlockDevice.open(f, options);
+                } catch (IOException | RuntimeException e) {
+                    f.close();
+                    throw e;
+                }
+            }
+            case IO_URING -> {
+                Uring.ensureAvailable();
+                NativeFile f = NativeFile.open(path, true, false, true);
+                try {
+                    yield IoUringBlockDevice.open(f, options);
+                } catch (IOException | RuntimeException e) {
+                    f.close();
+                    throw e;
+                }
+            }
+        };
+    }
+
+    /**
+     * Creates (or resizes) a regular file of {@code sizeBytes}, sparse, to serve as a device.
+     *
+     * @return the path
+     */
+    public static Path createFile(Path path, long sizeBytes) throws IOException {
+        if (sizeBytes <= 0 || sizeBytes % 4096 != 0) {
+            throw new IllegalArgumentException("device file size " + sizeBytes + " must be a positive multiple of 4096");
+        }
+        if (Files.isDirectory(path)) {
+            throw new IOException(path + " is a directory; name a file to create");
+        }
+        try (RandomAccessFile raf = new RandomAccessFile(path.toFile(), "rw")) {
+            raf.setLength(sizeBytes);
+        }
+        return path;
+    }
+
+    /** A device in memory (for tests of the layers above), with O_DIRECT-like alignment rules. */
+    public static BlockDevice memory(long sizeBytes, int logicalBlockSize) {
+        return memory(sizeBytes, logicalBlockSize, DeviceOptions.of(IoEngine.MEMORY));
+    }
+
+    public static BlockDevice memory(long sizeBytes, int logicalBlockSize, DeviceOptions options) {
+        if (logicalBlockSize < 512 || Integer.bitCount(logicalBlockSize) != 1) {
+            throw new IllegalArgumentException("logical block size " + logicalBlockSize
+                    + " must be a power of two >= 512");
+        }
+        return new MemoryBlockDevice("memory:" + sizeBytes, sizeBytes, logicalBlockSize, options);
+    }
+}

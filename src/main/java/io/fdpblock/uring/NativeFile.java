@@ -1,0 +1,194 @@
+package io.fdpblock.uring;
+
+import io.fdpblock.ffi.FdpNative;
+import io.fdpblock.ffi.stat;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A file descriptor opened with {@code open(2)}: a regular file, a block device or a character device
+ * (e.g. an NVMe generic namespace {@code /dev/ngXnY}). Thread-safe: positional reads and writes may be
+ * issued from many threads at once.
+ */
+public final class NativeFile implements AutoCloseable {
+    private static final int O_RDONLY = FdpNative.O_RDONLY();
+    private static final int O_RDWR = FdpNative.O_RDWR();
+    private static final int O_CREAT = FdpNative.O_CREAT();
+    private static final int O_DIRECT = FdpNative.O_DIRECT();
+    private static final int O_CLOEXEC = FdpNative.O_CLOEXEC();
+    private static final int S_IFMT = FdpNative.S_IFMT();
+
+    /** What kind of file the descriptor refers to (from {@code fstat}'s {@code st_mode}). */
+    public enum Kind { REGULAR, BLOCK_DEVICE, CHAR_DEVICE, OTHER }
+
+    private final Path path;
+    private final int fd;
+    private final boolean direct;
+    private final boolean writable;
+    private final Kind kind;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private NativeFile(Path path, int fd, boolean direct, boolean writable, Kind kind) {
+        this.path = path;
+        this.fd = fd;
+        this.direct = direct;
+        this.writable = writable;
+        this.kind = kind;
+    }
+
+    /**
+     * @param write open read-write (else read-only)
+     * @param create create a regular file when missing (mode 0644)
+     * @param direct {@code O_DIRECT}: no page cache; buffers, offsets and lengths must then be aligned
+     */
+    public static NativeFile open(Path path, boolean write, boolean create, boolean direct) throws IOException {
+        int flags = (write ? O_RDWR : O_RDONLY) | O_CLOEXEC | (create ? O_CREAT : 0) | (direct ? O_DIRECT : 0);
+        String call = "open(" + path + ", " + (write ? "O_RDWR" : "O_RDONLY") + (create ? "|O_CREAT" : "")
+                + (direct ? "|O_DIRECT" : "") + ")";
+        int fd;
+        try (Arena arena = Arena.ofConfined()) {
+            fd = Syscalls.open(arena.allocateFrom(path.toString()), flags, 0644);
+        }
+        if (fd < 0) {
+            String hint = switch (-fd) {
+                case 13 /* EACCES */ -> "check the file's permissions, or run as a user that may open it";
+                case 2 /* ENOENT */ -> "the path does not exist";
+                case 22 /* EINVAL */ -> direct ? "this file system may not support O_DIRECT (tmpfs does not)" : null;
+                default -> null;
+            };
+            throw Errno.exception(call, -fd, hint);
+        }
+        Kind kind;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment st = arena.allocate(stat.layout());
+            int r = Syscalls.fstat(fd, st);
+            if (r < 0) {
+                Syscalls.close(fd);
+                throw Errno.exception("fstat(" + path + ")", -r);
+            }
+            int type = stat.st_mode(st) & S_IFMT;
+            kind = type == FdpNative.S_IFREG() ? Kind.REGULAR
+                    : type == FdpNative.S_IFBLK() ? Kind.BLOCK_DEVICE
+                    : type == FdpNative.S_IFCHR() ? Kind.CHAR_DEVICE : Kind.OTHER;
+        }
+        return new NativeFile(path, fd, direct, write, kind);
+    }
+
+    public Path path() {
+        return path;
+    }
+
+    public int fd() {
+        return fd;
+    }
+
+    public boolean isDirect() {
+        return direct;
+    }
+
+    public boolean isWritable() {
+        return writable;
+    }
+
+    public Kind kind() {
+        return kind;
+    }
+
+    /** Size in bytes: {@code st_size} for a regular file, {@code BLKGETSIZE64} for a block device. */
+    public long size() throws IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            if (kind == Kind.BLOCK_DEVICE) {
+                MemorySegment out = arena.allocate(ValueLayout.JAVA_LONG);
+                int r = Syscalls.ioctl(fd, FdpNative.BLKGETSIZE64(), out);
+                if (r < 0) {
+                    throw Errno.exception("ioctl(" + path + ", BLKGETSIZE64)", -r);
+                }
+                return out.get(ValueLayout.JAVA_LONG, 0);
+            }
+            MemorySegment st = arena.allocate(stat.layout());
+            int r = Syscalls.fstat(fd, st);
+            if (r < 0) {
+                throw Errno.exception("fstat(" + path + ")", -r);
+            }
+            return stat.st_size(st);
+        }
+    }
+
+    /**
+     * The logical block size: {@code BLKSSZGET} for a block device; for a regular file the file
+     * system's preferred I/O size ({@code st_blksize}), a safe alignment for O_DIRECT on it.
+     */
+    public int logicalBlockSize() throws IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            if (kind == Kind.BLOCK_DEVICE) {
+                MemorySegment out = arena.allocate(ValueLayout.JAVA_INT);
+                int r = Syscalls.ioctl(fd, FdpNative.BLKSSZGET(), out);
+                if (r < 0) {
+                    throw Errno.exception("ioctl(" + path + ", BLKSSZGET)", -r);
+                }
+                return out.get(ValueLayout.JAVA_INT, 0);
+            }
+            MemorySegment st = arena.allocate(stat.layout());
+            int r = Syscalls.fstat(fd, st);
+            if (r < 0) {
+                throw Errno.exception("fstat(" + path + ")", -r);
+            }
+            long blksize = stat.st_blksize(st);
+            return blksize > 0 && Long.bitCount(blksize) == 1 ? (int) blksize : 4096;
+        }
+    }
+
+    /** @return bytes read (fewer than asked only at end of file) */
+    public long pread(MemorySegment buffer, long offset) throws Errno.NativeIOException {
+        long r = Syscalls.pread(fd, buffer, buffer.byteSize(), offset);
+        if (r < 0) {
+            throw Errno.exception(describe("pread", buffer, offset), (int) -r, alignmentHint((int) -r));
+        }
+        return r;
+    }
+
+    /** @return bytes written */
+    public long pwrite(MemorySegment buffer, long offset) throws Errno.NativeIOException {
+        long r = Syscalls.pwrite(fd, buffer, buffer.byteSize(), offset);
+        if (r < 0) {
+            throw Errno.exception(describe("pwrite", buffer, offset), (int) -r, alignmentHint((int) -r));
+        }
+        return r;
+    }
+
+    /** {@code fdatasync(2)}: data and the metadata needed to read it are durable. */
+    public void fdatasync() throws Errno.NativeIOException {
+        int r = Syscalls.fdatasync(fd);
+        if (r < 0) {
+            throw Errno.exception("fdatasync(" + path + ")", -r);
+        }
+    }
+
+    private String describe(String call, MemorySegment buffer, long offset) {
+        return call + "(" + path + ", buf=0x" + Long.toHexString(buffer.address()) + ", len=" + buffer.byteSize()
+                + ", offset=" + offset + ")";
+    }
+
+    private String alignmentHint(int errno) {
+        return errno == Errno.EINVAL && direct
+                ? "O_DIRECT needs the buffer address, length and offset aligned to the logical block size"
+                : null;
+    }
+
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            Syscalls.close(fd);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "NativeFile[" + path + ", fd=" + fd + ", " + kind + (direct ? ", O_DIRECT" : "") + "]";
+    }
+}
