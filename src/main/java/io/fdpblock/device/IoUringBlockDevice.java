@@ -276,13 +276,15 @@ final class IoUringBlockDevice extends AbstractBlockDevice {
             if (closing && inFlight == 0 && current == null && queue.isEmpty()) {
                 return;
             }
-            // Always blocking in the kernel from here (the wake-up READ is armed), so say so first.
-            sleeping.set(true);
-            if (!queue.isEmpty()) {
-                sleeping.set(false);
-                ring.submit();
-                ring.reap(onCompletion);
-                continue;
+            // From here we block in the kernel (the wake-up READ is always armed). While slots are free,
+            // new work must wake us, so say we sleep, then look once more for work that raced in. With
+            // every slot in flight, only completions can let us proceed: no wake-ups wanted.
+            if (freeTop > 0) {
+                sleeping.set(true);
+                if (current == null && !queue.isEmpty()) {
+                    sleeping.set(false);
+                    continue;
+                }
             }
             ring.submitAndWait(1);
             sleeping.set(false);

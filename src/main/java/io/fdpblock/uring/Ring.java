@@ -129,16 +129,25 @@ public final class Ring implements AutoCloseable {
         this.cqHead = pointer(CQ + io_uring_cq.khead$offset(), 4);
         this.cqTail = pointer(CQ + io_uring_cq.ktail$offset(), 4);
         this.sqeTail = ring.get(ValueLayout.JAVA_INT, SQ + io_uring_sq.sqe_tail$offset());
-        // Identity SQ index array, as liburing >= 2.2 sets it up; harmless if it already did.
-        MemorySegment array = pointer(SQ + io_uring_sq.array$offset(), 4L * sqEntries);
-        for (int i = 0; i < sqEntries; i++) {
-            array.setAtIndex(ValueLayout.JAVA_INT, i, i);
+        // Identity SQ index array, as liburing >= 2.2 sets it up; harmless if it already did. liburing
+        // >= 2.6 may set the ring up without one (IORING_SETUP_NO_SQARRAY): the pointer is then NULL.
+        if (!ring.get(ValueLayout.ADDRESS, SQ + io_uring_sq.array$offset()).equals(MemorySegment.NULL)) {
+            MemorySegment array = pointer(SQ + io_uring_sq.array$offset(), 4L * sqEntries);
+            for (int i = 0; i < sqEntries; i++) {
+                array.setAtIndex(ValueLayout.JAVA_INT, i, i);
+            }
         }
         this.supportedOps = probeOps();
     }
 
+    /**
+     * A pointer field of {@code struct io_uring} as a segment of {@code size} bytes. Bound to the ring's
+     * confined arena: a plain {@code reinterpret(size)} would keep the global scope of the read address,
+     * so the mapped rings could be touched from any thread (corrupting {@code sqeTail}) and, after
+     * {@link #close()} unmapped them, dereferenced (SIGSEGV) instead of failing with an exception.
+     */
     private MemorySegment pointer(long offset, long size) {
-        return ring.get(ValueLayout.ADDRESS, offset).reinterpret(size);
+        return ring.get(ValueLayout.ADDRESS, offset).reinterpret(size, arena, null);
     }
 
     /**

@@ -1,0 +1,182 @@
+package io.fdpblock.uring;
+
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+@Tag("host")
+class EventFdTest {
+
+    @Test
+    void signalsCoalesceIntoOneCounter() throws IOException {
+        try (EventFd ev = EventFd.create()) {
+            ev.signal();
+            ev.signal();
+            ev.signal();
+            assertThat(ev.drain()).isEqualTo(3);
+            assertThat(ev.drain()).as("drain clears the counter").isZero();
+            ev.signal();
+            assertThat(ev.drain()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void threeSignalsMakeOnePollerWake() throws IOException {
+        try (EventFd ev = EventFd.create(); Poller poller = Poller.of(ev.fd())) {
+            ev.signal();
+            ev.signal();
+            ev.signal();
+            assertThat(poller.poll(Duration.ofSeconds(5))).isEqualTo(1);
+            assertThat(poller.isReadable(0)).isTrue();
+            assertThat(ev.drain()).isEqualTo(3);
+            assertThat(poller.poll(Duration.ZERO)).as("drained: not readable any more").isZero();
+        }
+    }
+
+    @Test
+    void awaitConsumesAllPendingSignalsAtOnce() throws IOException {
+        try (EventFd ev = EventFd.create()) {
+            ev.signal();
+            ev.signal();
+            ev.signal();
+            assertThat(EventFd.await(ev.fd(), Duration.ofSeconds(5))).isTrue();
+            assertThat(ev.drain()).as("await drained all three").isZero();
+            ev.signal();
+            assertThat(ev.await(Duration.ofSeconds(5))).isTrue();
+            assertThat(ev.drain()).isZero();
+        }
+    }
+
+    @Test
+    void awaitTimesOutWhenNotSignalled() throws IOException {
+        try (EventFd ev = EventFd.create()) {
+            long start = System.nanoTime();
+            boolean signalled = ev.await(Duration.ofMillis(100));
+            long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertThat(signalled).isFalse();
+            assertThat(tookMillis).isBetween(80L, 5_000L);
+        }
+    }
+
+    @Test
+    void signalFromAnotherThreadWakesAwait() throws Exception {
+        try (EventFd ev = EventFd.create()) {
+            CountDownLatch go = new CountDownLatch(1);
+            Thread signaller = Thread.ofPlatform().start(() -> {
+                try {
+                    if (go.await(10, TimeUnit.SECONDS)) {
+                        ev.signal();
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            go.countDown();
+            long start = System.nanoTime();
+            assertThat(EventFd.await(ev.fd(), Duration.ofSeconds(5))).isTrue();
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(4));
+            signaller.join();
+            assertThat(ev.drain()).isZero();
+        }
+    }
+
+    @Test
+    void signalAfterCloseIsANoOp() throws IOException {
+        EventFd ev = EventFd.create();
+        ev.close();
+        ev.signal();
+        assertThat(ev.drain()).isZero();
+        assertThat(ev.isClosed()).isTrue();
+        assertThat(ev.toString()).isEqualTo("EventFd[" + ev.fd() + ", closed]");
+    }
+
+    @Test
+    void closeTwiceIsHarmless() throws IOException {
+        EventFd ev = EventFd.create();
+        assertThat(ev.isClosed()).isFalse();
+        assertThat(ev.toString()).isEqualTo("EventFd[" + ev.fd() + "]");
+        ev.close();
+        ev.close();
+        assertThat(ev.isClosed()).isTrue();
+    }
+
+    @Test
+    void tenEventFdsHaveDistinctDescriptors() throws IOException {
+        List<EventFd> all = new ArrayList<>();
+        try {
+            Set<Integer> fds = new HashSet<>();
+            for (int i = 0; i < 10; i++) {
+                EventFd ev = EventFd.create();
+                all.add(ev);
+                assertThat(ev.fd()).isGreaterThan(2);
+                fds.add(ev.fd());
+            }
+            assertThat(fds).hasSize(10);
+        } finally {
+            all.forEach(EventFd::close);
+        }
+    }
+
+    @Test
+    void awaitOnAClosedDescriptorFailsInsteadOfHanging() throws IOException {
+        EventFd ev = EventFd.create();
+        int fd = ev.fd();
+        ev.close();
+        long start = System.nanoTime();
+        assertThatThrownBy(() -> EventFd.await(fd, Duration.ofSeconds(5)))
+                .isInstanceOf(Errno.NativeIOException.class)
+                .hasMessageContaining("poll(fd=" + fd + ")")
+                .hasMessageContaining("EBADF")
+                .hasMessageContaining("not open")
+                .satisfies(e -> assertThat(((Errno.NativeIOException) e).errno()).isEqualTo(Errno.EBADF));
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(4));
+    }
+
+    @Test
+    void blockingEventFdSignalThenDrain() throws IOException {
+        try (EventFd ev = EventFd.createBlocking()) {
+            ev.signal();
+            assertThat(ev.drain()).isEqualTo(1);
+            ev.signal();
+            ev.signal();
+            assertThat(ev.drain()).isEqualTo(2);
+        }
+    }
+
+    /** What the io_uring device engine does: an io_uring READ on a blocking eventfd waits for a signal. */
+    @Test
+    void blockingEventFdCanBeReadThroughIoUring() throws Exception {
+        try (EventFd ev = EventFd.createBlocking();
+             Ring ring = Ring.open(RingOptions.of(4));
+             Arena arena = Arena.ofConfined()) {
+            MemorySegment counter = arena.allocate(ValueLayout.JAVA_LONG);
+            assertThat(ring.prepRead(ev.fd(), counter, 0, 7)).isNotNegative();
+            assertThat(ring.submit()).isEqualTo(1);
+            assertThat(ring.completionsReady()).as("nothing signalled yet").isZero();
+
+            Thread signaller = Thread.ofPlatform().start(ev::signal);
+            long[] got = new long[2];
+            ring.submitAndWait(1);
+            while (ring.reap((u, r, f, x) -> { got[0] = u; got[1] = r; }) == 0) {
+                ring.submitAndWait(1);
+            }
+            signaller.join();
+            assertThat(got).containsExactly(7, 8);
+            assertThat(counter.get(ValueLayout.JAVA_LONG, 0)).isEqualTo(1);
+        }
+    }
+}
