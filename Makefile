@@ -43,7 +43,7 @@ $(JAR): jdk $(shell find src/main bindings -type f 2>/dev/null) pom.xml
 build: deps $(JAR)
 
 test: jdk deps
-	$(MVN) test
+	$(MVN) $(MVN_ARGS) test
 
 run: build
 	$(JAVA) -jar $(JAR) run
