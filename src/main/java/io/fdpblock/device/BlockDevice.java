@@ -74,6 +74,13 @@ public interface BlockDevice extends AutoCloseable {
         return false;
     }
 
+    /**
+     * Undoes {@link #registerBuffers} for every registration inside {@code region}; call it before
+     * freeing memory that was registered.
+     */
+    default void unregisterBuffers(MemorySegment region) throws IOException {
+    }
+
     /** Makes every write that has completed durable. */
     void flush() throws IOException;
 

@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
@@ -160,13 +161,23 @@ final class IoUringBlockDevice extends AbstractBlockDevice {
 
     @Override
     public boolean registerBuffers(MemorySegment region) throws IOException {
-        CompletableFuture<Boolean> done = new CompletableFuture<>();
-        enter("registerBuffers");
+        return onReactor("registerBuffers", () -> registerRegion(region));
+    }
+
+    @Override
+    public void unregisterBuffers(MemorySegment region) throws IOException {
+        onReactor("unregisterBuffers", () -> unregisterRegion(region));
+    }
+
+    /** Ring operations must run on the ring's owner: queue them like a batch and wait. */
+    private <T> T onReactor(String what, Callable<T> task) throws IOException {
+        CompletableFuture<T> done = new CompletableFuture<>();
+        enter(what);
         try {
             checkFatal();
             queue.offer((Runnable) () -> {
                 try {
-                    done.complete(registerRegion(region));
+                    done.complete(task.call());
                 } catch (Throwable t) {
                     done.completeExceptionally(t);
                 }
@@ -179,7 +190,7 @@ final class IoUringBlockDevice extends AbstractBlockDevice {
             return done.get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IOException("interrupted while registering buffers with " + path(), e);
+            throw new IOException("interrupted during " + what + " on " + path(), e);
         } catch (ExecutionException e) {
             throw e.getCause() instanceof IOException io ? io : new IOException(e.getCause());
         }
@@ -236,26 +247,50 @@ final class IoUringBlockDevice extends AbstractBlockDevice {
             return false;
         }
         long chunks = (region.byteSize() + MAX_REGION_BYTES - 1) / MAX_REGION_BYTES;
-        if (regionCount + chunks > MAX_REGIONS) {
+        int free = 0;
+        for (int i = 0; i < MAX_REGIONS; i++) {
+            free += regionEnd[i] == 0 ? 1 : 0;
+        }
+        if (chunks > free) {
             LOG.log(System.Logger.Level.WARNING, "no registered buffer slot left for a region of "
                     + region.byteSize() + " bytes on " + path() + ": its I/O takes the non-fixed path");
             return false;
         }
+        int slot = 0;
         for (long off = 0; off < region.byteSize(); off += MAX_REGION_BYTES) {
+            while (regionEnd[slot] != 0) {
+                slot++;
+            }
             MemorySegment chunk = region.asSlice(off, Math.min(MAX_REGION_BYTES, region.byteSize() - off));
-            ring.updateBuffer(regionCount, chunk);
-            regionBase[regionCount] = chunk.address();
-            regionEnd[regionCount] = chunk.address() + chunk.byteSize();
-            regionCount++;
+            ring.updateBuffer(slot, chunk);
+            regionBase[slot] = chunk.address();
+            regionEnd[slot] = chunk.address() + chunk.byteSize();
+            regionCount = Math.max(regionCount, slot + 1);
         }
         return true;
+    }
+
+    /** Empties every registered slot inside {@code region}: its memory may be freed afterwards. */
+    private Void unregisterRegion(MemorySegment region) throws IOException {
+        long a = region.address();
+        long e = a + region.byteSize();
+        for (int i = 0; i < regionCount; i++) {
+            if (regionEnd[i] != 0 && regionBase[i] >= a && regionEnd[i] <= e) {
+                if (ring != null) {
+                    ring.clearBuffer(i);
+                }
+                regionBase[i] = 0;
+                regionEnd[i] = 0;
+            }
+        }
+        return null;
     }
 
     private int regionOf(MemorySegment buf) {
         long a = buf.address();
         long e = a + buf.byteSize();
         for (int i = 0; i < regionCount; i++) {
-            if (a >= regionBase[i] && e <= regionEnd[i]) {
+            if (a >= regionBase[i] && e <= regionEnd[i] && regionEnd[i] != 0) {
                 return i;
             }
         }

@@ -502,6 +502,18 @@ public final class Ring implements AutoCloseable {
         }
     }
 
+    /** Empties registered buffer slot {@code index} (see {@link #registerSparseBuffers}). */
+    public void clearBuffer(int index) throws IOException {
+        try (Arena tmp = Arena.ofConfined()) {
+            MemorySegment iov = tmp.allocate(iovec.layout()); // base NULL, length 0: an empty slot
+            MemorySegment tags = tmp.allocate(ValueLayout.JAVA_LONG);
+            int r = FdpNative.io_uring_register_buffers_update_tag(ring, index, iov, tags, 1);
+            if (r < 0) {
+                throw Errno.exception("io_uring_register_buffers_update_tag(index=" + index + ", empty)", -r);
+            }
+        }
+    }
+
     private static MemorySegment iovecs(Arena arena, MemorySegment... regions) {
         MemorySegment iovecs = arena.allocate(iovec.layout(), regions.length);
         for (int i = 0; i < regions.length; i++) {

@@ -1,0 +1,167 @@
+package io.fdpblock.core;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.json.JsonWriteFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The checkpoint payload, v1: compact UTF-8 JSON with the field order and escaping of LMCache's
+ * {@code json.dumps(snapshot, separators=(",", ":"), ensure_ascii=True)}.
+ */
+final class CheckpointCodec {
+    private CheckpointCodec() {}
+
+    private static final JsonFactory FACTORY = JsonFactory.builder()
+            .enable(JsonWriteFeature.ESCAPE_NON_ASCII).build();
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+
+    /** A committed entry as the checkpoint sees it. */
+    record SnapshotEntry(String key, long offset, long size, EntryMeta meta) {}
+
+    /** The layout a checkpoint was written for. */
+    record Layout(String devicePath, long capacityBytes, int blockAlign, int headerBytes, long slotBytes,
+            long metaTotalBytes, long dataBaseOffset) {}
+
+    static byte[] encode(Layout layout, int nextSlot, List<SnapshotEntry> entries) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(256 + entries.size() * 200);
+        try (JsonGenerator g = FACTORY.createGenerator(out)) {
+            g.writeStartObject();
+            g.writeNumberField("version", 1);
+            g.writeStringField("device_path", layout.devicePath());
+            g.writeNumberField("capacity_bytes", layout.capacityBytes());
+            g.writeNumberField("block_align", layout.blockAlign());
+            g.writeNumberField("header_bytes", layout.headerBytes());
+            g.writeNumberField("slot_bytes", layout.slotBytes());
+            g.writeNumberField("meta_total_bytes", layout.metaTotalBytes());
+            g.writeStringField("meta_magic", RawBlockCoreConfig.META_MAGIC);
+            g.writeNumberField("meta_version", RawBlockCoreConfig.META_VERSION);
+            g.writeNumberField("data_base_offset", layout.dataBaseOffset());
+            g.writeNumberField("next_slot", nextSlot);
+            g.writeObjectFieldStart("entries");
+            for (SnapshotEntry e : entries) {
+                g.writeObjectFieldStart(e.key());
+                g.writeNumberField("offset", e.offset());
+                g.writeNumberField("size", e.size());
+                EntryMeta m = e.meta();
+                writeInts(g, "shape", m == null ? null : m.shape());
+                g.writeFieldName("dtype");
+                if (m == null || m.dtype() == null) {
+                    g.writeNull();
+                } else {
+                    g.writeString(m.dtype());
+                }
+                g.writeFieldName("fmt");
+                if (m == null || m.fmt() == null) {
+                    g.writeNull();
+                } else {
+                    g.writeString(m.fmt());
+                }
+                writeInts(g, "cached_positions", m == null ? null : m.cachedPositions());
+                g.writeEndObject();
+            }
+            g.writeEndObject();
+            g.writeEndObject();
+        }
+        return out.toByteArray();
+    }
+
+    private static void writeInts(JsonGenerator g, String name, List<Integer> values) throws IOException {
+        g.writeFieldName(name);
+        if (values == null) {
+            g.writeNull();
+            return;
+        }
+        g.writeStartArray();
+        for (int v : values) {
+            g.writeNumber(v);
+        }
+        g.writeEndArray();
+    }
+
+    /** A decoded payload: layout fields as found (null when absent), next_slot and the raw entries. */
+    record Decoded(JsonNode root, Long nextSlot, List<RawEntry> entries) {}
+
+    /** An entry as read, before the range checks. */
+    record RawEntry(String key, long offset, long size, EntryMeta meta) {}
+
+    static Decoded decode(byte[] payload) throws IOException {
+        JsonNode root = MAPPER.readTree(payload);
+        if (root == null || !root.isObject()) {
+            throw new IOException("checkpoint payload is not a JSON object");
+        }
+        JsonNode ns = root.get("next_slot");
+        Long nextSlot = ns != null && ns.isIntegralNumber() ? ns.asLong() : null;
+        List<RawEntry> entries = new ArrayList<>();
+        JsonNode es = root.get("entries");
+        if (es != null && es.isObject()) {
+            for (Iterator<Map.Entry<String, JsonNode>> it = es.properties().iterator(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> e = it.next();
+                JsonNode v = e.getValue();
+                if (!v.isObject()) {
+                    continue; // not an entry: skipped, like the reference
+                }
+                entries.add(new RawEntry(e.getKey(), longOr(v.get("offset"), 0), longOr(v.get("size"), 0),
+                        new EntryMeta(ints(v.get("shape")), textOrNull(v.get("dtype")), textOrNull(v.get("fmt")),
+                                ints(v.get("cached_positions")))));
+            }
+        }
+        return new Decoded(root, nextSlot, entries);
+    }
+
+    private static long longOr(JsonNode n, long dflt) {
+        return n != null && n.isNumber() ? n.asLong() : dflt;
+    }
+
+    private static String textOrNull(JsonNode n) {
+        return n == null || n.isNull() ? null : n.asText();
+    }
+
+    private static List<Integer> ints(JsonNode n) {
+        if (n == null || !n.isArray()) {
+            return null;
+        }
+        List<Integer> out = new ArrayList<>(n.size());
+        n.forEach(x -> out.add(x.asInt()));
+        return out;
+    }
+
+    /**
+     * Compares the layout fields present in {@code root} with {@code expected}.
+     *
+     * @return null when they agree, else which field differs (the state is then rejected)
+     */
+    static String layoutMismatch(JsonNode root, Layout expected) {
+        JsonNode v = root.get("version");
+        if (v == null || v.asInt(0) != 1) {
+            return "version " + v + " (expected 1)";
+        }
+        String m = compare(root, "block_align", expected.blockAlign());
+        m = m != null ? m : compare(root, "header_bytes", expected.headerBytes());
+        m = m != null ? m : compare(root, "slot_bytes", expected.slotBytes());
+        m = m != null ? m : compare(root, "meta_total_bytes", expected.metaTotalBytes());
+        m = m != null ? m : compare(root, "meta_version", RawBlockCoreConfig.META_VERSION);
+        m = m != null ? m : compare(root, "data_base_offset", expected.dataBaseOffset());
+        if (m == null && root.has("meta_magic") && !RawBlockCoreConfig.META_MAGIC.equals(root.get("meta_magic").asText())) {
+            m = "meta_magic " + root.get("meta_magic") + " (expected " + RawBlockCoreConfig.META_MAGIC + ")";
+        }
+        return m;
+    }
+
+    private static String compare(JsonNode root, String field, long expected) {
+        JsonNode n = root.get(field);
+        if (n == null || n.isNull()) {
+            return null; // absent fields are not compared (as in the reference)
+        }
+        return n.isIntegralNumber() && n.asLong() == expected ? null
+                : field + " " + n + " (configured " + expected + ")";
+    }
+}

@@ -1,0 +1,441 @@
+package io.fdpblock.core;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fdpblock.device.IoEngine;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.BiConsumer;
+
+/**
+ * Configuration of a {@link RawBlockCore}: the fields and defaults of LMCache's raw_block adapter JSON
+ * (snake_case), checked at construction. A bad value fails with the field, the value and the rule.
+ */
+public final class RawBlockCoreConfig {
+    public static final int DEFAULT_BLOCK_ALIGN = 4096;
+    public static final int DEFAULT_HEADER_BYTES = 4096;
+    public static final long DEFAULT_META_TOTAL_BYTES = 256L << 20;
+    public static final String META_MAGIC = "LMCIDX01";
+    public static final int META_VERSION = 1;
+    /** Slot header bytes the format defines (magic, identity, length); a header must hold at least these. */
+    public static final int MIN_HEADER_BYTES = 24;
+    /** Keys per device submission in a batched put (header + payload = two writes per key). */
+    public static final int DEFAULT_MAX_BATCH_KEYS = 64;
+
+    public enum PlacementPolicy {
+        NONE("none"), CACHE_SALT_PREFIX("cache_salt_prefix");
+
+        private final String configName;
+
+        PlacementPolicy(String configName) {
+            this.configName = configName;
+        }
+
+        public String configName() {
+            return configName;
+        }
+
+        static PlacementPolicy parse(String s) {
+            for (PlacementPolicy p : values()) {
+                if (p.configName.equalsIgnoreCase(s)) {
+                    return p;
+                }
+            }
+            throw new IllegalArgumentException("fdp_data_placement_policy '" + s + "' is unknown: use none or"
+                    + " cache_salt_prefix");
+        }
+    }
+
+    private final String devicePath;
+    private final long capacityBytes;
+    private final long slotBytes;
+    private final int blockAlign;
+    private final int headerBytes;
+    private final long metaTotalBytes;
+    private final int metaCheckpointIntervalSec;
+    private final int metaIdleQuietMs;
+    private final boolean metaEnablePeriodic;
+    private final boolean loadCheckpointOnInit;
+    private final boolean metaVerifyOnLoad;
+    private final boolean useOdirect;
+    private final IoEngine ioEngine;
+    private final int iouringQueueDepth;
+    private final int maxBatchKeys;
+    private final boolean fdpEnabled;
+    private final List<Integer> fdpPlacementIds;
+    private final PlacementPolicy fdpDataPlacementPolicy;
+    private final int metaCheckpointPlacementId;
+    private final boolean fdpSlotAffinityEnabled;
+
+    private RawBlockCoreConfig(Builder b) {
+        devicePath = require("device_path", b.devicePath);
+        if (devicePath.isBlank()) {
+            throw invalid("device_path", "\"\"", "must name a file, block device or /dev/ngXnY");
+        }
+        capacityBytes = b.capacityBytes;
+        slotBytes = b.slotBytes;
+        blockAlign = b.blockAlign;
+        headerBytes = b.headerBytes;
+        metaTotalBytes = b.metaTotalBytes;
+        metaCheckpointIntervalSec = b.metaCheckpointIntervalSec;
+        metaIdleQuietMs = b.metaIdleQuietMs;
+        metaEnablePeriodic = b.metaEnablePeriodic;
+        loadCheckpointOnInit = b.loadCheckpointOnInit;
+        metaVerifyOnLoad = b.metaVerifyOnLoad;
+        useOdirect = b.useOdirect;
+        ioEngine = b.ioEngine;
+        iouringQueueDepth = b.iouringQueueDepth;
+        maxBatchKeys = b.maxBatchKeys;
+        fdpEnabled = b.fdpEnabled;
+        fdpPlacementIds = List.copyOf(b.fdpPlacementIds);
+        fdpDataPlacementPolicy = b.fdpDataPlacementPolicy;
+        metaCheckpointPlacementId = b.metaCheckpointPlacementId;
+        fdpSlotAffinityEnabled = b.fdpSlotAffinityEnabled;
+
+        if (blockAlign < 512 || Integer.bitCount(blockAlign) != 1) {
+            throw invalid("block_align", blockAlign, "must be a power of two >= 512");
+        }
+        if (headerBytes < MIN_HEADER_BYTES || headerBytes % blockAlign != 0) {
+            throw invalid("header_bytes", headerBytes, "must be >= " + MIN_HEADER_BYTES
+                    + " and a multiple of block_align (" + blockAlign + ")");
+        }
+        if (slotBytes <= headerBytes || slotBytes % blockAlign != 0) {
+            throw invalid("slot_bytes", slotBytes, "must be a multiple of block_align (" + blockAlign
+                    + ") and larger than header_bytes (" + headerBytes + ")");
+        }
+        if (slotBytes - headerBytes > Integer.MAX_VALUE) {
+            throw invalid("slot_bytes", slotBytes, "leaves more than 2 GiB of payload per slot");
+        }
+        if (metaTotalBytes / 2 / blockAlign * blockAlign <= blockAlign) {
+            throw invalid("meta_total_bytes", metaTotalBytes, "must hold two containers of more than one block each"
+                    + " (at least " + 4L * blockAlign + " with block_align " + blockAlign + ")");
+        }
+        if (metaTotalBytes % blockAlign != 0) {
+            throw invalid("meta_total_bytes", metaTotalBytes, "must be a multiple of block_align (" + blockAlign + ")");
+        }
+        if (capacityBytes < 0) {
+            throw invalid("capacity_bytes", capacityBytes, "must be >= 0 (0 = the device's size)");
+        }
+        if (capacityBytes > 0 && capacityBytes < metaTotalBytes + slotBytes) {
+            throw invalid("capacity_bytes", capacityBytes, "must hold the meta area (" + metaTotalBytes
+                    + ") and at least one slot (" + slotBytes + ")");
+        }
+        if (metaCheckpointIntervalSec < 1) {
+            throw invalid("meta_checkpoint_interval_sec", metaCheckpointIntervalSec, "must be >= 1");
+        }
+        if (metaIdleQuietMs < 0) {
+            throw invalid("meta_idle_quiet_ms", metaIdleQuietMs, "must be >= 0");
+        }
+        if (ioEngine == null) {
+            throw invalid("io_engine", "null", "must be one of posix, io_uring, uring_cmd, memory");
+        }
+        if (iouringQueueDepth < 1 || iouringQueueDepth > 4096) {
+            throw invalid("iouring_queue_depth", iouringQueueDepth, "must be in 1..4096");
+        }
+        if (maxBatchKeys < 1 || maxBatchKeys > 1024) {
+            throw invalid("max_batch_keys", maxBatchKeys, "must be in 1..1024");
+        }
+        for (int id : fdpPlacementIds) {
+            checkPlacementId("fdp_placement_ids", id);
+        }
+        if (metaCheckpointPlacementId != 0) {
+            checkPlacementId("meta_checkpoint_placement_id", metaCheckpointPlacementId);
+        }
+        if (!fdpEnabled && (!fdpPlacementIds.isEmpty() || fdpDataPlacementPolicy != PlacementPolicy.NONE)) {
+            throw invalid("fdp_enabled", false, "must be true when fdp_placement_ids or fdp_data_placement_policy"
+                    + " is set");
+        }
+    }
+
+    static void checkPlacementId(String field, int id) {
+        if (id < 1 || id > 0xFFFF) {
+            throw invalid(field, id, "placement ids must be in 1..65535 (0 is the device default and is never"
+                    + " sent explicitly)");
+        }
+    }
+
+    private static <T> T require(String field, T value) {
+        if (value == null) {
+            throw new IllegalArgumentException("raw_block config: " + field + " is required");
+        }
+        return value;
+    }
+
+    private static IllegalArgumentException invalid(String field, Object value, String rule) {
+        return new IllegalArgumentException("raw_block config: " + field + " = " + value + " " + rule);
+    }
+
+    public static Builder builder(String devicePath, long slotBytes) {
+        return new Builder().devicePath(devicePath).slotBytes(slotBytes);
+    }
+
+    // ---- JSON (LMCache --l2-adapter style) ----
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** Keys of the adapter JSON that belong to the adapter, not the core. */
+    private static final Set<String> ADAPTER_KEYS = Set.of("type", "module_path", "class_name", "adapter_params");
+    private static final Map<String, BiConsumer<Builder, JsonNode>> FIELDS = new LinkedHashMap<>();
+
+    static {
+        FIELDS.put("device_path", (b, n) -> b.devicePath(text("device_path", n)));
+        FIELDS.put("capacity_bytes", (b, n) -> b.capacityBytes(integer("capacity_bytes", n)));
+        FIELDS.put("slot_bytes", (b, n) -> b.slotBytes(integer("slot_bytes", n)));
+        FIELDS.put("block_align", (b, n) -> b.blockAlign(toInt("block_align", n)));
+        FIELDS.put("header_bytes", (b, n) -> b.headerBytes(toInt("header_bytes", n)));
+        FIELDS.put("meta_total_bytes", (b, n) -> b.metaTotalBytes(integer("meta_total_bytes", n)));
+        FIELDS.put("meta_magic", (b, n) -> {
+            if (!META_MAGIC.equals(text("meta_magic", n))) {
+                throw invalid("meta_magic", n, "must be " + META_MAGIC + " (the only format this store reads)");
+            }
+        });
+        FIELDS.put("meta_version", (b, n) -> {
+            if (toInt("meta_version", n) != META_VERSION) {
+                throw invalid("meta_version", n, "must be " + META_VERSION);
+            }
+        });
+        FIELDS.put("meta_checkpoint_interval_sec", (b, n) -> b.metaCheckpointIntervalSec(toInt("meta_checkpoint_interval_sec", n)));
+        FIELDS.put("meta_idle_quiet_ms", (b, n) -> b.metaIdleQuietMs(toInt("meta_idle_quiet_ms", n)));
+        FIELDS.put("meta_enable_periodic", (b, n) -> b.metaEnablePeriodic(bool("meta_enable_periodic", n)));
+        FIELDS.put("load_checkpoint_on_init", (b, n) -> b.loadCheckpointOnInit(bool("load_checkpoint_on_init", n)));
+        FIELDS.put("meta_verify_on_load", (b, n) -> b.metaVerifyOnLoad(bool("meta_verify_on_load", n)));
+        FIELDS.put("use_odirect", (b, n) -> b.useOdirect(bool("use_odirect", n)));
+        FIELDS.put("io_engine", (b, n) -> b.ioEngine(IoEngine.parse(text("io_engine", n))));
+        FIELDS.put("iouring_queue_depth", (b, n) -> b.iouringQueueDepth(toInt("iouring_queue_depth", n)));
+        FIELDS.put("max_batch_keys", (b, n) -> b.maxBatchKeys(toInt("max_batch_keys", n)));
+        FIELDS.put("fdp_enabled", (b, n) -> b.fdpEnabled(bool("fdp_enabled", n)));
+        FIELDS.put("fdp_placement_ids", (b, n) -> {
+            if (n.isNull()) {
+                return;
+            }
+            if (!n.isArray()) {
+                throw invalid("fdp_placement_ids", n, "must be a list of integers");
+            }
+            List<Integer> ids = new ArrayList<>();
+            n.forEach(e -> ids.add(toInt("fdp_placement_ids", e)));
+            b.fdpPlacementIds(ids);
+        });
+        FIELDS.put("fdp_data_placement_policy", (b, n) -> {
+            if (!n.isNull()) {
+                b.fdpDataPlacementPolicy(PlacementPolicy.parse(text("fdp_data_placement_policy", n)));
+            }
+        });
+        FIELDS.put("meta_checkpoint_placement_id", (b, n) -> {
+            if (!n.isNull()) {
+                int id = toInt("meta_checkpoint_placement_id", n);
+                checkPlacementId("meta_checkpoint_placement_id", id);
+                b.metaCheckpointPlacementId(id);
+            }
+        });
+        FIELDS.put("fdp_slot_affinity_enabled", (b, n) -> b.fdpSlotAffinityEnabled(bool("fdp_slot_affinity_enabled", n)));
+        FIELDS.put("fdp_slot_reuse_policy", (b, n) -> { // LMCache's name for the same switch
+            String v = n.isNull() ? "none" : text("fdp_slot_reuse_policy", n);
+            if (!v.equals("none") && !v.equals("pid_affinity")) {
+                throw invalid("fdp_slot_reuse_policy", n, "must be none or pid_affinity");
+            }
+            b.fdpSlotAffinityEnabled(v.equals("pid_affinity"));
+        });
+        // LMCache keys accepted so that its adapter JSON parses as is.
+        FIELDS.put("use_uring_cmd", (b, n) -> {
+            if (bool("use_uring_cmd", n)) {
+                b.ioEngine(IoEngine.URING_CMD);
+            }
+        });
+        FIELDS.put("use_iouring", (b, n) -> {
+            if (bool("use_iouring", n)) {
+                b.ioEngine(IoEngine.IO_URING);
+            }
+        });
+        FIELDS.put("use_uring", (b, n) -> {
+            if (bool("use_uring", n)) {
+                b.ioEngine(IoEngine.IO_URING);
+            }
+        });
+        // No effect here: buffers are always zero-copy where aligned, transfers are split by the
+        // device's own limit, and there are no worker pools to size (no thread hop that buys nothing).
+        FIELDS.put("enable_zero_copy", (b, n) -> bool("enable_zero_copy", n));
+        FIELDS.put("max_data_transfer_size", (b, n) -> {
+            if (integer("max_data_transfer_size", n) < 0) {
+                throw invalid("max_data_transfer_size", n, "must be >= 0");
+            }
+        });
+        for (String workers : List.of("num_store_workers", "num_lookup_workers", "num_load_workers")) {
+            FIELDS.put(workers, (b, n) -> {
+                if (integer(workers, n) < 1) {
+                    throw invalid(workers, n, "must be >= 1");
+                }
+            });
+        }
+    }
+
+    /** The configuration keys this store understands. */
+    public static Set<String> knownKeys() {
+        return FIELDS.keySet();
+    }
+
+    /**
+     * Parses the raw_block part of an adapter JSON (e.g. LMCache's {@code --l2-adapter} value).
+     * {@code type} and other adapter-level keys are ignored; any other unknown key is an error (a typo
+     * would otherwise silently fall back to a default).
+     */
+    public static RawBlockCoreConfig fromJson(String json) {
+        JsonNode root;
+        try {
+            root = JSON.readTree(json);
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("raw_block config is not valid JSON: " + e.getOriginalMessage(), e);
+        }
+        if (root == null || !root.isObject()) {
+            throw new IllegalArgumentException("raw_block config must be a JSON object, got: " + json);
+        }
+        return fromJson(root);
+    }
+
+    public static RawBlockCoreConfig fromJson(JsonNode root) {
+        Builder b = new Builder();
+        for (Iterator<Map.Entry<String, JsonNode>> it = root.properties().iterator(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            BiConsumer<Builder, JsonNode> setter = FIELDS.get(e.getKey());
+            if (setter != null) {
+                setter.accept(b, e.getValue());
+            } else if (!ADAPTER_KEYS.contains(e.getKey())) {
+                throw new IllegalArgumentException("raw_block config: unknown key '" + e.getKey() + "'; known keys: "
+                        + String.join(", ", FIELDS.keySet()));
+            }
+        }
+        return b.build();
+    }
+
+    private static String text(String field, JsonNode n) {
+        if (!n.isTextual()) {
+            throw invalid(field, n, "must be a string");
+        }
+        return n.asText();
+    }
+
+    private static long integer(String field, JsonNode n) {
+        if (!n.isIntegralNumber() || !n.canConvertToLong()) {
+            throw invalid(field, n, "must be an integer");
+        }
+        return n.asLong();
+    }
+
+    private static int toInt(String field, JsonNode n) {
+        long v = integer(field, n);
+        if (v < Integer.MIN_VALUE || v > Integer.MAX_VALUE) {
+            throw invalid(field, n, "does not fit a 32-bit integer");
+        }
+        return (int) v;
+    }
+
+    private static boolean bool(String field, JsonNode n) {
+        if (!n.isBoolean()) {
+            throw invalid(field, n, "must be true or false");
+        }
+        return n.asBoolean();
+    }
+
+    // ---- accessors ----
+
+    public String devicePath() { return devicePath; }
+    /** 0 = the device's size. */
+    public long capacityBytes() { return capacityBytes; }
+    public long slotBytes() { return slotBytes; }
+    public int blockAlign() { return blockAlign; }
+    public int headerBytes() { return headerBytes; }
+    public long metaTotalBytes() { return metaTotalBytes; }
+    public int metaCheckpointIntervalSec() { return metaCheckpointIntervalSec; }
+    public int metaIdleQuietMs() { return metaIdleQuietMs; }
+    public boolean metaEnablePeriodic() { return metaEnablePeriodic; }
+    public boolean loadCheckpointOnInit() { return loadCheckpointOnInit; }
+    public boolean metaVerifyOnLoad() { return metaVerifyOnLoad; }
+    public boolean useOdirect() { return useOdirect; }
+    public IoEngine ioEngine() { return ioEngine; }
+    public int iouringQueueDepth() { return iouringQueueDepth; }
+    public int maxBatchKeys() { return maxBatchKeys; }
+    public boolean fdpEnabled() { return fdpEnabled; }
+    public List<Integer> fdpPlacementIds() { return fdpPlacementIds; }
+    public PlacementPolicy fdpDataPlacementPolicy() { return fdpDataPlacementPolicy; }
+    /** 0 = none. */
+    public int metaCheckpointPlacementId() { return metaCheckpointPlacementId; }
+    public boolean fdpSlotAffinityEnabled() { return fdpSlotAffinityEnabled; }
+    /** Bytes of payload a slot holds. */
+    public long maxPayloadBytes() { return slotBytes - headerBytes; }
+    /** Each of the two checkpoint containers. */
+    public long containerBytes() { return metaTotalBytes / 2 / blockAlign * blockAlign; }
+
+    public Builder toBuilder() {
+        return new Builder().devicePath(devicePath).capacityBytes(capacityBytes).slotBytes(slotBytes)
+                .blockAlign(blockAlign).headerBytes(headerBytes).metaTotalBytes(metaTotalBytes)
+                .metaCheckpointIntervalSec(metaCheckpointIntervalSec).metaIdleQuietMs(metaIdleQuietMs)
+                .metaEnablePeriodic(metaEnablePeriodic).loadCheckpointOnInit(loadCheckpointOnInit)
+                .metaVerifyOnLoad(metaVerifyOnLoad).useOdirect(useOdirect).ioEngine(ioEngine)
+                .iouringQueueDepth(iouringQueueDepth).maxBatchKeys(maxBatchKeys).fdpEnabled(fdpEnabled)
+                .fdpPlacementIds(fdpPlacementIds).fdpDataPlacementPolicy(fdpDataPlacementPolicy)
+                .metaCheckpointPlacementId(metaCheckpointPlacementId).fdpSlotAffinityEnabled(fdpSlotAffinityEnabled);
+    }
+
+    @Override
+    public String toString() {
+        return "RawBlockCoreConfig{device_path=" + devicePath + ", capacity_bytes=" + capacityBytes + ", slot_bytes="
+                + slotBytes + ", block_align=" + blockAlign + ", header_bytes=" + headerBytes + ", meta_total_bytes="
+                + metaTotalBytes + ", io_engine=" + ioEngine + ", fdp_enabled=" + fdpEnabled + "}";
+    }
+
+    /** Builds a config; {@link #build()} checks every rule. */
+    public static final class Builder {
+        private String devicePath;
+        private long capacityBytes;
+        private long slotBytes = -1;
+        private int blockAlign = DEFAULT_BLOCK_ALIGN;
+        private int headerBytes = DEFAULT_HEADER_BYTES;
+        private long metaTotalBytes = DEFAULT_META_TOTAL_BYTES;
+        private int metaCheckpointIntervalSec = 60;
+        private int metaIdleQuietMs = 100;
+        private boolean metaEnablePeriodic = true;
+        private boolean loadCheckpointOnInit = true;
+        private boolean metaVerifyOnLoad = true;
+        private boolean useOdirect = true;
+        private IoEngine ioEngine = IoEngine.POSIX;
+        private int iouringQueueDepth = 256;
+        private int maxBatchKeys = DEFAULT_MAX_BATCH_KEYS;
+        private boolean fdpEnabled;
+        private List<Integer> fdpPlacementIds = List.of();
+        private PlacementPolicy fdpDataPlacementPolicy = PlacementPolicy.NONE;
+        private int metaCheckpointPlacementId;
+        private boolean fdpSlotAffinityEnabled;
+
+        public Builder devicePath(String v) { devicePath = v; return this; }
+        public Builder capacityBytes(long v) { capacityBytes = v; return this; }
+        public Builder slotBytes(long v) { slotBytes = v; return this; }
+        public Builder blockAlign(int v) { blockAlign = v; return this; }
+        public Builder headerBytes(int v) { headerBytes = v; return this; }
+        public Builder metaTotalBytes(long v) { metaTotalBytes = v; return this; }
+        public Builder metaCheckpointIntervalSec(int v) { metaCheckpointIntervalSec = v; return this; }
+        public Builder metaIdleQuietMs(int v) { metaIdleQuietMs = v; return this; }
+        public Builder metaEnablePeriodic(boolean v) { metaEnablePeriodic = v; return this; }
+        public Builder loadCheckpointOnInit(boolean v) { loadCheckpointOnInit = v; return this; }
+        public Builder metaVerifyOnLoad(boolean v) { metaVerifyOnLoad = v; return this; }
+        public Builder useOdirect(boolean v) { useOdirect = v; return this; }
+        public Builder ioEngine(IoEngine v) { ioEngine = v; return this; }
+        public Builder iouringQueueDepth(int v) { iouringQueueDepth = v; return this; }
+        public Builder maxBatchKeys(int v) { maxBatchKeys = v; return this; }
+        public Builder fdpEnabled(boolean v) { fdpEnabled = v; return this; }
+        public Builder fdpPlacementIds(List<Integer> v) { fdpPlacementIds = v; return this; }
+        public Builder fdpDataPlacementPolicy(PlacementPolicy v) { fdpDataPlacementPolicy = v; return this; }
+        public Builder metaCheckpointPlacementId(int v) { metaCheckpointPlacementId = v; return this; }
+        public Builder fdpSlotAffinityEnabled(boolean v) { fdpSlotAffinityEnabled = v; return this; }
+
+        public RawBlockCoreConfig build() {
+            if (slotBytes == -1) {
+                throw new IllegalArgumentException("raw_block config: slot_bytes is required");
+            }
+            return new RawBlockCoreConfig(this);
+        }
+    }
+}

@@ -1,0 +1,84 @@
+package io.fdpblock.core;
+
+import io.fdpblock.device.BlockDevice;
+import io.fdpblock.device.BlockDevices;
+import io.fdpblock.device.DeviceOptions;
+import io.fdpblock.device.FaultInjectingDevice;
+import io.fdpblock.device.IoEngine;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+/** A device (memory, or a file through io_uring) that outlives the cores opened on it. */
+final class CoreFixture implements AutoCloseable {
+    static final long SLOT = 64 << 10;
+    static final long META = 1 << 20;
+
+    final IoEngine engine;
+    final Path file;
+    final FaultInjectingDevice device;
+    final Arena arena = Arena.ofShared();
+    final long capacity;
+    private final List<RawBlockCore> cores = new ArrayList<>();
+
+    CoreFixture(IoEngine engine, Path dir, int slots) throws IOException {
+        this.engine = engine;
+        this.capacity = META + slots * SLOT;
+        if (engine == IoEngine.MEMORY) {
+            file = null;
+            device = new FaultInjectingDevice(BlockDevices.memory(capacity, 4096));
+        } else {
+            file = BlockDevices.createFile(dir.resolve("core-dev.img"), capacity);
+            device = new FaultInjectingDevice(BlockDevices.open(file,
+                    DeviceOptions.of(engine).withBuffers(1 << 20, 0)));
+        }
+    }
+
+    RawBlockCoreConfig.Builder config() {
+        return RawBlockCoreConfig.builder(file == null ? "memory" : file.toString(), SLOT)
+                .capacityBytes(capacity).metaTotalBytes(META).metaEnablePeriodic(false).ioEngine(engine);
+    }
+
+    RawBlockCore open() throws IOException {
+        return open(config().build());
+    }
+
+    RawBlockCore open(RawBlockCoreConfig config) throws IOException {
+        RawBlockCore core = RawBlockCore.open(config, device);
+        cores.add(core);
+        return core;
+    }
+
+    /** Payload bytes for a key: a pattern from its name, so a read can be checked from the key alone. */
+    MemorySegment payload(String key, long size) {
+        MemorySegment seg = arena.allocate(size, 4096);
+        SplittableRandom r = new SplittableRandom(key.hashCode());
+        for (long i = 0; i < size; i++) {
+            seg.set(ValueLayout.JAVA_BYTE, i, (byte) r.nextInt());
+        }
+        return seg;
+    }
+
+    MemorySegment buffer(long size) {
+        return arena.allocate(size, 4096);
+    }
+
+    static String key(int i) {
+        return KeyCodec.encode("org/model", 7, new byte[] {0, 0, 3, (byte) i, (byte) (i >> 8)}, "", 0);
+    }
+
+    @Override
+    public void close() {
+        for (RawBlockCore c : cores) {
+            c.close();
+        }
+        device.close();
+        arena.close();
+    }
+}

@@ -1,0 +1,116 @@
+package io.fdpblock.device;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * A test wrapper around a real device: records every submission (ops and placement ids), and on
+ * request fails the next submission, fails the next completion, or holds submissions until released.
+ */
+public final class FaultInjectingDevice implements BlockDevice {
+    /** What one submit carried. */
+    public record Submission(int ops, int writes, List<Integer> placementIds, List<Long> offsets) {}
+
+    private final BlockDevice inner;
+    private final List<Submission> submissions = new CopyOnWriteArrayList<>();
+    private volatile boolean failNextSubmit;
+    private volatile boolean failNextCompletion;
+    private volatile boolean hold;
+    private final List<Runnable> held = new ArrayList<>();
+
+    public FaultInjectingDevice(BlockDevice inner) {
+        this.inner = inner;
+    }
+
+    public List<Submission> submissions() {
+        return submissions;
+    }
+
+    public void clearSubmissions() {
+        submissions.clear();
+    }
+
+    public void failNextSubmit() {
+        failNextSubmit = true;
+    }
+
+    public void failNextCompletion() {
+        failNextCompletion = true;
+    }
+
+    /** Holds submissions (nothing reaches the device) until {@link #release()}. */
+    public synchronized void hold() {
+        hold = true;
+    }
+
+    public synchronized int heldCount() {
+        return held.size();
+    }
+
+    /** Sends every held submission to the device and stops holding. */
+    public void release() {
+        List<Runnable> go;
+        synchronized (this) {
+            hold = false;
+            go = new ArrayList<>(held);
+            held.clear();
+        }
+        go.forEach(Runnable::run);
+    }
+
+    @Override
+    public void submit(IoBatch batch, IoBatch.Callback callback) throws IOException {
+        List<Integer> pids = new ArrayList<>();
+        List<Long> offsets = new ArrayList<>();
+        int writes = 0;
+        for (int i = 0; i < batch.size(); i++) {
+            if (batch.isWrite(i)) {
+                writes++;
+                pids.add(batch.placementId(i));
+            }
+            offsets.add(batch.kind(i) == IoBatch.FLUSH ? -1L : batch.offset(i));
+        }
+        submissions.add(new Submission(batch.size(), writes, pids, offsets));
+        if (failNextSubmit) {
+            failNextSubmit = false;
+            throw new IOException("injected submission failure");
+        }
+        IoBatch.Callback cb = callback;
+        if (failNextCompletion) {
+            failNextCompletion = false;
+            cb = b -> {
+                b.fail(b.size() - 1, "injected completion failure");
+                callback.onComplete(b);
+            };
+        }
+        IoBatch.Callback finalCb = cb;
+        synchronized (this) {
+            if (hold) {
+                held.add(() -> {
+                    try {
+                        inner.submit(batch, finalCb);
+                    } catch (IOException e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                return;
+            }
+        }
+        inner.submit(batch, finalCb);
+    }
+
+    @Override public String path() { return inner.path(); }
+    @Override public IoEngine engine() { return inner.engine(); }
+    @Override public long sizeBytes() { return inner.sizeBytes(); }
+    @Override public int logicalBlockSize() { return inner.logicalBlockSize(); }
+    @Override public int maxTransferBytes() { return inner.maxTransferBytes(); }
+    @Override public int bufferAlignment() { return inner.bufferAlignment(); }
+    @Override public AlignedBufferPool buffers() { return inner.buffers(); }
+    @Override public boolean registerBuffers(MemorySegment region) throws IOException { return inner.registerBuffers(region); }
+    @Override public void unregisterBuffers(MemorySegment region) throws IOException { inner.unregisterBuffers(region); }
+    @Override public void flush() throws IOException { inner.flush(); }
+    @Override public void close() { inner.close(); }
+}
