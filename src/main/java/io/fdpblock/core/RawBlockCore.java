@@ -104,6 +104,7 @@ public final class RawBlockCore implements AutoCloseable {
     private final long slotBytes;
     private final AlignedBufferPool headerPool;
     private final CheckpointCodec.Layout layout;
+    private final boolean metaAreaFitsFullIndex;
 
     private final ReentrantLock lock = new ReentrantLock();
     private final HashMap<String, Entry> index = new HashMap<>();
@@ -167,7 +168,8 @@ public final class RawBlockCore implements AutoCloseable {
         this.layout = new CheckpointCodec.Layout(config.devicePath(), capacityBytes, blockAlign, headerBytes, slotBytes,
                 config.metaTotalBytes(), dataBase);
         long containerPayload = containerBytes - blockAlign;
-        if (maxSlots * ESTIMATED_CHECKPOINT_BYTES_PER_ENTRY > containerPayload) {
+        this.metaAreaFitsFullIndex = maxSlots * ESTIMATED_CHECKPOINT_BYTES_PER_ENTRY <= containerPayload;
+        if (!metaAreaFitsFullIndex) {
             LOG.log(System.Logger.Level.WARNING, "raw_block on " + device.path() + ": the meta area ("
                     + config.metaTotalBytes() + " bytes, " + containerPayload + " per checkpoint) may not hold the index of"
                     + " a full device (" + maxSlots + " slots x ~" + ESTIMATED_CHECKPOINT_BYTES_PER_ENTRY
@@ -1032,6 +1034,7 @@ public final class RawBlockCore implements AutoCloseable {
         s.put("checkpoint_failures", checkpointFailures.get());
         s.put("last_checkpoint_error", lastCheckpointError);
         s.put("meta_container_bytes", containerBytes);
+        s.put("meta_area_fits_full_index", metaAreaFitsFullIndex);
         s.put("recovery", recoveryNote);
         s.put("recovered_keys", recoveredKeys);
         s.put("verify_dropped_keys", verifyDropped);
