@@ -41,6 +41,56 @@ public final class KeyCodec {
         return sb.toString();
     }
 
+    /** The parts of an encoded key. */
+    public record Parts(String modelName, int kvRank, byte[] chunkHash, String cacheSalt, int objectGroupId) {}
+
+    /**
+     * Splits an encoded key (ours or LMCache's K2 form) back into its parts.
+     *
+     * @throws IllegalArgumentException when {@code encoded} is not of that form
+     */
+    public static Parts decode(String encoded) {
+        int group = 0;
+        String s = encoded;
+        int slash = s.lastIndexOf("/g");
+        if (slash >= 0) {
+            try {
+                group = Integer.parseInt(s.substring(slash + 2));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("encoded key '" + encoded + "': bad group suffix");
+            }
+            s = s.substring(0, slash);
+        }
+        int a = s.indexOf('@');
+        int b = a < 0 ? -1 : s.indexOf('@', a + 1);
+        if (a < 0 || b < 0 || !s.startsWith("0x", a + 1) || b - a - 3 != 8) {
+            throw new IllegalArgumentException("encoded key '" + encoded + "' is not <model>@0x<8 hex>@<hash>[@<salt>]");
+        }
+        int c = s.indexOf('@', b + 1);
+        String hash = c < 0 ? s.substring(b + 1) : s.substring(b + 1, c);
+        String salt = c < 0 ? "" : s.substring(c + 1);
+        try {
+            int rank = Integer.parseUnsignedInt(s.substring(a + 3, b), 16);
+            return new Parts(percentDecode(s.substring(0, a)), rank, HEX.parseHex(hash), salt, group);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("encoded key '" + encoded + "': " + e.getMessage(), e);
+        }
+    }
+
+    private static String percentDecode(String s) {
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(s.length());
+        for (int i = 0; i < s.length(); i++) {
+            char ch = s.charAt(i);
+            if (ch == '%' && i + 2 < s.length()) {
+                out.write(Integer.parseInt(s, i + 1, i + 3, 16));
+                i += 2;
+            } else {
+                out.write(ch);
+            }
+        }
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
     static void percentEncode(String s, StringBuilder out) {
         for (byte b : s.getBytes(StandardCharsets.UTF_8)) {
             int c = b & 0xFF;

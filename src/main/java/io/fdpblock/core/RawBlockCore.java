@@ -63,6 +63,12 @@ public final class RawBlockCore implements AutoCloseable {
         void onComplete(boolean[] results);
     }
 
+    /** Put results with, per key, whether this call stored it (false for keys that were already there). */
+    @FunctionalInterface
+    public interface PutCompletion {
+        void onComplete(boolean[] results, boolean[] newlyStored);
+    }
+
     /** A committed key. */
     private static final class Entry {
         final int slot;
@@ -279,6 +285,11 @@ public final class RawBlockCore implements AutoCloseable {
      * @throws IllegalArgumentException for a placement id outside 1..65535, before anything is done
      */
     public void putAsync(List<PutRequest> requests, Completion done) {
+        putAsync(requests, (PutCompletion) (results, fresh) -> done.onComplete(results));
+    }
+
+    /** Like {@link #putAsync(List, Completion)}, also telling which keys this call newly stored. */
+    public void putAsync(List<PutRequest> requests, PutCompletion done) {
         checkOpen();
         for (PutRequest r : requests) {
             if (r.placementId() != null) {
@@ -287,6 +298,7 @@ public final class RawBlockCore implements AutoCloseable {
         }
         int n = requests.size();
         boolean[] results = new boolean[n];
+        boolean[] fresh = new boolean[n];
         int[] sameAs = new int[n];
         Arrays.fill(sameAs, -1);
         List<Pending> accepted = new ArrayList<>(n);
@@ -333,7 +345,7 @@ public final class RawBlockCore implements AutoCloseable {
             lock.unlock();
         }
         if (accepted.isEmpty()) {
-            finishPut(results, sameAs, done);
+            finishPut(results, fresh, sameAs, done);
             return;
         }
         int chunk = config.maxBatchKeys();
@@ -341,15 +353,16 @@ public final class RawBlockCore implements AutoCloseable {
         AtomicInteger remaining = new AtomicInteger(chunks);
         Runnable chunkDone = () -> {
             if (remaining.decrementAndGet() == 0) {
-                finishPut(results, sameAs, done);
+                finishPut(results, fresh, sameAs, done);
             }
         };
         for (int c = 0; c < chunks; c++) {
-            submitPutChunk(accepted.subList(c * chunk, Math.min(accepted.size(), (c + 1) * chunk)), results, chunkDone);
+            submitPutChunk(accepted.subList(c * chunk, Math.min(accepted.size(), (c + 1) * chunk)), results, fresh,
+                    chunkDone);
         }
     }
 
-    private void submitPutChunk(List<Pending> chunk, boolean[] results, Runnable chunkDone) {
+    private void submitPutChunk(List<Pending> chunk, boolean[] results, boolean[] fresh, Runnable chunkDone) {
         IoBatch batch = new IoBatch(2 * chunk.size());
         MemorySegment[] headers = new MemorySegment[chunk.size()];
         List<Pending> prepared = new ArrayList<>(chunk.size());
@@ -366,18 +379,18 @@ public final class RawBlockCore implements AutoCloseable {
                 batch.write(off + headerBytes, writablePayload(payload), p.placementId());
                 prepared.add(new Pending(p.index(), p.key(), p.request(), p.inflight(), p.placementId(), crc));
             }
-            device.submit(batch, b -> completePutChunk(prepared, b, headers, results, chunkDone));
+            device.submit(batch, b -> completePutChunk(prepared, b, headers, results, fresh, chunkDone));
         } catch (IOException | RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "put of " + chunk.size() + " keys on " + device.path()
                     + " was not submitted, rolled back: " + e.getMessage());
-            settlePutChunk(chunk, false, results);
+            settlePutChunk(chunk, false, results, fresh);
             releaseHeaders(headers);
             chunkDone.run();
         }
     }
 
     private void completePutChunk(List<Pending> chunk, IoBatch batch, MemorySegment[] headers, boolean[] results,
-            Runnable chunkDone) {
+            boolean[] fresh, Runnable chunkDone) {
         boolean ok = true;
         for (int i = 0; i < batch.size(); i++) {
             if (!batch.isComplete(i)) {
@@ -387,13 +400,13 @@ public final class RawBlockCore implements AutoCloseable {
                 break;
             }
         }
-        settlePutChunk(chunk, ok, results);
+        settlePutChunk(chunk, ok, results, fresh);
         releaseHeaders(headers);
         chunkDone.run();
     }
 
     /** Commits every key of a chunk, or rolls every one back (slot freed, nothing indexed). */
-    private void settlePutChunk(List<Pending> chunk, boolean written, boolean[] results) {
+    private void settlePutChunk(List<Pending> chunk, boolean written, boolean[] results, boolean[] fresh) {
         lock.lock();
         try {
             for (Pending p : chunk) {
@@ -413,6 +426,7 @@ public final class RawBlockCore implements AutoCloseable {
                     slots.markUsed(inf.slot);
                     dirtyCount++;
                     results[p.index()] = true;
+                    fresh[p.index()] = true;
                 }
             }
         } finally {
@@ -435,13 +449,17 @@ public final class RawBlockCore implements AutoCloseable {
         return meta;
     }
 
-    private static void finishPut(boolean[] results, int[] sameAs, Completion done) {
+    private static void finishPut(boolean[] results, boolean[] fresh, int[] sameAs, PutCompletion done) {
         for (int i = 0; i < results.length; i++) {
             if (sameAs[i] >= 0) {
-                results[i] = results[sameAs[i]];
+                results[i] = results[sameAs[i]]; // a duplicate in the call shares the result, not the credit
             }
         }
-        deliver(done, results);
+        try {
+            done.onComplete(results, fresh);
+        } catch (Throwable t) {
+            LOG.log(System.Logger.Level.ERROR, "completion callback threw", t);
+        }
     }
 
     private static void deliver(Completion done, boolean[] results) {
@@ -534,15 +552,37 @@ public final class RawBlockCore implements AutoCloseable {
         }
     }
 
+    /** What {@link #deleteWithOutcome} did to a key. */
+    public enum DeleteOutcome {
+        /** It was committed and is now removed. */
+        REMOVED,
+        /** Its write was in flight and is cancelled (its slot is freed when the write ends). */
+        CANCELLED,
+        /** It is locked and was kept (not forced). */
+        LOCKED,
+        /** Unknown. */
+        MISSING
+    }
+
     /**
      * Removes keys. A locked key is kept unless {@code force}; a key whose write is in flight is
-     * cancelled (its slot is freed when the write ends).
+     * cancelled.
      *
-     * @return per key: removed (or cancelled)
+     * @return per key: removed or cancelled
      */
     public boolean[] delete(List<String> keys, boolean force) {
+        DeleteOutcome[] o = deleteWithOutcome(keys, force);
+        boolean[] out = new boolean[o.length];
+        for (int i = 0; i < o.length; i++) {
+            out[i] = o[i] == DeleteOutcome.REMOVED || o[i] == DeleteOutcome.CANCELLED;
+        }
+        return out;
+    }
+
+    /** Like {@link #delete}, saying per key what happened. */
+    public DeleteOutcome[] deleteWithOutcome(List<String> keys, boolean force) {
         checkOpen();
-        boolean[] out = new boolean[keys.size()];
+        DeleteOutcome[] out = new DeleteOutcome[keys.size()];
         lock.lock();
         try {
             for (int i = 0; i < out.length; i++) {
@@ -550,6 +590,7 @@ public final class RawBlockCore implements AutoCloseable {
                 Entry e = index.get(k);
                 if (e != null) {
                     if (e.locks > 0 && !force) {
+                        out[i] = DeleteOutcome.LOCKED;
                         continue;
                     }
                     index.remove(k);
@@ -559,13 +600,15 @@ public final class RawBlockCore implements AutoCloseable {
                     } else {
                         slots.free(e.slot);
                     }
-                    out[i] = true;
+                    out[i] = DeleteOutcome.REMOVED;
                     continue;
                 }
                 Inflight inf = inflight.remove(k);
                 if (inf != null) {
                     inf.canceled = true;
-                    out[i] = true;
+                    out[i] = DeleteOutcome.CANCELLED;
+                } else {
+                    out[i] = DeleteOutcome.MISSING;
                 }
             }
         } finally {

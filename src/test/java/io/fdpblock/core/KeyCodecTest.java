@@ -37,4 +37,18 @@ class KeyCodecTest {
         assertThat(KeyCodec.encode("m", 1, HASH, "", 5)).isNotEqualTo(KeyCodec.encode("m", 1, HASH, "g5", 0));
         assertThat(KeyCodec.slotIdentity(g0)).isNotEqualTo(KeyCodec.slotIdentity(g1));
     }
+
+    @Test
+    void decodeUndoesEncode() {
+        String k = KeyCodec.encode("org/modèle 1", 0x0a0b0c0d, new byte[] {1, (byte) 0xFF}, "rag:app1", 3);
+        KeyCodec.Parts p = KeyCodec.decode(k);
+        assertThat(p.modelName()).isEqualTo("org/modèle 1");
+        assertThat(p.kvRank()).isEqualTo(0x0a0b0c0d);
+        assertThat(p.chunkHash()).containsExactly(1, (byte) 0xFF);
+        assertThat(p.cacheSalt()).isEqualTo("rag:app1");
+        assertThat(p.objectGroupId()).isEqualTo(3);
+        assertThat(KeyCodec.decode("m@0x00000001@ab").cacheSalt()).isEmpty();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> KeyCodec.decode("nonsense"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("nonsense");
+    }
 }

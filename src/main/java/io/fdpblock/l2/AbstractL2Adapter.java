@@ -1,0 +1,280 @@
+package io.fdpblock.l2;
+
+import io.fdpblock.uring.EventFd;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * What every adapter shares: the three eventfds, task ids, one-shot result tables, listeners, usage by
+ * cache salt and the closed state. Subclasses do the storing, tell the listeners, then call
+ * {@code complete*}, which records the result and then signals: whoever wakes up on the fd finds the
+ * result, and listeners have already heard of it.
+ */
+abstract class AbstractL2Adapter implements L2Adapter {
+    static final System.Logger LOG = System.getLogger("io.fdpblock.l2");
+
+    private final EventFd storeFd;
+    private final EventFd lookupFd;
+    private final EventFd loadFd;
+    private final AtomicLong nextTaskId = new AtomicLong(1);
+    private final ConcurrentHashMap<Long, L2StoreResult> completedStores = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Long, Bitmap> lookupResults = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Long, Bitmap> loadResults = new ConcurrentHashMap<>();
+    private final CopyOnWriteArrayList<L2AdapterListener> listeners = new CopyOnWriteArrayList<>();
+    private final ConcurrentHashMap<String, AtomicLong> bytesBySalt = new ConcurrentHashMap<>();
+    private final AtomicLong listenerFailures = new AtomicLong();
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    AbstractL2Adapter() throws IOException {
+        EventFd s = null;
+        EventFd l = null;
+        try {
+            s = EventFd.create();
+            l = EventFd.create();
+            loadFd = EventFd.create();
+        } catch (IOException | RuntimeException e) {
+            if (s != null) {
+                s.close();
+            }
+            if (l != null) {
+                l.close();
+            }
+            throw e;
+        }
+        storeFd = s;
+        lookupFd = l;
+    }
+
+    /** A short name for messages, e.g. "raw_block adapter on /dev/ng0n1". */
+    abstract String describe();
+
+    abstract long capacityBytes();
+
+    /** Every key held now, with its size: replayed to a new listener. */
+    abstract Map<ObjectKey, Long> heldKeys();
+
+    /** Backend state for {@link #reportStatus()}. */
+    abstract Map<String, Object> backendStatus();
+
+    /** Waits for the backend's work in flight and releases it. */
+    abstract void closeBackend();
+
+    @Override
+    public final int storeEventFd() {
+        return storeFd.fd();
+    }
+
+    @Override
+    public final int lookupAndLockEventFd() {
+        return lookupFd.fd();
+    }
+
+    @Override
+    public final int loadEventFd() {
+        return loadFd.fd();
+    }
+
+    final void checkOpen() {
+        if (closed.get()) {
+            throw new IllegalStateException(describe() + " is closed");
+        }
+    }
+
+    final boolean isClosed() {
+        return closed.get();
+    }
+
+    final long newTaskId() {
+        checkOpen();
+        return nextTaskId.getAndIncrement();
+    }
+
+    static void checkKeys(List<ObjectKey> keys) {
+        if (keys == null || keys.isEmpty()) {
+            throw new IllegalArgumentException("keys must be a non-empty list");
+        }
+        for (int i = 0; i < keys.size(); i++) {
+            if (keys.get(i) == null) {
+                throw new IllegalArgumentException("keys[" + i + "] is null");
+            }
+        }
+    }
+
+    static void checkKeysAndObjects(List<ObjectKey> keys, List<MemoryObj> objects) {
+        checkKeys(keys);
+        if (objects == null || objects.size() != keys.size()) {
+            throw new IllegalArgumentException("keys (" + keys.size() + ") and objects ("
+                    + (objects == null ? "null" : objects.size()) + ") must be lists of equal length");
+        }
+        for (int i = 0; i < objects.size(); i++) {
+            if (objects.get(i) == null) {
+                throw new IllegalArgumentException("objects[" + i + "] is null");
+            }
+        }
+    }
+
+    static List<String> encoded(List<ObjectKey> keys) {
+        List<String> out = new ArrayList<>(keys.size());
+        for (ObjectKey k : keys) {
+            out.add(k.encoded());
+        }
+        return out;
+    }
+
+    // ---- results: recorded first, then signalled ----
+
+    final void completeStore(long taskId, L2StoreResult result) {
+        completedStores.put(taskId, result);
+        storeFd.signal();
+    }
+
+    final void completeLookup(long taskId, Bitmap hits) {
+        lookupResults.put(taskId, hits);
+        lookupFd.signal();
+    }
+
+    final void completeLoad(long taskId, Bitmap hits) {
+        loadResults.put(taskId, hits);
+        loadFd.signal();
+    }
+
+    @Override
+    public final Map<Long, L2StoreResult> popCompletedStoreTasks() {
+        checkOpen();
+        Map<Long, L2StoreResult> out = new HashMap<>();
+        for (Long id : completedStores.keySet()) {
+            L2StoreResult r = completedStores.remove(id);
+            if (r != null) { // another thread may have popped it between keySet and remove
+                out.put(id, r);
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public final Bitmap queryLookupAndLockResult(long taskId) {
+        checkOpen();
+        return lookupResults.remove(taskId);
+    }
+
+    @Override
+    public final Bitmap queryLoadResult(long taskId) {
+        checkOpen();
+        return loadResults.remove(taskId);
+    }
+
+    // ---- listeners ----
+
+    @Override
+    public final void registerListener(L2AdapterListener listener) {
+        checkOpen();
+        if (listener == null) {
+            throw new IllegalArgumentException("listener is null");
+        }
+        listeners.add(listener);
+        Map<ObjectKey, Long> held = heldKeys();
+        if (!held.isEmpty()) {
+            List<ObjectKey> keys = new ArrayList<>(held.keySet());
+            List<Long> sizes = new ArrayList<>(held.values());
+            call(listener, l -> l.onKeysStored(keys, sizes));
+        }
+    }
+
+    private void call(L2AdapterListener l, java.util.function.Consumer<L2AdapterListener> hook) {
+        try {
+            hook.accept(l);
+        } catch (Throwable t) {
+            listenerFailures.incrementAndGet();
+            LOG.log(System.Logger.Level.WARNING, "an L2 listener of " + describe() + " threw; ignored", t);
+        }
+    }
+
+    final void notifyStored(List<ObjectKey> keys, List<Long> sizes) {
+        if (!keys.isEmpty()) {
+            for (L2AdapterListener l : listeners) {
+                call(l, x -> x.onKeysStored(keys, sizes));
+            }
+        }
+    }
+
+    final void notifyAccessed(List<ObjectKey> keys) {
+        if (!keys.isEmpty()) {
+            for (L2AdapterListener l : listeners) {
+                call(l, x -> x.onKeysAccessed(keys));
+            }
+        }
+    }
+
+    final void notifyDeleted(List<ObjectKey> keys) {
+        if (!keys.isEmpty()) {
+            for (L2AdapterListener l : listeners) {
+                call(l, x -> x.onKeysDeleted(keys));
+            }
+        }
+    }
+
+    // ---- usage ----
+
+    final void charge(String cacheSalt, long bytes) {
+        bytesBySalt.computeIfAbsent(cacheSalt, s -> new AtomicLong()).addAndGet(bytes);
+    }
+
+    @Override
+    public final AdapterUsage usage() {
+        checkOpen();
+        Map<String, Long> by = new HashMap<>();
+        long total = 0;
+        for (Map.Entry<String, AtomicLong> e : bytesBySalt.entrySet()) {
+            long v = e.getValue().get();
+            if (v > 0) {
+                by.put(e.getKey(), v);
+                total += v;
+            }
+        }
+        return new AdapterUsage(total, capacityBytes(), by);
+    }
+
+    @Override
+    public final Map<String, Object> reportStatus() {
+        Map<String, Object> s = new LinkedHashMap<>(backendStatus());
+        s.putIfAbsent("is_healthy", !isClosed());
+        if (isClosed()) {
+            s.put("is_healthy", false);
+        }
+        s.put("closed", isClosed());
+        s.put("pending_store_results", completedStores.size());
+        s.put("pending_lookup_results", lookupResults.size());
+        s.put("pending_load_results", loadResults.size());
+        s.put("listeners", listeners.size());
+        s.put("listener_failures", listenerFailures.get());
+        return s;
+    }
+
+    @Override
+    public final void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            closeBackend();
+        } finally {
+            storeFd.close();
+            lookupFd.close();
+            loadFd.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return describe();
+    }
+}

@@ -1,0 +1,59 @@
+package io.fdpblock.l2;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * LMCache's asynchronous L2 adapter contract (CONTRACT.md section 2). Every method is thread-safe and
+ * non-blocking. Results are recorded before the matching eventfd is signalled; signals coalesce, so a
+ * consumer reads the fd once per wake-up and then drains every result.
+ */
+public interface L2Adapter extends AutoCloseable {
+    /** Eventfd signalled when store tasks complete; distinct from every other fd in the process. */
+    int storeEventFd();
+
+    int lookupAndLockEventFd();
+
+    int loadEventFd();
+
+    /**
+     * Stores {@code objects[i]} under {@code keys[i]}; all-or-nothing at task level.
+     *
+     * @return a task id unique within this adapter
+     * @throws IllegalArgumentException for empty or unequal lists
+     * @throws IllegalStateException after close
+     */
+    long submitStoreTask(List<ObjectKey> keys, List<MemoryObj> objects);
+
+    /** Every store task completed since the last call, each exactly once. */
+    Map<Long, L2StoreResult> popCompletedStoreTasks();
+
+    /** Finds which keys exist and locks each hit (refcount +1) against deletion until unlocked. */
+    long submitLookupAndLockTask(List<ObjectKey> keys);
+
+    /** @return the hit bitmap once; null while pending, for unknown ids, and after it was returned */
+    Bitmap queryLookupAndLockResult(long taskId);
+
+    /** Refcount -1 per key; unknown keys and underflow are no-ops. Fire-and-forget. */
+    void submitUnlock(List<ObjectKey> keys);
+
+    /** Loads each found key into its object; misses leave their buffer untouched. */
+    long submitLoadTask(List<ObjectKey> keys, List<MemoryObj> objects);
+
+    Bitmap queryLoadResult(long taskId);
+
+    /** Removes keys; locked keys are kept. Listeners hear only of keys really removed. */
+    void delete(List<ObjectKey> keys);
+
+    /** Registers a listener and replays the keys already held to it as stored. */
+    void registerListener(L2AdapterListener listener);
+
+    AdapterUsage usage();
+
+    /** A snapshot of state and counters; has {@code is_healthy}. */
+    Map<String, Object> reportStatus();
+
+    /** Waits for work in flight, persists what must be, closes the eventfds. Idempotent. */
+    @Override
+    void close();
+}

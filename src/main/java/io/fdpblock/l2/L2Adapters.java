@@ -1,0 +1,65 @@
+package io.fdpblock.l2;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.io.IOException;
+import java.util.Map;
+import java.util.ServiceLoader;
+import java.util.TreeMap;
+
+/** Creates adapters from LMCache-style {@code --l2-adapter} JSON: {@code {"type":"raw_block", ...}}. */
+public final class L2Adapters {
+    private L2Adapters() {}
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private static final class Registry {
+        static final Map<String, L2AdapterFactory> FACTORIES = load();
+
+        private static Map<String, L2AdapterFactory> load() {
+            Map<String, L2AdapterFactory> m = new TreeMap<>();
+            for (L2AdapterFactory f : ServiceLoader.load(L2AdapterFactory.class, L2Adapters.class.getClassLoader())) {
+                L2AdapterFactory prev = m.putIfAbsent(f.type(), f);
+                if (prev != null) {
+                    throw new IllegalStateException("two L2 adapter factories claim type '" + f.type() + "': "
+                            + prev.getClass().getName() + " and " + f.getClass().getName());
+                }
+            }
+            return m;
+        }
+    }
+
+    /** The registered adapter types. */
+    public static java.util.Set<String> types() {
+        return Registry.FACTORIES.keySet();
+    }
+
+    /**
+     * @throws IllegalArgumentException for invalid JSON, a missing type, or an unknown type (naming the
+     *         known ones)
+     * @throws IOException when the adapter cannot open what it needs (device, permissions)
+     */
+    public static L2Adapter create(String json) throws IOException {
+        JsonNode root;
+        try {
+            root = JSON.readTree(json);
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("L2 adapter config is not valid JSON: " + e.getOriginalMessage(), e);
+        }
+        if (root == null || !root.isObject()) {
+            throw new IllegalArgumentException("L2 adapter config must be a JSON object, got: " + json);
+        }
+        JsonNode type = root.get("type");
+        if (type == null || !type.isTextual()) {
+            throw new IllegalArgumentException("L2 adapter config needs a \"type\"; known types: " + types());
+        }
+        L2AdapterFactory f = Registry.FACTORIES.get(type.asText());
+        if (f == null) {
+            throw new IllegalArgumentException("unknown L2 adapter type '" + type.asText() + "'; known types: "
+                    + types());
+        }
+        return f.create(root);
+    }
+}

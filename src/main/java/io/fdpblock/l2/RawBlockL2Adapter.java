@@ -1,0 +1,224 @@
+package io.fdpblock.l2;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.fdpblock.core.KeyCodec;
+import io.fdpblock.core.LoadRequest;
+import io.fdpblock.core.PutRequest;
+import io.fdpblock.core.RawBlockCore;
+import io.fdpblock.core.RawBlockCoreConfig;
+import io.fdpblock.device.BlockDevice;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The L2 contract over a {@link RawBlockCore}, with no thread of its own: a lookup completes at
+ * submit (it is an in-memory question), stores and loads go from the submitting thread straight to the
+ * device and are completed by its callbacks. Usage is charged per slot, by cache salt.
+ */
+public final class RawBlockL2Adapter extends AbstractL2Adapter {
+    private final RawBlockCore core;
+    private final long slotBytes;
+
+    private RawBlockL2Adapter(RawBlockCore core) throws IOException {
+        this.core = core;
+        this.slotBytes = core.config().slotBytes();
+        for (String k : core.keySizes().keySet()) { // seed usage from what open recovered
+            charge(saltOf(k), slotBytes);
+        }
+    }
+
+    /** Opens the device of {@code config} and recovers what it holds. */
+    public static RawBlockL2Adapter open(RawBlockCoreConfig config) throws IOException {
+        RawBlockCore core = RawBlockCore.open(config);
+        try {
+            return new RawBlockL2Adapter(core);
+        } catch (IOException | RuntimeException e) {
+            core.close();
+            throw e;
+        }
+    }
+
+    /** Over a device the caller owns (e.g. a test's fault-injecting wrapper). */
+    public static RawBlockL2Adapter open(RawBlockCoreConfig config, BlockDevice device) throws IOException {
+        RawBlockCore core = RawBlockCore.open(config, device);
+        try {
+            return new RawBlockL2Adapter(core);
+        } catch (IOException | RuntimeException e) {
+            core.close();
+            throw e;
+        }
+    }
+
+    /** The store underneath (for status and experiments). */
+    public RawBlockCore core() {
+        return core;
+    }
+
+    private static String saltOf(String encodedKey) {
+        try {
+            return KeyCodec.decode(encodedKey).cacheSalt();
+        } catch (IllegalArgumentException e) {
+            return ""; // a key written by another tool: still charged
+        }
+    }
+
+    @Override
+    String describe() {
+        return "raw_block L2 adapter on " + core.config().devicePath();
+    }
+
+    @Override
+    long capacityBytes() {
+        return core.capacityBytes();
+    }
+
+    @Override
+    public long submitStoreTask(List<ObjectKey> keys, List<MemoryObj> objects) {
+        checkKeysAndObjects(keys, objects);
+        long id = newTaskId();
+        List<PutRequest> reqs = new ArrayList<>(keys.size());
+        for (int i = 0; i < keys.size(); i++) {
+            MemoryObj o = objects.get(i);
+            reqs.add(new PutRequest(keys.get(i).encoded(), o.segment(), o.meta(), null));
+        }
+        try {
+            core.putAsync(reqs, (RawBlockCore.PutCompletion) (results, fresh) -> onStored(id, keys, objects, results, fresh));
+        } catch (IllegalArgumentException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, describe() + ": store task " + id + " failed: " + e.getMessage());
+            completeStore(id, L2StoreResult.failed());
+        }
+        return id;
+    }
+
+    private void onStored(long id, List<ObjectKey> keys, List<MemoryObj> objects, boolean[] results, boolean[] fresh) {
+        boolean success = true;
+        long bytes = 0;
+        List<ObjectKey> stored = new ArrayList<>();
+        List<Long> sizes = new ArrayList<>();
+        for (int i = 0; i < results.length; i++) {
+            success &= results[i];
+            if (fresh[i]) {
+                ObjectKey k = keys.get(i);
+                stored.add(k);
+                sizes.add(objects.get(i).size());
+                bytes += objects.get(i).size();
+                charge(k.cacheSalt(), slotBytes);
+            }
+        }
+        notifyStored(stored, sizes); // keys that did commit are announced even when the task failed
+        completeStore(id, success ? new L2StoreResult(true, bytes) : L2StoreResult.failed());
+    }
+
+    @Override
+    public long submitLookupAndLockTask(List<ObjectKey> keys) {
+        checkKeys(keys);
+        long id = newTaskId();
+        Bitmap hits;
+        try {
+            hits = Bitmap.of(core.exists(encoded(keys), true));
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, describe() + ": lookup task " + id + " failed: " + e.getMessage());
+            hits = new Bitmap(keys.size());
+        }
+        completeLookup(id, hits);
+        return id;
+    }
+
+    @Override
+    public void submitUnlock(List<ObjectKey> keys) {
+        checkOpen();
+        if (keys == null || keys.isEmpty()) {
+            return;
+        }
+        core.unlock(encoded(keys));
+    }
+
+    @Override
+    public long submitLoadTask(List<ObjectKey> keys, List<MemoryObj> objects) {
+        checkKeysAndObjects(keys, objects);
+        long id = newTaskId();
+        List<LoadRequest> reqs = new ArrayList<>(keys.size());
+        for (int i = 0; i < keys.size(); i++) {
+            reqs.add(new LoadRequest(keys.get(i).encoded(), objects.get(i).segment()));
+        }
+        try {
+            core.loadAsync(reqs, results -> {
+                Bitmap hits = Bitmap.of(results);
+                List<ObjectKey> accessed = new ArrayList<>(hits.cardinality());
+                for (int i : hits.indices()) {
+                    accessed.add(keys.get(i));
+                }
+                notifyAccessed(accessed);
+                completeLoad(id, hits);
+            });
+        } catch (IllegalArgumentException e) {
+            throw e; // a buffer too small: the caller's mistake, said at submit
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, describe() + ": load task " + id + " failed: " + e.getMessage());
+            completeLoad(id, new Bitmap(keys.size()));
+        }
+        return id;
+    }
+
+    @Override
+    public void delete(List<ObjectKey> keys) {
+        checkOpen();
+        if (keys == null || keys.isEmpty()) {
+            return;
+        }
+        RawBlockCore.DeleteOutcome[] outcome = core.deleteWithOutcome(encoded(keys), false);
+        List<ObjectKey> gone = new ArrayList<>();
+        for (int i = 0; i < outcome.length; i++) {
+            if (outcome[i] == RawBlockCore.DeleteOutcome.REMOVED) { // a cancelled write was never charged
+                gone.add(keys.get(i));
+                charge(keys.get(i).cacheSalt(), -slotBytes);
+            }
+        }
+        notifyDeleted(gone);
+    }
+
+    @Override
+    Map<ObjectKey, Long> heldKeys() {
+        Map<ObjectKey, Long> out = new LinkedHashMap<>();
+        core.keySizes().forEach((k, size) -> {
+            try {
+                out.put(ObjectKey.fromEncoded(k), (long) size);
+            } catch (IllegalArgumentException e) {
+                // not a key of this format: not announced
+            }
+        });
+        return out;
+    }
+
+    @Override
+    Map<String, Object> backendStatus() {
+        Map<String, Object> s = new LinkedHashMap<>();
+        s.put("type", "raw_block");
+        s.putAll(core.status());
+        return s;
+    }
+
+    @Override
+    void closeBackend() {
+        core.close();
+    }
+
+    /** Registered for {@code "type": "raw_block"}. */
+    public static final class Factory implements L2AdapterFactory {
+        @Override
+        public String type() {
+            return "raw_block";
+        }
+
+        @Override
+        public L2Adapter create(JsonNode config) throws IOException {
+            return open(RawBlockCoreConfig.fromJson(config));
+        }
+    }
+}
