@@ -2102,6 +2102,15 @@ public class FdpNative extends FdpNative$shared {
     public static int IO_URING_OP_SUPPORTED() {
         return IO_URING_OP_SUPPORTED;
     }
+    private static final int NVME_IOCTL_ID = (int)20032L;
+    /**
+     * {@snippet lang=c :
+     * #define NVME_IOCTL_ID 20032
+     * }
+     */
+    public static int NVME_IOCTL_ID() {
+        return NVME_IOCTL_ID;
+    }
     private static final long NVME_IOCTL_ADMIN64_CMD = 3226488391L;
     /**
      * {@snippet lang=c :

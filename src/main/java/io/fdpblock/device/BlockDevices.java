@@ -21,8 +21,7 @@ public final class BlockDevices {
     public static BlockDevice open(Path path, DeviceOptions options) throws IOException {
         return switch (options.engine()) {
             case MEMORY -> throw new IllegalArgumentException("the memory engine has no path: use BlockDevices.memory");
-            case URING_CMD -> throw new IOException("the uring_cmd engine (NVMe passthru on /dev/ngXnY) is not"
-                    + " available in this build; use io_uring or posix for " + path);
+            case URING_CMD -> UringCmdBlockDevice.open(path.toString(), options);
             case POSIX -> {
                 NativeFile f = NativeFile.open(path, true, false, options.direct());
                 try {

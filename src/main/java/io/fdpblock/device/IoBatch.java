@@ -1,5 +1,7 @@
 package io.fdpblock.device;
 
+import io.fdpblock.nvme.NvmeStatus;
+import io.fdpblock.nvme.NvmeStatusException;
 import io.fdpblock.uring.Errno;
 
 import java.io.IOException;
@@ -38,6 +40,8 @@ public final class IoBatch {
     private long[] results;
     /** When non-null, a failure that is not an errno (e.g. the device was closed). */
     private String[] errors;
+    /** Parts (SQEs) of an operation still in flight, for engines that split. */
+    private int[] partsLeft;
 
     // Set by the device at submission.
     String devicePath = "?";
@@ -56,6 +60,7 @@ public final class IoBatch {
         placements = new int[c];
         results = new long[c];
         errors = new String[c];
+        partsLeft = new int[c];
     }
 
     /** Reads {@code buffer.byteSize()} bytes at {@code offset} into {@code buffer}. @return its index */
@@ -111,6 +116,7 @@ public final class IoBatch {
         placements = Arrays.copyOf(placements, c);
         results = Arrays.copyOf(results, c);
         errors = Arrays.copyOf(errors, c);
+        partsLeft = Arrays.copyOf(partsLeft, c);
     }
 
     /** Empties the batch for reuse (drops buffer references). */
@@ -173,6 +179,43 @@ public final class IoBatch {
         errors[i] = message;
     }
 
+    /** Result codes below this carry an NVMe status (engines that speak NVMe). */
+    static final long NVME_STATUS_FLAG = 1L << 20;
+
+    /** The failure code for an NVMe status. */
+    static long nvmeFailure(int status) {
+        return -(NVME_STATUS_FLAG | (status & 0xFFFF));
+    }
+
+    void beginParts(int i, int parts) {
+        partsLeft[i] = parts;
+        results[i] = 0;
+    }
+
+    /**
+     * Adds a part's result: bytes add up; the first failure sticks.
+     *
+     * @return true when it was the op's last part
+     */
+    boolean completePart(int i, long result) {
+        if (result < 0) {
+            if (results[i] >= 0) {
+                results[i] = result;
+            }
+        } else if (results[i] >= 0) {
+            results[i] += result;
+        }
+        return --partsLeft[i] == 0;
+    }
+
+    boolean failPart(int i, String message) {
+        if (results[i] >= 0) {
+            results[i] = -Errno.ECANCELED;
+            errors[i] = message;
+        }
+        return --partsLeft[i] == 0;
+    }
+
     /** Bytes transferred by operation {@code i} (fewer than its length only for a read at end of device). */
     public long result(int i) {
         long r = results[check(i)];
@@ -198,6 +241,9 @@ public final class IoBatch {
         String what = describe(i);
         if (errors[i] != null) {
             return new IOException(what + " failed: " + errors[i]);
+        }
+        if ((-r & NVME_STATUS_FLAG) != 0) {
+            return new NvmeStatusException(what, new NvmeStatus((int) (-r & 0xFFFF)));
         }
         int errno = (int) -r;
         String hint = errno == Errno.EINVAL

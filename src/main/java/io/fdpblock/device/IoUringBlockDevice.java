@@ -26,13 +26,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * given to {@link #registerBuffers}) use READ_FIXED/WRITE_FIXED; the file is a registered file.
  * Completion callbacks run on the reactor and must only record and signal.
  */
-final class IoUringBlockDevice extends AbstractBlockDevice {
+class IoUringBlockDevice extends AbstractBlockDevice {
     private static final long WAKE = -1L;
     /** Registered buffer slots; the kernel caps one registered buffer at 1 GiB. */
     private static final int MAX_REGIONS = 64;
     private static final long MAX_REGION_BYTES = 1L << 30;
 
-    private final NativeFile file;
+    /** Closes what the fd belongs to, after the ring is gone. */
+    private final AutoCloseable fdOwner;
+    private final int deviceFd;
     private final DeviceOptions options;
     private final ConcurrentLinkedQueue<Object> queue = new ConcurrentLinkedQueue<>();
     private final EventFd wake;
@@ -56,49 +58,122 @@ final class IoUringBlockDevice extends AbstractBlockDevice {
     private int inFlight;
     private IoBatch current;
     private int currentNext;
+    /** Parts of {@code current}'s op {@code currentNext} already handed out, and how many it has. */
+    private int currentPart;
+    private int currentParts;
+    private final long[] slotPartLength;
     private final long[] regionBase = new long[MAX_REGIONS];
     private final long[] regionEnd = new long[MAX_REGIONS];
     private int regionCount;
     private boolean fixedBuffers;
     private MemorySegment wakeBuffer;
 
-    private IoUringBlockDevice(NativeFile file, long size, int blockSize, DeviceOptions options) throws IOException {
-        super(file.path().toString(), size, blockSize, 1 << 30, blockSize, options);
-        this.file = file;
+    IoUringBlockDevice(String path, int fd, AutoCloseable fdOwner, long size, int blockSize, int maxTransfer,
+            DeviceOptions options) throws IOException {
+        super(path, size, blockSize, maxTransfer, blockSize, options);
+        this.fdOwner = fdOwner;
+        this.deviceFd = fd;
         this.options = options;
         int depth = options.queueDepth();
         this.slotBatch = new IoBatch[depth];
         this.slotOp = new int[depth];
+        this.slotPartLength = new long[depth];
         this.freeSlots = new int[depth];
         for (int i = 0; i < depth; i++) {
             freeSlots[i] = depth - 1 - i;
         }
         this.freeTop = depth;
         this.wake = EventFd.createBlocking();
-        this.reactor = Thread.ofPlatform().daemon().name("fdpblock-io_uring-" + file.path().getFileName())
-                .unstarted(this::run);
+        this.reactor = Thread.ofPlatform().daemon().name("fdpblock-" + engine() + "-" + java.nio.file.Path.of(path)
+                .getFileName()).unstarted(this::run);
     }
 
     static IoUringBlockDevice open(NativeFile file, DeviceOptions options) throws IOException {
-        IoUringBlockDevice d = new IoUringBlockDevice(file, file.size(), file.logicalBlockSize(), options);
+        return start(new IoUringBlockDevice(file.path().toString(), file.fd(), file, file.size(),
+                file.logicalBlockSize(), 1 << 30, options));
+    }
+
+    /** Starts the reactor and waits until its ring is set up (or failed). */
+    static <D extends IoUringBlockDevice> D start(D device) throws IOException {
+        IoUringBlockDevice d = device;
         d.reactor.start();
         try {
             d.started.get();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             d.close();
-            throw new IOException("interrupted while starting the io_uring reactor for " + file.path(), e);
+            throw new IOException("interrupted while starting the " + d.engine() + " reactor for " + d.path(), e);
         } catch (ExecutionException e) {
             d.close();
             Throwable c = e.getCause();
             throw c instanceof IOException io ? io : new IOException(c);
         }
-        return d;
+        return device;
+    }
+
+    // ---- what an engine over this reactor decides ----
+
+    RingOptions ringOptions() {
+        return RingOptions.of(options.queueDepth()).withSqPoll(options.sqPollIdleMillis());
+    }
+
+    /** Reads and writes larger than this are split into several SQEs. */
+    long splitBytes() {
+        return Long.MAX_VALUE;
+    }
+
+    /**
+     * Prepares one SQE for {@code part} at {@code deviceOffset}.
+     *
+     * @param region registered buffer index holding {@code part}, or -1
+     * @return the SQE offset, or -1 when the SQ is full
+     */
+    long prepareReadWrite(Ring ring, boolean read, MemorySegment part, long deviceOffset, int region, int placementId,
+            int slot) {
+        long sqe;
+        if (region >= 0) {
+            sqe = read ? ring.prepReadFixed(fileIndex, part, deviceOffset, region, slot)
+                    : ring.prepWriteFixed(fileIndex, part, deviceOffset, region, slot);
+        } else {
+            sqe = read ? ring.prepRead(fileIndex, part, deviceOffset, slot)
+                    : ring.prepWrite(fileIndex, part, deviceOffset, slot);
+        }
+        if (sqe >= 0 && sqeFileFlags != 0) {
+            ring.addSqeFlags(sqe, sqeFileFlags);
+        }
+        return sqe;
+    }
+
+    long prepareFlush(Ring ring, int slot) {
+        long sqe = ring.prepFsync(fileIndex, true, slot);
+        if (sqe >= 0 && sqeFileFlags != 0) {
+            ring.addSqeFlags(sqe, sqeFileFlags);
+        }
+        return sqe;
+    }
+
+    /** A completion's {@code res} as bytes transferred (>= 0) or an {@link IoBatch} failure code (< 0). */
+    long partResult(int res, long partLength) {
+        return res;
+    }
+
+    /** The registered file index (or the plain fd when files could not be registered). */
+    final int fileIndex() {
+        return fileIndex;
+    }
+
+    /** {@code IOSQE_FIXED_FILE} when the fd is a registered file, else 0. */
+    final int sqeFileFlags() {
+        return sqeFileFlags;
     }
 
     @Override
     public IoEngine engine() {
         return IoEngine.IO_URING;
+    }
+
+    final int deviceFd() {
+        return deviceFd;
     }
 
     @Override
@@ -200,16 +275,16 @@ final class IoUringBlockDevice extends AbstractBlockDevice {
 
     private void run() {
         try (Arena arena = Arena.ofConfined();
-             Ring r = Ring.open(RingOptions.of(options.queueDepth()).withSqPoll(options.sqPollIdleMillis()))) {
+             Ring r = Ring.open(ringOptions())) {
             ring = r;
             ringDescription = r.toString();
             try {
-                r.registerFiles(file.fd());
+                r.registerFiles(deviceFd);
                 fileIndex = 0;
                 sqeFileFlags = Ring.SQE_FIXED_FILE;
             } catch (IOException e) {
                 LOG.log(System.Logger.Level.INFO, "registered files unavailable, using the plain fd: " + e.getMessage());
-                fileIndex = file.fd();
+                fileIndex = deviceFd;
                 sqeFileFlags = 0;
             }
             try {
@@ -346,11 +421,15 @@ final class IoUringBlockDevice extends AbstractBlockDevice {
                 if (freeTop == 0) {
                     return; // queue depth reached: wait for completions
                 }
+                if (currentPart == 0) {
+                    currentParts = partsOf(current, currentNext);
+                    current.beginParts(currentNext, currentParts);
+                }
                 int slot = freeSlots[freeTop - 1];
-                long sqe = prepare(current, currentNext, slot);
+                long sqe = preparePart(current, currentNext, currentPart, slot);
                 if (sqe < 0) {
                     ring.submit(); // SQ full: hand what we have to the kernel, then retry once
-                    sqe = prepare(current, currentNext, slot);
+                    sqe = preparePart(current, currentNext, currentPart, slot);
                     if (sqe < 0) {
                         return;
                     }
@@ -359,34 +438,43 @@ final class IoUringBlockDevice extends AbstractBlockDevice {
                 slotBatch[slot] = current;
                 slotOp[slot] = currentNext;
                 inFlight++;
-                currentNext++;
+                if (++currentPart == currentParts) {
+                    currentPart = 0;
+                    currentNext++;
+                }
             }
             current = null;
         }
     }
 
-    private long prepare(IoBatch b, int i, int slot) {
-        byte kind = b.kind(i);
-        long sqe;
-        if (kind == IoBatch.FLUSH) {
-            sqe = ring.prepFsync(fileIndex, true, slot);
-        } else {
-            MemorySegment buf = b.buffer(i);
-            int region = regionOf(buf);
-            boolean read = kind == IoBatch.READ;
-            if (region >= 0) {
-                sqe = read ? ring.prepReadFixed(fileIndex, buf, b.offset(i), region, slot)
-                        : ring.prepWriteFixed(fileIndex, buf, b.offset(i), region, slot);
-            } else {
-                sqe = read ? ring.prepRead(fileIndex, buf, b.offset(i), slot)
-                        : ring.prepWrite(fileIndex, buf, b.offset(i), slot);
-            }
-            if (sqe >= 0) {
-                (region >= 0 ? fixedOps : plainOps).getAndIncrement();
-            }
+    private int partsOf(IoBatch b, int i) {
+        if (b.kind(i) == IoBatch.FLUSH) {
+            return 1;
         }
-        if (sqe >= 0 && sqeFileFlags != 0) {
-            ring.addSqeFlags(sqe, sqeFileFlags);
+        long len = b.buffer(i).byteSize();
+        long split = splitBytes();
+        return len <= split ? 1 : (int) ((len - 1) / split + 1);
+    }
+
+    private long preparePart(IoBatch b, int i, int part, int slot) {
+        if (b.kind(i) == IoBatch.FLUSH) {
+            slotPartLength[slot] = 0;
+            return prepareFlush(ring, slot);
+        }
+        MemorySegment buf = b.buffer(i);
+        long from = 0;
+        MemorySegment piece = buf;
+        if (currentParts > 1) {
+            long split = splitBytes();
+            from = part * split;
+            piece = buf.asSlice(from, Math.min(split, buf.byteSize() - from));
+        }
+        int region = regionOf(piece);
+        long sqe = prepareReadWrite(ring, b.kind(i) == IoBatch.READ, piece, b.offset(i) + from, region,
+                b.placementId(i), slot);
+        if (sqe >= 0) {
+            slotPartLength[slot] = piece.byteSize();
+            (region >= 0 ? fixedOps : plainOps).getAndIncrement();
         }
         return sqe;
     }
@@ -404,8 +492,7 @@ final class IoUringBlockDevice extends AbstractBlockDevice {
         slotBatch[slot] = null;
         freeSlots[freeTop++] = slot;
         inFlight--;
-        b.complete(op, res);
-        if (--b.remaining == 0) {
+        if (b.completePart(op, partResult(res, slotPartLength[slot])) && --b.remaining == 0) {
             complete(b, b.callback);
         }
     }
@@ -416,14 +503,24 @@ final class IoUringBlockDevice extends AbstractBlockDevice {
             IoBatch b = slotBatch[slot];
             if (b != null) {
                 slotBatch[slot] = null;
-                b.fail(slotOp[slot], reason);
-                if (--b.remaining == 0) {
+                if (b.failPart(slotOp[slot], reason) && --b.remaining == 0) {
                     complete(b, b.callback);
                 }
             }
         }
         if (current != null) {
-            failRest(current, currentNext, reason);
+            int from = currentNext;
+            if (currentPart > 0) { // an op with parts in flight: fail the parts never handed out
+                boolean done = false;
+                for (int p = currentPart; p < currentParts; p++) {
+                    done = current.failPart(currentNext, reason);
+                }
+                if (done && --current.remaining == 0) {
+                    complete(current, current.callback);
+                }
+                from++;
+            }
+            failRest(current, from, reason);
             current = null;
         }
         Object o;
@@ -483,7 +580,11 @@ final class IoUringBlockDevice extends AbstractBlockDevice {
     }
 
     private void release() {
-        file.close();
+        try {
+            fdOwner.close();
+        } catch (Exception e) {
+            LOG.log(System.Logger.Level.WARNING, "closing " + path() + " failed", e);
+        }
         wake.close();
         buffers().close();
     }

@@ -161,6 +161,22 @@ public final class NativeFile implements AutoCloseable {
         return r;
     }
 
+    /**
+     * {@code ioctl(fd, request, arg)}.
+     *
+     * @param what the request's name, for the message
+     * @return the ioctl's non-negative result (for NVMe passthru: 0, or an NVMe status)
+     * @throws Errno.NativeIOException naming the request and the errno when it fails
+     */
+    public int ioctl(long request, String what, MemorySegment arg) throws Errno.NativeIOException {
+        int r = Syscalls.ioctl(fd, request, arg);
+        if (r < 0) {
+            String hint = -r == 13 || -r == 1 ? "NVMe admin commands need CAP_SYS_ADMIN (run as root)" : null;
+            throw Errno.exception("ioctl(" + path + ", " + what + ")", -r, hint);
+        }
+        return r;
+    }
+
     /** {@code fdatasync(2)}: data and the metadata needed to read it are durable. */
     public void fdatasync() throws Errno.NativeIOException {
         int r = Syscalls.fdatasync(fd);

@@ -1,0 +1,191 @@
+package io.fdpblock.nvme;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.math.BigInteger;
+import java.math.BigDecimal;
+import java.math.MathContext;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Decoded FDP and identify data (NVME-FDP.md section 3), each with a defensive parser. */
+public final class FdpRecords {
+    private FdpRecords() {}
+
+    /** Identify Controller: what fdpblock needs of it. */
+    public record ControllerInfo(String model, String serial, long ctratt, int mdts) {
+        /** CTRATT bit 19. */
+        public boolean fdpSupported() {
+            return (ctratt & (1L << 19)) != 0;
+        }
+
+        static ControllerInfo parse(MemorySegment d) throws IOException {
+            LogReader r = new LogReader("identify controller", d);
+            r.need(0, 100, "header");
+            return new ControllerInfo(ascii(d, 24, 40), ascii(d, 4, 20), r.u32(96, "CTRATT"), r.u8(77, "MDTS"));
+        }
+    }
+
+    /** Identify Namespace: size, LBA format in use, endurance group. */
+    public record NamespaceInfo(long sizeBlocks, int lbaSize, int enduranceGroup) {
+        static NamespaceInfo parse(MemorySegment d) throws IOException {
+            LogReader r = new LogReader("identify namespace", d);
+            long nsze = r.u64(0, "NSZE");
+            int flbas = r.u8(26, "FLBAS");
+            int nlbaf = r.u8(25, "NLBAF");
+            int fmt = (flbas & 0xF) | ((flbas >> 5 & 0x3) << 4);
+            if (fmt > nlbaf) {
+                throw new IOException("identify namespace: LBA format " + fmt + " in use but only " + (nlbaf + 1)
+                        + " are described");
+            }
+            int lbads = r.u8(128 + 4L * fmt + 2, "LBAF.LBADS");
+            if (lbads < 9 || lbads > 16) {
+                throw new IOException("identify namespace: LBA data size 2^" + lbads + " is not plausible");
+            }
+            return new NamespaceInfo(nsze, 1 << lbads, r.u16(102, "ENDGID"));
+        }
+    }
+
+    /** One FDP configuration descriptor of log 0x20. */
+    public record FdpConfiguration(int index, boolean valid, int rgif, long reclaimGroups, int reclaimUnitHandles,
+            int maxPlacementIds, long namespacesSupported, long reclaimUnitBytes, long reclaimUnitTimeLimitSec,
+            List<Integer> handleTypes) {
+        /** Bits of a placement id that select the reclaim group (the rest is the handle). */
+        public int placementHandleBits() {
+            return 16 - rgif;
+        }
+    }
+
+    /** Log 0x20. */
+    public record FdpConfigurations(int version, List<FdpConfiguration> configurations) {
+        static FdpConfigurations parse(MemorySegment d) throws IOException {
+            LogReader r = new LogReader("FDP configurations log", d);
+            int n = r.u16(0, "NUMFDPC") + 1;
+            int version = r.u8(2, "VER");
+            long size = r.u32(4, "SIZE");
+            if (size > d.byteSize()) {
+                throw new IOException("FDP configurations log: SIZE " + size + " exceeds the " + d.byteSize()
+                        + " bytes read");
+            }
+            List<FdpConfiguration> out = new ArrayList<>(n);
+            long off = 16;
+            for (int i = 0; i < n; i++) {
+                int dsze = r.u16(off, "DSZE of descriptor " + i);
+                if (dsze < 32) {
+                    throw new IOException("FDP configurations log: descriptor " + i + " claims " + dsze + " bytes");
+                }
+                r.need(off, dsze, "descriptor " + i);
+                int fdpa = r.u8(off + 2, "FDPA");
+                int nruh = r.u16(off + 8, "NRUH");
+                if (32 + 4L * nruh > dsze) {
+                    throw new IOException("FDP configurations log: descriptor " + i + " has " + nruh
+                            + " handles but only " + dsze + " bytes");
+                }
+                List<Integer> types = new ArrayList<>(nruh);
+                for (int h = 0; h < nruh; h++) {
+                    types.add(r.u8(off + 32 + 4L * h, "RUHT"));
+                }
+                out.add(new FdpConfiguration(i, (fdpa & 0x80) != 0, fdpa & 0xF, r.u32(off + 4, "NRG"), nruh,
+                        r.u16(off + 10, "MAXPIDS"), r.u32(off + 12, "NNSS"), r.u64(off + 16, "RUNS"),
+                        r.u32(off + 24, "ERUTL"), List.copyOf(types)));
+                off += dsze;
+            }
+            return new FdpConfigurations(version, List.copyOf(out));
+        }
+    }
+
+    /** One reclaim unit handle status descriptor. */
+    public record RuhStatusEntry(int placementId, int ruhId, long earutrSec, long availableMediaWritesLbas) {}
+
+    /** I/O Management Receive, RUH Status. */
+    public record RuhStatus(List<RuhStatusEntry> entries) {
+        public List<Integer> placementIds() {
+            return entries.stream().map(RuhStatusEntry::placementId).toList();
+        }
+
+        public RuhStatusEntry forPlacementId(int pid) {
+            return entries.stream().filter(e -> e.placementId() == pid).findFirst().orElse(null);
+        }
+
+        static RuhStatus parse(MemorySegment d) throws IOException {
+            LogReader r = new LogReader("RUH status", d);
+            int n = r.u16(14, "NRUHSD");
+            r.need(16, 32L * n, n + " descriptors");
+            List<RuhStatusEntry> out = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                long o = 16 + 32L * i;
+                out.add(new RuhStatusEntry(r.u16(o, "PID"), r.u16(o + 2, "RUHID"), r.u32(o + 4, "EARUTR"),
+                        r.u64(o + 8, "RUAMW")));
+            }
+            return new RuhStatus(List.copyOf(out));
+        }
+    }
+
+    /** Log 0x21: reclaim unit handle attributes (0 unused, 1 host specified, 2 controller specified). */
+    public record RuhUsage(List<Integer> attributes) {
+        static RuhUsage parse(MemorySegment d) throws IOException {
+            LogReader r = new LogReader("RUH usage log", d);
+            int n = r.u16(0, "NRUH");
+            r.need(8, 8L * n, n + " descriptors");
+            List<Integer> out = new ArrayList<>(n);
+            for (int i = 0; i < n; i++) {
+                out.add(r.u8(8 + 8L * i, "RUHA"));
+            }
+            return new RuhUsage(List.copyOf(out));
+        }
+    }
+
+    /** Log 0x22: host and media bytes written, media bytes erased (128-bit counters). */
+    public record FdpStatistics(BigInteger hostBytesWritten, BigInteger mediaBytesWritten, BigInteger mediaBytesErased) {
+        static FdpStatistics parse(MemorySegment d) throws IOException {
+            LogReader r = new LogReader("FDP statistics log", d);
+            return new FdpStatistics(r.u128(0, "HBMW"), r.u128(16, "MBMW"), r.u128(32, "MBE"));
+        }
+
+        /**
+         * Write amplification since {@code earlier}: media bytes written / host bytes written in between,
+         * or NaN when the host wrote nothing.
+         */
+        public double waf(FdpStatistics earlier) {
+            BigInteger host = hostBytesWritten.subtract(earlier.hostBytesWritten);
+            if (host.signum() <= 0) {
+                return Double.NaN;
+            }
+            return new BigDecimal(mediaBytesWritten.subtract(earlier.mediaBytesWritten))
+                    .divide(new BigDecimal(host), MathContext.DECIMAL64).doubleValue();
+        }
+    }
+
+    /** One event of log 0x23. */
+    public record FdpEvent(int type, int flags, int placementId, long timestamp, long nsid, int reclaimGroup) {
+        public String typeName() {
+            return switch (type) {
+                case 0x00 -> "reclaim unit not fully written";
+                case 0x01 -> "reclaim unit time limit exceeded";
+                case 0x02 -> "controller level reset modified RUHs";
+                case 0x03 -> "invalid placement identifier";
+                case 0x80 -> "media reallocated";
+                case 0x81 -> "implicitly modified RUH";
+                default -> "type 0x" + Integer.toHexString(type);
+            };
+        }
+
+        static List<FdpEvent> parseAll(MemorySegment d) throws IOException {
+            LogReader r = new LogReader("FDP events log", d);
+            long n = r.u32(0, "NEVENTS");
+            r.need(64, 64 * n, n + " events");
+            List<FdpEvent> out = new ArrayList<>((int) n);
+            for (int i = 0; i < n; i++) {
+                long o = 64 + 64L * i;
+                out.add(new FdpEvent(r.u8(o, "TYPE"), r.u8(o + 1, "FLAGS"), r.u16(o + 2, "PID"), r.u64(o + 4, "TIMESTAMP"),
+                        r.u32(o + 12, "NSID"), r.u16(o + 32, "RGID")));
+            }
+            return List.copyOf(out);
+        }
+    }
+
+    private static String ascii(MemorySegment d, long off, int len) {
+        byte[] b = d.asSlice(off, len).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+        return new String(b, java.nio.charset.StandardCharsets.US_ASCII).trim();
+    }
+}

@@ -1,0 +1,349 @@
+package io.fdpblock.nvme;
+
+import io.fdpblock.ffi.FdpNative;
+import io.fdpblock.ffi.nvme_passthru_cmd64;
+import io.fdpblock.uring.NativeFile;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * An NVMe namespace opened through its generic character device {@code /dev/ngXnY} (any command set,
+ * passthru only). Admin and management commands go through the passthru ioctl
+ * ({@code NVME_IOCTL_ADMIN64_CMD}/{@code IO64_CMD}); bulk I/O belongs to the {@code uring_cmd} engine.
+ *
+ * <pre>
+ * try (NvmeNamespace ns = NvmeNamespace.open("/dev/ng0n1")) {
+ *     System.out.println(ns.fdpConfigurations());
+ *     System.out.println(ns.ruhStatus());
+ * }
+ * </pre>
+ */
+public final class NvmeNamespace implements AutoCloseable {
+    private static final Pattern GENERIC = Pattern.compile("ng(\\d+)n(\\d+)");
+    private static final int FEATURE_FDP = 0x1D;
+    private static final int LOG_FDP_CONFIGS = 0x20;
+    private static final int LOG_RUH_USAGE = 0x21;
+    private static final int LOG_FDP_STATS = 0x22;
+    private static final int LOG_FDP_EVENTS = 0x23;
+
+    private final Path path;
+    private final NativeFile file;
+    private final int nsid;
+    private final String blockName;
+    private final String controllerName;
+    private final int lbaSize;
+    private final int maxTransferBytes;
+    private volatile FdpRecords.NamespaceInfo namespaceInfo;
+
+    private NvmeNamespace(Path path, NativeFile file, int nsid, String blockName, String controllerName, int lbaSize,
+            int maxTransferBytes) {
+        this.path = path;
+        this.file = file;
+        this.nsid = nsid;
+        this.blockName = blockName;
+        this.controllerName = controllerName;
+        this.lbaSize = lbaSize;
+        this.maxTransferBytes = maxTransferBytes;
+    }
+
+    /**
+     * Opens {@code /dev/ngXnY} read-write.
+     *
+     * @throws IOException for a block device, a partition or a regular file (naming the generic device
+     *         to use instead), a missing device, or missing permissions
+     */
+    public static NvmeNamespace open(String device) throws IOException {
+        Path path = Path.of(device);
+        Matcher m = GENERIC.matcher(path.getFileName().toString());
+        NativeFile file = NativeFile.open(path, true, false, false);
+        try {
+            switch (file.kind()) {
+                case CHAR_DEVICE -> { }
+                case BLOCK_DEVICE -> throw new IOException(path + " is a block device" + (path.toString().matches(".*p\\d+$")
+                        ? " partition" : "") + ": NVMe passthru needs the namespace's generic character device "
+                        + suggestGeneric(path) + " (partitions have none)");
+                case REGULAR -> throw new IOException(path + " is a regular file: NVMe passthru needs a generic"
+                        + " character device /dev/ngXnY; use the io_uring or posix engine for files");
+                default -> throw new IOException(path + " is not an NVMe generic character device (/dev/ngXnY)");
+            }
+            if (!m.matches()) {
+                throw new IOException(path + " is a character device but not named ngXnY: open the namespace's"
+                        + " generic device (/dev/ngXnY)");
+            }
+            int nsid = file.ioctl(FdpNative.NVME_IOCTL_ID(), "NVME_IOCTL_ID", MemorySegment.NULL);
+            String block = "nvme" + m.group(1) + "n" + m.group(2);
+            String ctrl = "nvme" + m.group(1);
+            int lba = (int) sysfsLong(block, "queue/logical_block_size", 512);
+            long hwKb = sysfsLong(block, "queue/max_hw_sectors_kb", 128);
+            long segments = sysfsLong(block, "queue/max_segments", 33);
+            long page = 4096;
+            long max = Math.min(hwKb * 1024, segments * page);
+            max = Math.max(lba, max / lba * lba);
+            return new NvmeNamespace(path, file, nsid, block, ctrl, lba, (int) Math.min(max, Integer.MAX_VALUE));
+        } catch (IOException | RuntimeException e) {
+            file.close();
+            throw e;
+        }
+    }
+
+    private static String suggestGeneric(Path path) {
+        Matcher b = Pattern.compile("nvme(\\d+)n(\\d+)(p\\d+)?").matcher(path.getFileName().toString());
+        return b.matches() ? "/dev/ng" + b.group(1) + "n" + b.group(2) : "/dev/ngXnY";
+    }
+
+    private static long sysfsLong(String block, String attr, long fallback) {
+        Path p = Path.of("/sys/block", block, attr);
+        try {
+            return Long.parseLong(Files.readString(p).trim());
+        } catch (IOException | NumberFormatException e) {
+            return fallback;
+        }
+    }
+
+    /** Whether this process may send admin commands (CAP_SYS_ADMIN in its effective set). */
+    public static boolean hasAdminCapability() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("CapEff:")) {
+                    long caps = Long.parseUnsignedLong(line.substring(7).trim(), 16);
+                    return (caps & (1L << 21)) != 0;
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            // unknown: let the device answer
+        }
+        return true;
+    }
+
+    public Path path() {
+        return path;
+    }
+
+    public int fd() {
+        return file.fd();
+    }
+
+    public int nsid() {
+        return nsid;
+    }
+
+    /** The block device of the same namespace, e.g. {@code nvme0n1} (for sysfs). */
+    public String blockName() {
+        return blockName;
+    }
+
+    public String controllerName() {
+        return controllerName;
+    }
+
+    public int lbaSize() {
+        return lbaSize;
+    }
+
+    /** {@code min(max_hw_sectors_kb * 1024, max_segments * page)}: larger transfers must be split. */
+    public int maxTransferBytes() {
+        return maxTransferBytes;
+    }
+
+    /** Capacity in bytes: sysfs (no privilege needed), else identify namespace NSZE x LBA size. */
+    public long sizeBytes() throws IOException {
+        long sectors = sysfsLong(blockName, "size", -1);
+        return sectors > 0 ? sectors * 512 : identifyNamespace().sizeBlocks() * lbaSize;
+    }
+
+    // ---- passthru ----
+
+    /**
+     * Runs an admin command through the passthru ioctl.
+     *
+     * @return the completion's DW0
+     * @throws NvmeStatusException when the device answers with an error status
+     */
+    public long admin(NvmeCommand cmd) throws IOException {
+        if (!hasAdminCapability()) {
+            throw new IOException(cmd + " on " + path + " needs CAP_SYS_ADMIN: run as root (FDP statistics and"
+                    + " configuration logs are admin commands)");
+        }
+        return passthru(cmd, FdpNative.NVME_IOCTL_ADMIN64_CMD(), "NVME_IOCTL_ADMIN64_CMD");
+    }
+
+    /** Runs an I/O command (on this namespace) through the passthru ioctl. @return DW0 */
+    public long io(NvmeCommand cmd) throws IOException {
+        return passthru(cmd, FdpNative.NVME_IOCTL_IO64_CMD(), "NVME_IOCTL_IO64_CMD");
+    }
+
+    private long passthru(NvmeCommand cmd, long request, String requestName) throws IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment c = arena.allocate(nvme_passthru_cmd64.layout());
+            cmd.encodeIoctl(c);
+            int status = file.ioctl(request, requestName + " " + cmd, c);
+            if (status != 0) {
+                throw new NvmeStatusException(cmd + " on " + path, new NvmeStatus(status));
+            }
+            return NvmeCommand.ioctlResult(c);
+        }
+    }
+
+    // ---- identify, features, logs ----
+
+    public FdpRecords.ControllerInfo identifyController() throws IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment d = arena.allocate(4096, 4096);
+            admin(NvmeCommand.identify(1, 0, d));
+            return FdpRecords.ControllerInfo.parse(d);
+        }
+    }
+
+    public FdpRecords.NamespaceInfo identifyNamespace() throws IOException {
+        FdpRecords.NamespaceInfo cached = namespaceInfo;
+        if (cached != null) {
+            return cached;
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment d = arena.allocate(4096, 4096);
+            admin(NvmeCommand.identify(0, nsid, d));
+            cached = FdpRecords.NamespaceInfo.parse(d);
+            namespaceInfo = cached;
+            return cached;
+        }
+    }
+
+    /** The endurance group FDP logs and features are scoped to (1 when the namespace reports 0). */
+    public int enduranceGroup() throws IOException {
+        int g = identifyNamespace().enduranceGroup();
+        return g == 0 ? 1 : g;
+    }
+
+    /** Get Features 0x1D (FDP) DW0: bit 0 enabled, bits 15:8 the configuration index. */
+    public int fdpFeature() throws IOException {
+        return (int) admin(NvmeCommand.getFeatures(FEATURE_FDP, 0, enduranceGroup(), null));
+    }
+
+    public boolean isFdpEnabled() throws IOException {
+        return (fdpFeature() & 1) != 0;
+    }
+
+    private MemorySegment log(Arena arena, int lid, int lsp, long bytes) throws IOException {
+        MemorySegment d = arena.allocate((bytes + 3) / 4 * 4, 4096);
+        admin(NvmeCommand.getLogPage(lid, lsp, enduranceGroup(), 0, 0, d));
+        return d;
+    }
+
+    public FdpRecords.FdpConfigurations fdpConfigurations() throws IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment head = log(arena, LOG_FDP_CONFIGS, 0, 16);
+            long size = Integer.toUnsignedLong(head.get(NvmeLayouts.U32, 4));
+            if (size < 16 || size > (1 << 20)) {
+                throw new IOException("FDP configurations log of " + path + ": SIZE " + size + " is not plausible");
+            }
+            return FdpRecords.FdpConfigurations.parse(log(arena, LOG_FDP_CONFIGS, 0, size));
+        }
+    }
+
+    /** The configuration in force (from the FDP feature's index). */
+    public FdpRecords.FdpConfiguration activeFdpConfiguration() throws IOException {
+        int index = (fdpFeature() >>> 8) & 0xFF;
+        List<FdpRecords.FdpConfiguration> all = fdpConfigurations().configurations();
+        if (index >= all.size()) {
+            throw new IOException("FDP feature names configuration " + index + " but the log has " + all.size());
+        }
+        return all.get(index);
+    }
+
+    public FdpRecords.RuhStatus ruhStatus() throws IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment d = arena.allocate(16 + 32L * 128, 4096); // room for the most handles a namespace has
+            io(NvmeCommand.ruhStatus(nsid, d));
+            return FdpRecords.RuhStatus.parse(d);
+        }
+    }
+
+    public FdpRecords.RuhUsage ruhUsage() throws IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment head = log(arena, LOG_RUH_USAGE, 0, 8);
+            int n = Short.toUnsignedInt(head.get(NvmeLayouts.U16, 0));
+            return FdpRecords.RuhUsage.parse(log(arena, LOG_RUH_USAGE, 0, 8 + 8L * n));
+        }
+    }
+
+    public FdpRecords.FdpStatistics fdpStatistics() throws IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            return FdpRecords.FdpStatistics.parse(log(arena, LOG_FDP_STATS, 0, 64));
+        }
+    }
+
+    /** @param host host events (true) or controller events */
+    public List<FdpRecords.FdpEvent> fdpEvents(boolean host) throws IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment head = log(arena, LOG_FDP_EVENTS, host ? 1 : 0, 64);
+            long n = Integer.toUnsignedLong(head.get(NvmeLayouts.U32, 0));
+            if (n > 4096) {
+                throw new IOException("FDP events log of " + path + ": NEVENTS " + n + " is not plausible");
+            }
+            return FdpRecords.FdpEvent.parseAll(log(arena, LOG_FDP_EVENTS, host ? 1 : 0, 64 + 64 * n));
+        }
+    }
+
+    /** Moves each handle to a fresh reclaim unit (I/O Management Send, RUH Update). */
+    public void ruhUpdate(int... placementIds) throws IOException {
+        if (placementIds.length == 0) {
+            throw new IllegalArgumentException("RUH update needs at least one placement id");
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment d = arena.allocate(Math.max(4, (2L * placementIds.length + 3) / 4 * 4), 4096);
+            for (int i = 0; i < placementIds.length; i++) {
+                d.set(NvmeLayouts.U16, 2L * i, (short) placementIds[i]);
+            }
+            io(NvmeCommand.ruhUpdate(nsid, d, placementIds.length));
+        }
+    }
+
+    /** Enables FDP events of {@code eventTypes} for placement handle {@code handle} (Set Features 0x1E). */
+    public void enableFdpEvents(int handle, int... eventTypes) throws IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment d = arena.allocate(Math.max(4, eventTypes.length), 4096);
+            for (int i = 0; i < eventTypes.length; i++) {
+                d.set(ValueLayout.JAVA_BYTE, i, (byte) eventTypes[i]);
+            }
+            admin(NvmeCommand.setFeatures(0x1E, nsid, (handle & 0xFFFF) | (eventTypes.length << 16), 1, d));
+        }
+    }
+
+    // ---- simple synchronous I/O (experiments, jshell) ----
+
+    /** Writes {@code data} (a multiple of the LBA size, at most the max transfer) at {@code slba}. */
+    public void write(long slba, MemorySegment data, int placementId) throws IOException {
+        io(NvmeCommand.write(nsid, slba, blocks(data), data, placementId, false));
+    }
+
+    public void read(long slba, MemorySegment data) throws IOException {
+        io(NvmeCommand.read(nsid, slba, blocks(data), data));
+    }
+
+    private int blocks(MemorySegment data) {
+        if (data.byteSize() == 0 || data.byteSize() % lbaSize != 0 || data.byteSize() > maxTransferBytes) {
+            throw new IllegalArgumentException("buffer of " + data.byteSize() + " bytes must be a positive multiple of"
+                    + " the LBA size " + lbaSize + " and at most the max transfer " + maxTransferBytes);
+        }
+        return (int) (data.byteSize() / lbaSize);
+    }
+
+    @Override
+    public void close() {
+        file.close();
+    }
+
+    @Override
+    public String toString() {
+        return "NvmeNamespace[" + path + ", nsid " + nsid + ", LBA " + lbaSize + " B, max transfer " + maxTransferBytes
+                + " B]";
+    }
+}
