@@ -111,6 +111,15 @@ public final class RawBlockCore implements AutoCloseable {
     private final AlignedBufferPool headerPool;
     private final CheckpointCodec.Layout layout;
     private final boolean metaAreaFitsFullIndex;
+    /** FDP: ids the device reports, the ones data may use, and the reclaim unit size (0 = unknown). */
+    private List<Integer> reportedPlacementIds = List.of();
+    private java.util.Set<Integer> reportedPlacementSet = java.util.Set.of();
+    private List<Integer> dataPlacementIds = List.of();
+    private long reclaimUnitBytes;
+    private final java.util.concurrent.ConcurrentHashMap<Integer, java.util.concurrent.atomic.LongAdder> bytesByPlacement =
+            new java.util.concurrent.ConcurrentHashMap<>();
+    private final AtomicLong deallocatedSlots = new AtomicLong();
+    private final AtomicLong deallocateFailures = new AtomicLong();
 
     private final ReentrantLock lock = new ReentrantLock();
     private final HashMap<String, Entry> index = new HashMap<>();
@@ -170,7 +179,14 @@ public final class RawBlockCore implements AutoCloseable {
             throw new IllegalArgumentException("raw_block config: " + maxSlots + " slots exceed the index limit of "
                     + (Integer.MAX_VALUE - 8) + "; use a larger slot_bytes");
         }
-        this.slots = new SlotAllocator((int) maxSlots, config.fdpSlotAffinityEnabled());
+        int groupSlots = 1;
+        if (config.fdpEnabled()) {
+            discoverPlacement(config, device);
+            if (reclaimUnitBytes > slotBytes) {
+                groupSlots = (int) Math.min(reclaimUnitBytes / slotBytes, maxSlots);
+            }
+        }
+        this.slots = new SlotAllocator((int) maxSlots, config.fdpSlotAffinityEnabled(), groupSlots);
         this.layout = new CheckpointCodec.Layout(config.devicePath(), capacityBytes, blockAlign, headerBytes, slotBytes,
                 config.metaTotalBytes(), dataBase);
         long containerPayload = containerBytes - blockAlign;
@@ -186,6 +202,68 @@ public final class RawBlockCore implements AutoCloseable {
         this.headerPool = new AlignedBufferPool(headerBytes, 4 * config.maxBatchKeys(),
                 Math.max(blockAlign, device.bufferAlignment()));
         device.registerBuffers(headerPool.region());
+    }
+
+    /**
+     * FDP at open: the device must carry placement ids and report the configured ones (RUH Status);
+     * never assume id == index.
+     */
+    private void discoverPlacement(RawBlockCoreConfig config, BlockDevice device) throws IOException {
+        if (!device.supportsPlacement()) {
+            throw new IllegalArgumentException("raw_block config: fdp_enabled = true but " + device.path() + " (io_engine "
+                    + device.engine() + ") cannot carry placement ids: FDP needs io_engine uring_cmd on an NVMe generic"
+                    + " device /dev/ngXnY");
+        }
+        List<Integer> reported = device.placementIds();
+        if (reported.isEmpty()) {
+            throw new IOException(device.path() + " reports no placement ids (RUH Status is empty): enable FDP on its"
+                    + " endurance group, or set fdp_enabled to false");
+        }
+        java.util.Set<Integer> set = new java.util.LinkedHashSet<>(reported);
+        for (int id : config.fdpPlacementIds()) {
+            if (!set.contains(id)) {
+                throw new IllegalArgumentException("raw_block config: fdp_placement_ids has " + id + ", which "
+                        + device.path() + " does not report (RUH Status lists " + reported + ")");
+            }
+        }
+        int meta = config.metaCheckpointPlacementId();
+        if (meta != 0 && !set.contains(meta)) {
+            throw new IllegalArgumentException("raw_block config: meta_checkpoint_placement_id = " + meta + " is not"
+                    + " reported by " + device.path() + " (RUH Status lists " + reported + ")");
+        }
+        List<Integer> data = new ArrayList<>();
+        if (config.fdpPlacementIds().isEmpty()) {
+            for (int id : reported) {
+                if (id != 0 && id != meta) {
+                    data.add(id);
+                }
+            }
+        } else {
+            data.addAll(config.fdpPlacementIds());
+        }
+        if (data.isEmpty()) {
+            throw new IllegalArgumentException("raw_block config: no placement id is left for data on " + device.path()
+                    + " (reported " + reported + ", metadata uses " + meta + ")");
+        }
+        try {
+            reclaimUnitBytes = device.reclaimUnitBytes();
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "reclaim unit size of " + device.path() + " unknown (" + e.getMessage()
+                    + "): slots are not grouped by reclaim unit");
+        }
+        reportedPlacementIds = List.copyOf(reported);
+        reportedPlacementSet = java.util.Set.copyOf(set);
+        dataPlacementIds = List.copyOf(data);
+    }
+
+    /** FDP: the placement ids data may use (empty without FDP). */
+    public List<Integer> dataPlacementIds() {
+        return dataPlacementIds;
+    }
+
+    /** FDP: every id the device reported at open. */
+    public List<Integer> reportedPlacementIds() {
+        return reportedPlacementIds;
     }
 
     /** Opens the device named by the configuration with its {@code io_engine}, then recovers. */
@@ -294,6 +372,12 @@ public final class RawBlockCore implements AutoCloseable {
         for (PutRequest r : requests) {
             if (r.placementId() != null) {
                 RawBlockCoreConfig.checkPlacementId("placement id of " + r.key(), r.placementId());
+                if (config.fdpEnabled() && !reportedPlacementSet.contains(r.placementId())) {
+                    // the device would silently write an unknown id to id 0: refuse it here
+                    throw new IllegalArgumentException("put " + r.key() + ": placement id " + r.placementId()
+                            + " is not reported by " + device.path() + " (RUH Status lists " + reportedPlacementIds
+                            + "); nothing was written");
+                }
             }
         }
         int n = requests.size();
@@ -424,6 +508,8 @@ public final class RawBlockCore implements AutoCloseable {
                     EntryMeta meta = intern(p.request().meta());
                     index.put(p.key(), new Entry(inf.slot, (int) p.request().payload().byteSize(), meta, p.crc(), true));
                     slots.markUsed(inf.slot);
+                    bytesByPlacement.computeIfAbsent(p.placementId(), k -> new java.util.concurrent.atomic.LongAdder())
+                            .add(headerBytes + p.request().payload().byteSize());
                     dirtyCount++;
                     results[p.index()] = true;
                     fresh[p.index()] = true;
@@ -583,6 +669,8 @@ public final class RawBlockCore implements AutoCloseable {
     public DeleteOutcome[] deleteWithOutcome(List<String> keys, boolean force) {
         checkOpen();
         DeleteOutcome[] out = new DeleteOutcome[keys.size()];
+        boolean trim = device.supportsDeallocate();
+        List<Integer> toTrim = trim ? new ArrayList<>() : null;
         lock.lock();
         try {
             for (int i = 0; i < out.length; i++) {
@@ -597,6 +685,8 @@ public final class RawBlockCore implements AutoCloseable {
                     dirtyCount++;
                     if (e.readers > 0) {
                         e.deleted = true; // freed when the last load of it ends
+                    } else if (trim) {
+                        toTrim.add(e.slot); // reserved until the device has been told
                     } else {
                         slots.free(e.slot);
                     }
@@ -614,7 +704,42 @@ public final class RawBlockCore implements AutoCloseable {
         } finally {
             lock.unlock();
         }
+        if (trim && !toTrim.isEmpty()) {
+            deallocateAndFree(toTrim);
+        }
         return out;
+    }
+
+    /**
+     * Tells the device the freed slots hold no live data (NVMe deallocate), then frees them: a slot is
+     * never reused before its deallocate, which would otherwise drop the new data.
+     */
+    private void deallocateAndFree(List<Integer> freed) {
+        java.util.Collections.sort(freed);
+        int from = 0;
+        while (from < freed.size()) {
+            int to = from + 1;
+            while (to < freed.size() && freed.get(to) == freed.get(to - 1) + 1) {
+                to++;
+            }
+            try {
+                device.deallocate(slotOffset(freed.get(from)), (long) (to - from) * slotBytes);
+                deallocatedSlots.addAndGet(to - from);
+            } catch (IOException | RuntimeException e) {
+                deallocateFailures.incrementAndGet();
+                LOG.log(System.Logger.Level.WARNING, "deallocate of " + (to - from) + " slots on " + device.path()
+                        + " failed (the slots are reused anyway): " + e.getMessage());
+            }
+            from = to;
+        }
+        lock.lock();
+        try {
+            for (int slot : freed) {
+                slots.free(slot);
+            }
+        } finally {
+            lock.unlock();
+        }
     }
 
     // ------------------------------------------------------------------ load
@@ -1065,6 +1190,16 @@ public final class RawBlockCore implements AutoCloseable {
             s.put("locked_keys", locked);
             s.put("inflight_keys", inflight.size());
             s.put("dirty", dirtyCount != persistedCount);
+            s.put("fdp_enabled", config.fdpEnabled());
+            s.put("fdp_reported_placement_ids", reportedPlacementIds);
+            s.put("fdp_data_placement_ids", dataPlacementIds);
+            s.put("fdp_reclaim_unit_bytes", reclaimUnitBytes);
+            s.put("slots_per_reclaim_unit", slots.groupSlots());
+            Map<Integer, Long> byPid = new java.util.TreeMap<>();
+            bytesByPlacement.forEach((pid, v) -> byPid.put(pid, v.sum()));
+            s.put("bytes_written_by_placement_id", byPid);
+            s.put("deallocated_slots", deallocatedSlots.get());
+            s.put("deallocate_failures", deallocateFailures.get());
             s.put("slot_affinity_hits", slots.affinityHits());
             s.put("slot_affinity_fallbacks", slots.affinityFallbacks());
         } finally {

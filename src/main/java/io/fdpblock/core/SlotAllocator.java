@@ -7,8 +7,9 @@ import java.util.Map;
 /**
  * Slots of the data area: O(1) allocate and free. Never-used slots come from a high-water mark
  * ({@code nextSlot}); freed slots go to a stack. With placement affinity, a freed slot remembers the
- * placement id it held and is handed to that id first (so a reclaim unit keeps one lifetime of data).
- * Not thread-safe: the core calls it under its lock.
+ * placement id it held and is handed to that id first. With groups (FDP: the slots of one reclaim
+ * unit), a placement id takes fresh slots from a group of its own, so one reclaim unit's worth of
+ * LBAs holds one lifetime of data. Not thread-safe: the core calls it under its lock.
  */
 final class SlotAllocator {
     static final byte FREE = 0;
@@ -17,6 +18,10 @@ final class SlotAllocator {
 
     private final int maxSlots;
     private final boolean affinity;
+    /** Slots per group (1 = no grouping). */
+    private final int groupSlots;
+    /** Per placement id: its open group's next fresh slot and end. */
+    private final Map<Integer, int[]> openGroups = new HashMap<>();
     private final byte[] state;
     /** Placement id a slot was last written with (affinity only). */
     private final char[] lastPlacement;
@@ -28,8 +33,13 @@ final class SlotAllocator {
     private long affinityFallbacks;
 
     SlotAllocator(int maxSlots, boolean affinity) {
+        this(maxSlots, affinity, 1);
+    }
+
+    SlotAllocator(int maxSlots, boolean affinity, int groupSlots) {
         this.maxSlots = maxSlots;
         this.affinity = affinity;
+        this.groupSlots = Math.max(1, groupSlots);
         this.state = new byte[maxSlots];
         this.lastPlacement = affinity ? new char[maxSlots] : new char[0];
     }
@@ -75,12 +85,23 @@ final class SlotAllocator {
                 affinityFallbacks++;
             }
         }
+        if (slot < 0 && groupSlots > 1 && placementId != 0) {
+            slot = fromOwnGroup(placementId);
+        }
         if (slot < 0 && !shared.isEmpty()) {
             slot = shared.pop();
         }
         if (slot < 0 && nextSlot < maxSlots) {
             slot = nextSlot++;
             freeCount++; // counted as free below
+        }
+        if (slot < 0 && groupSlots > 1) { // full: take a fresh slot from any open group
+            for (int[] g : openGroups.values()) {
+                if (g[0] < g[1]) {
+                    slot = g[0]++;
+                    break;
+                }
+            }
         }
         if (slot < 0 && affinity) { // take a slot another placement id freed
             for (IntStack s : byPlacement.values()) {
@@ -99,6 +120,29 @@ final class SlotAllocator {
             lastPlacement[slot] = (char) placementId;
         }
         return slot;
+    }
+
+    /** A fresh slot of the placement id's open group, opening a new group at the high-water mark when needed. */
+    private int fromOwnGroup(int placementId) {
+        int[] g = openGroups.get(placementId);
+        if (g == null || g[0] == g[1]) {
+            int start = (nextSlot + groupSlots - 1) / groupSlots * groupSlots; // groups start on a boundary
+            if (start + groupSlots > maxSlots) {
+                return -1;
+            }
+            for (int k = nextSlot; k < start; k++) { // slots skipped to reach the boundary stay usable
+                shared.push(k);
+            }
+            freeCount += start + groupSlots - nextSlot; // the whole group is free until handed out
+            nextSlot = start + groupSlots;
+            g = new int[] {start, start + groupSlots};
+            openGroups.put(placementId, g);
+        }
+        return g[0]++;
+    }
+
+    int groupSlots() {
+        return groupSlots;
     }
 
     void markUsed(int slot) {
@@ -127,6 +171,7 @@ final class SlotAllocator {
         Arrays.fill(state, FREE);
         shared = new IntStack();
         byPlacement.clear();
+        openGroups.clear();
         nextSlot = Math.min(recoveredNextSlot, maxSlots);
         freeCount = 0;
         for (int k = nextSlot - 1; k >= 0; k--) {

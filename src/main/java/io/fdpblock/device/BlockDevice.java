@@ -36,6 +36,23 @@ public interface BlockDevice extends AutoCloseable {
         return false;
     }
 
+    /**
+     * The placement ids the device reports (NVMe FDP: RUH Status), in its order; empty without FDP.
+     */
+    default java.util.List<Integer> placementIds() throws IOException {
+        return java.util.List.of();
+    }
+
+    /** Bytes of a reclaim unit (FDP configuration RUNS), or 0 when unknown or without FDP. */
+    default long reclaimUnitBytes() throws IOException {
+        return 0;
+    }
+
+    /** {@link #deallocate} tells the device something (it is not a no-op). */
+    default boolean supportsDeallocate() {
+        return false;
+    }
+
     /** The device's pool of aligned buffers (registered with the ring where that pays). */
     AlignedBufferPool buffers();
 

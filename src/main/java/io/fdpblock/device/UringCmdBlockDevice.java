@@ -64,6 +64,21 @@ final class UringCmdBlockDevice extends IoUringBlockDevice {
     }
 
     @Override
+    public java.util.List<Integer> placementIds() throws IOException {
+        return ns.ruhStatus().placementIds();
+    }
+
+    @Override
+    public long reclaimUnitBytes() throws IOException {
+        return ns.activeFdpConfiguration().reclaimUnitBytes();
+    }
+
+    @Override
+    public boolean supportsDeallocate() {
+        return true;
+    }
+
+    @Override
     RingOptions ringOptions() {
         return super.ringOptions().withBigEntries(true);
     }

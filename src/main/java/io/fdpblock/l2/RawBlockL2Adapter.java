@@ -22,10 +22,15 @@ import java.util.Map;
 public final class RawBlockL2Adapter extends AbstractL2Adapter {
     private final RawBlockCore core;
     private final long slotBytes;
+    /** The FDP placement policy, or null when data gets no directive. */
+    private final SaltPrefixPlacement placement;
 
     private RawBlockL2Adapter(RawBlockCore core) throws IOException {
         this.core = core;
         this.slotBytes = core.config().slotBytes();
+        this.placement = core.config().fdpEnabled()
+                && core.config().fdpDataPlacementPolicy() == RawBlockCoreConfig.PlacementPolicy.CACHE_SALT_PREFIX
+                ? new SaltPrefixPlacement(core.dataPlacementIds()) : null;
         for (String k : core.keySizes().keySet()) { // seed usage from what open recovered
             charge(saltOf(k), slotBytes);
         }
@@ -83,7 +88,8 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
         List<PutRequest> reqs = new ArrayList<>(keys.size());
         for (int i = 0; i < keys.size(); i++) {
             MemoryObj o = objects.get(i);
-            reqs.add(new PutRequest(keys.get(i).encoded(), o.segment(), o.meta(), null));
+            reqs.add(new PutRequest(keys.get(i).encoded(), o.segment(), o.meta(),
+                    placement == null ? null : placement.placementFor(keys.get(i))));
         }
         try {
             core.putAsync(reqs, (RawBlockCore.PutCompletion) (results, fresh) -> onStored(id, keys, objects, results, fresh));
@@ -201,6 +207,11 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
         Map<String, Object> s = new LinkedHashMap<>();
         s.put("type", "raw_block");
         s.putAll(core.status());
+        s.put("fdp_data_placement_policy", core.config().fdpDataPlacementPolicy().configName());
+        if (placement != null) {
+            s.put("fdp_buckets", placement.buckets());
+            s.put("fdp_placement_fallbacks", placement.fallbacks());
+        }
         return s;
     }
 

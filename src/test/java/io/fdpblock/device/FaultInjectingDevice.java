@@ -20,9 +20,50 @@ public final class FaultInjectingDevice implements BlockDevice {
     private volatile boolean failNextCompletion;
     private volatile boolean hold;
     private final List<Runnable> held = new ArrayList<>();
+    private volatile List<Integer> placementIds;
+    private volatile long reclaimUnitBytes;
+    private final List<long[]> deallocations = new CopyOnWriteArrayList<>();
 
     public FaultInjectingDevice(BlockDevice inner) {
         this.inner = inner;
+    }
+
+    /** Acts as an FDP device: reports these placement ids and reclaim unit size, and takes deallocates. */
+    public FaultInjectingDevice emulatePlacement(List<Integer> ids, long ruBytes) {
+        this.placementIds = List.copyOf(ids);
+        this.reclaimUnitBytes = ruBytes;
+        return this;
+    }
+
+    /** (offset, length) of every deallocate, in order. */
+    public List<long[]> deallocations() {
+        return deallocations;
+    }
+
+    @Override
+    public boolean supportsPlacement() {
+        return placementIds != null;
+    }
+
+    @Override
+    public List<Integer> placementIds() {
+        return placementIds == null ? List.of() : placementIds;
+    }
+
+    @Override
+    public long reclaimUnitBytes() {
+        return reclaimUnitBytes;
+    }
+
+    @Override
+    public boolean supportsDeallocate() {
+        return placementIds != null;
+    }
+
+    @Override
+    public boolean deallocate(long offset, long length) {
+        deallocations.add(new long[] {offset, length});
+        return true;
     }
 
     public List<Submission> submissions() {
