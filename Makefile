@@ -14,13 +14,14 @@ JAR := target/fdpblock.jar
 # System packages the project needs at run time (Debian names).
 DEB_PACKAGES := liburing2
 
-.PHONY: help jdk deps build test run bindings clean
+.PHONY: help jdk deps build test run bindings jshell clean
 
 help:
 	@echo "make run       the main job on the embedded default (a file-backed device in a temp dir)"
 	@echo "make test      all test tiers this machine can run"
 	@echo "make deps      install missing system packages ($(DEB_PACKAGES))"
 	@echo "make bindings  regenerate bindings/ with jextract (must be on the PATH)"
+	@echo "make jshell    jshell with fdpblock on the class path and jshell/fdpblock.jsh loaded"
 
 jdk:
 	@if [ -z "$(JDK)" ]; then \
@@ -47,6 +48,9 @@ test: jdk deps
 
 run: build
 	$(JAVA) -jar $(JAR) run
+
+jshell: build
+	$(JDK)/bin/jshell --class-path $(JAR) -R--enable-native-access=ALL-UNNAMED --startup DEFAULT --startup jshell/fdpblock.jsh
 
 bindings:
 	@command -v jextract >/dev/null || { echo "fdpblock: jextract is not on the PATH. Build it from https://github.com/openjdk/jextract (master builds with JDK 25 and Debian's libclang 14: apt-get install libclang-14-dev), put its bin/ on the PATH, then run make bindings again." >&2; exit 1; }

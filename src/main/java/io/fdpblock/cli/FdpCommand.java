@@ -1,0 +1,215 @@
+package io.fdpblock.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.fdpblock.nvme.FdpRecords;
+import io.fdpblock.nvme.NvmeNamespace;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/** {@code fdpblock fdp ...}: an operator's view of an NVMe namespace's Flexible Data Placement. */
+@Command(name = "fdp", mixinStandardHelpOptions = true,
+        description = "Inspect and steer NVMe Flexible Data Placement on a namespace (/dev/ngXnY). Admin log pages"
+                + " need root (CAP_SYS_ADMIN).",
+        subcommands = {FdpCommand.Status.class, FdpCommand.Configs.class, FdpCommand.Usage.class,
+                FdpCommand.Stats.class, FdpCommand.Events.class, FdpCommand.Update.class})
+public final class FdpCommand implements Runnable {
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(System.out);
+    }
+
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    /** The device argument and --json, shared by every subcommand. */
+    static final class Target {
+        @Parameters(index = "0", paramLabel = "DEVICE", description = "NVMe generic character device, e.g. /dev/ng0n1")
+        String device;
+
+        @Option(names = "--json", description = "Print JSON instead of a table")
+        boolean json;
+
+        void print(Object value, String table) throws Exception {
+            System.out.println(json ? JSON.writeValueAsString(value) : table);
+        }
+    }
+
+    @Command(name = "status", mixinStandardHelpOptions = true,
+            description = "FDP support and state: controller attribute, feature, active configuration, RUH status.")
+    static final class Status implements Callable<Integer> {
+        @Mixin
+        Target t;
+
+        @Override
+        public Integer call() throws Exception {
+            try (NvmeNamespace ns = NvmeNamespace.open(t.device)) {
+                FdpRecords.ControllerInfo ctrl = ns.identifyController();
+                Map<String, Object> out = new LinkedHashMap<>();
+                out.put("device", t.device);
+                out.put("model", ctrl.model());
+                out.put("nsid", ns.nsid());
+                out.put("lba_size", ns.lbaSize());
+                out.put("max_transfer_bytes", ns.maxTransferBytes());
+                out.put("fdp_supported", ctrl.fdpSupported());
+                StringBuilder sb = new StringBuilder();
+                sb.append(String.format("%s  %s  nsid %d  LBA %d B  max transfer %d B%n", t.device, ctrl.model(),
+                        ns.nsid(), ns.lbaSize(), ns.maxTransferBytes()));
+                if (!ctrl.fdpSupported()) {
+                    out.put("fdp_enabled", false);
+                    sb.append("FDP: not supported by this controller (CTRATT bit 19 clear)");
+                    t.print(out, sb.toString());
+                    return 1;
+                }
+                int feature = ns.fdpFeature();
+                boolean enabled = (feature & 1) != 0;
+                out.put("fdp_enabled", enabled);
+                out.put("configuration_index", (feature >>> 8) & 0xFF);
+                sb.append(String.format("FDP: supported, %s, configuration %d, endurance group %d%n",
+                        enabled ? "enabled" : "DISABLED", (feature >>> 8) & 0xFF, ns.enduranceGroup()));
+                if (enabled) {
+                    FdpRecords.FdpConfiguration c = ns.activeFdpConfiguration();
+                    out.put("configuration", c);
+                    sb.append(String.format("  reclaim groups %d, handles %d, reclaim unit %d B, RGIF %d%n",
+                            c.reclaimGroups(), c.reclaimUnitHandles(), c.reclaimUnitBytes(), c.rgif()));
+                    FdpRecords.RuhStatus rs = ns.ruhStatus();
+                    out.put("ruh_status", rs.entries());
+                    sb.append(ruhTable(rs));
+                }
+                t.print(out, sb.toString().stripTrailing());
+                return 0;
+            }
+        }
+    }
+
+    static String ruhTable(FdpRecords.RuhStatus rs) {
+        StringBuilder sb = new StringBuilder(String.format("  %-8s %-6s %-12s %s%n", "PID", "RUHID", "EARUTR s",
+                "RUAMW (LBAs)"));
+        for (FdpRecords.RuhStatusEntry e : rs.entries()) {
+            sb.append(String.format("  0x%04x   %-6d %-12d %d%n", e.placementId(), e.ruhId(), e.earutrSec(),
+                    e.availableMediaWritesLbas()));
+        }
+        return sb.toString();
+    }
+
+    @Command(name = "configs", mixinStandardHelpOptions = true, description = "The FDP configurations log (0x20).")
+    static final class Configs implements Callable<Integer> {
+        @Mixin
+        Target t;
+
+        @Override
+        public Integer call() throws Exception {
+            try (NvmeNamespace ns = NvmeNamespace.open(t.device)) {
+                FdpRecords.FdpConfigurations all = ns.fdpConfigurations();
+                StringBuilder sb = new StringBuilder(String.format("%-5s %-6s %-5s %-5s %-6s %-14s %s%n", "index",
+                        "valid", "RGIF", "NRG", "NRUH", "RU bytes", "handle types"));
+                for (FdpRecords.FdpConfiguration c : all.configurations()) {
+                    sb.append(String.format("%-5d %-6s %-5d %-5d %-6d %-14d %s%n", c.index(), c.valid(), c.rgif(),
+                            c.reclaimGroups(), c.reclaimUnitHandles(), c.reclaimUnitBytes(), c.handleTypes()));
+                }
+                t.print(all, sb.toString().stripTrailing());
+                return 0;
+            }
+        }
+    }
+
+    @Command(name = "usage", mixinStandardHelpOptions = true,
+            description = "Reclaim unit handle usage log (0x21) and RUH status.")
+    static final class Usage implements Callable<Integer> {
+        @Mixin
+        Target t;
+
+        @Override
+        public Integer call() throws Exception {
+            try (NvmeNamespace ns = NvmeNamespace.open(t.device)) {
+                FdpRecords.RuhUsage u = ns.ruhUsage();
+                FdpRecords.RuhStatus rs = ns.ruhStatus();
+                StringBuilder sb = new StringBuilder("RUH attributes (0 unused, 1 host, 2 controller): "
+                        + u.attributes() + System.lineSeparator());
+                sb.append(ruhTable(rs));
+                t.print(Map.of("ruh_attributes", u.attributes(), "ruh_status", rs.entries()), sb.toString().stripTrailing());
+                return 0;
+            }
+        }
+    }
+
+    @Command(name = "stats", mixinStandardHelpOptions = true,
+            description = "FDP statistics (0x22): host and media bytes written, media bytes erased (WAF = the change in"
+                    + " media bytes written / the change in host bytes written between two readings).")
+    static final class Stats implements Callable<Integer> {
+        @Mixin
+        Target t;
+
+        @Override
+        public Integer call() throws Exception {
+            try (NvmeNamespace ns = NvmeNamespace.open(t.device)) {
+                FdpRecords.FdpStatistics s = ns.fdpStatistics();
+                String table = String.format("host bytes written   %s%nmedia bytes written  %s%nmedia bytes erased   %s",
+                        s.hostBytesWritten(), s.mediaBytesWritten(), s.mediaBytesErased());
+                t.print(s, table);
+                return 0;
+            }
+        }
+    }
+
+    @Command(name = "events", mixinStandardHelpOptions = true, description = "FDP events log (0x23).")
+    static final class Events implements Callable<Integer> {
+        @Mixin
+        Target t;
+
+        @Option(names = "--controller", description = "Controller events instead of host events")
+        boolean controller;
+
+        @Override
+        public Integer call() throws Exception {
+            try (NvmeNamespace ns = NvmeNamespace.open(t.device)) {
+                List<FdpRecords.FdpEvent> events = ns.fdpEvents(!controller);
+                StringBuilder sb = new StringBuilder(events.size() + " events" + System.lineSeparator());
+                for (FdpRecords.FdpEvent e : events) {
+                    sb.append(String.format("  %-40s pid 0x%04x nsid %d rg %d ts %d%n", e.typeName(), e.placementId(),
+                            e.nsid(), e.reclaimGroup(), e.timestamp()));
+                }
+                t.print(events, sb.toString().stripTrailing());
+                return 0;
+            }
+        }
+    }
+
+    @Command(name = "update", mixinStandardHelpOptions = true,
+            description = "RUH Update: move placement ids to fresh reclaim units (all reported ids when none given).")
+    static final class Update implements Callable<Integer> {
+        @Mixin
+        Target t;
+
+        @Parameters(index = "1..*", paramLabel = "PID", description = "Placement ids (decimal or 0x...)")
+        List<String> ids = new ArrayList<>();
+
+        @Override
+        public Integer call() throws Exception {
+            try (NvmeNamespace ns = NvmeNamespace.open(t.device)) {
+                List<Integer> pids = new ArrayList<>();
+                for (String s : ids) {
+                    pids.add(Integer.decode(s));
+                }
+                if (pids.isEmpty()) {
+                    pids.addAll(ns.ruhStatus().placementIds());
+                }
+                ns.ruhUpdate(pids.stream().mapToInt(Integer::intValue).toArray());
+                FdpRecords.RuhStatus rs = ns.ruhStatus();
+                t.print(Map.of("updated", pids, "ruh_status", rs.entries()),
+                        "updated " + pids + System.lineSeparator() + ruhTable(rs).stripTrailing());
+                return 0;
+            }
+        }
+    }
+}
