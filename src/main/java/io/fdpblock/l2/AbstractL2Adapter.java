@@ -32,6 +32,9 @@ abstract class AbstractL2Adapter implements L2Adapter {
     private final CopyOnWriteArrayList<L2AdapterListener> listeners = new CopyOnWriteArrayList<>();
     private final ConcurrentHashMap<String, AtomicLong> bytesBySalt = new ConcurrentHashMap<>();
     private final AtomicLong listenerFailures = new AtomicLong();
+    private final OpStats storeStats = new OpStats();
+    private final OpStats lookupStats = new OpStats();
+    private final OpStats loadStats = new OpStats();
     private final AtomicBoolean closed = new AtomicBoolean();
 
     AbstractL2Adapter() throws IOException {
@@ -132,19 +135,60 @@ abstract class AbstractL2Adapter implements L2Adapter {
 
     // ---- results: recorded first, then signalled ----
 
-    final void completeStore(long taskId, L2StoreResult result) {
+    /**
+     * @param submitNanos {@link System#nanoTime()} at submit: the latency recorded is submit to signal
+     */
+    final void completeStore(long taskId, L2StoreResult result, long submitNanos) {
         completedStores.put(taskId, result);
+        storeStats.record(submitNanos, result.success() ? 0 : 1, result.bytesWritten());
         storeFd.signal();
     }
 
-    final void completeLookup(long taskId, Bitmap hits) {
+    final void completeLookup(long taskId, Bitmap hits, long submitNanos) {
         lookupResults.put(taskId, hits);
+        lookupStats.record(submitNanos, hits.size() - hits.cardinality(), 0);
         lookupFd.signal();
     }
 
-    final void completeLoad(long taskId, Bitmap hits) {
+    final void completeLoad(long taskId, Bitmap hits, long submitNanos) {
         loadResults.put(taskId, hits);
+        loadStats.record(submitNanos, hits.size() - hits.cardinality(), 0);
         loadFd.signal();
+    }
+
+    /** Tasks, misses/failures, bytes and a latency histogram of one operation. */
+    static final class OpStats {
+        private final org.HdrHistogram.ConcurrentHistogram latencyNanos =
+                new org.HdrHistogram.ConcurrentHistogram(TimeUnitHolder.HOUR, 3);
+        private final java.util.concurrent.atomic.LongAdder tasks = new java.util.concurrent.atomic.LongAdder();
+        private final java.util.concurrent.atomic.LongAdder misses = new java.util.concurrent.atomic.LongAdder();
+        private final java.util.concurrent.atomic.LongAdder bytes = new java.util.concurrent.atomic.LongAdder();
+
+        void record(long submitNanos, long missed, long byteCount) {
+            latencyNanos.recordValue(Math.min(TimeUnitHolder.HOUR, Math.max(0, System.nanoTime() - submitNanos)));
+            tasks.increment();
+            misses.add(missed);
+            bytes.add(byteCount);
+        }
+
+        Map<String, Object> snapshot(String missesName) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("tasks", tasks.sum());
+            m.put(missesName, misses.sum());
+            if (bytes.sum() > 0) {
+                m.put("bytes", bytes.sum());
+            }
+            org.HdrHistogram.Histogram h = latencyNanos.copy();
+            m.put("p50_us", h.getValueAtPercentile(50) / 1000.0);
+            m.put("p99_us", h.getValueAtPercentile(99) / 1000.0);
+            m.put("p999_us", h.getValueAtPercentile(99.9) / 1000.0);
+            m.put("max_us", h.getMaxValue() / 1000.0);
+            return m;
+        }
+    }
+
+    private static final class TimeUnitHolder {
+        static final long HOUR = 3_600_000_000_000L;
     }
 
     @Override
@@ -256,6 +300,9 @@ abstract class AbstractL2Adapter implements L2Adapter {
         s.put("pending_load_results", loadResults.size());
         s.put("listeners", listeners.size());
         s.put("listener_failures", listenerFailures.get());
+        s.put("store", storeStats.snapshot("failed_tasks"));
+        s.put("lookup", lookupStats.snapshot("misses"));
+        s.put("load", loadStats.snapshot("misses"));
         return s;
     }
 

@@ -81,6 +81,7 @@ public final class MockL2Adapter extends AbstractL2Adapter {
     public long submitStoreTask(List<ObjectKey> keys, List<MemoryObj> objects) {
         checkKeysAndObjects(keys, objects);
         long id = newTaskId();
+        long start = System.nanoTime();
         long total = 0;
         List<byte[]> copies = new ArrayList<>(keys.size());
         for (MemoryObj o : objects) { // copied at submit: the caller may reuse its buffers after completion only
@@ -114,7 +115,7 @@ public final class MockL2Adapter extends AbstractL2Adapter {
                 charge(stored.get(i).cacheSalt(), sizes.get(i));
             }
             notifyStored(stored, sizes);
-            completeStore(id, ok ? new L2StoreResult(true, bytes) : L2StoreResult.failed());
+            completeStore(id, ok ? new L2StoreResult(true, bytes) : L2StoreResult.failed(), start);
         });
         return id;
     }
@@ -123,6 +124,7 @@ public final class MockL2Adapter extends AbstractL2Adapter {
     public long submitLookupAndLockTask(List<ObjectKey> keys) {
         checkKeys(keys);
         long id = newTaskId();
+        long start = System.nanoTime();
         Bitmap hits = new Bitmap(keys.size());
         try {
             if (broken) {
@@ -140,7 +142,7 @@ public final class MockL2Adapter extends AbstractL2Adapter {
             LOG.log(System.Logger.Level.WARNING, describe() + ": lookup task " + id + " failed: " + e.getMessage());
             hits = new Bitmap(keys.size());
         }
-        completeLookup(id, hits);
+        completeLookup(id, hits, start);
         return id;
     }
 
@@ -177,6 +179,7 @@ public final class MockL2Adapter extends AbstractL2Adapter {
             }
         }
         long id = newTaskId();
+        long start = System.nanoTime();
         later(total, () -> {
             Bitmap hits = new Bitmap(keys.size());
             try {
@@ -202,7 +205,7 @@ public final class MockL2Adapter extends AbstractL2Adapter {
                 accessed.add(keys.get(i));
             }
             notifyAccessed(accessed);
-            completeLoad(id, hits);
+            completeLoad(id, hits, start);
         });
         return id;
     }

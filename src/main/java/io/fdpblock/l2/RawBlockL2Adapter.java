@@ -85,6 +85,7 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
     public long submitStoreTask(List<ObjectKey> keys, List<MemoryObj> objects) {
         checkKeysAndObjects(keys, objects);
         long id = newTaskId();
+        long start = System.nanoTime();
         List<PutRequest> reqs = new ArrayList<>(keys.size());
         for (int i = 0; i < keys.size(); i++) {
             MemoryObj o = objects.get(i);
@@ -92,17 +93,19 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
                     placement == null ? null : placement.placementFor(keys.get(i))));
         }
         try {
-            core.putAsync(reqs, (RawBlockCore.PutCompletion) (results, fresh) -> onStored(id, keys, objects, results, fresh));
+            core.putAsync(reqs, (RawBlockCore.PutCompletion) (results, fresh) -> onStored(id, keys, objects, results, fresh,
+                    start));
         } catch (IllegalArgumentException e) {
             throw e;
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, describe() + ": store task " + id + " failed: " + e.getMessage());
-            completeStore(id, L2StoreResult.failed());
+            completeStore(id, L2StoreResult.failed(), start);
         }
         return id;
     }
 
-    private void onStored(long id, List<ObjectKey> keys, List<MemoryObj> objects, boolean[] results, boolean[] fresh) {
+    private void onStored(long id, List<ObjectKey> keys, List<MemoryObj> objects, boolean[] results, boolean[] fresh,
+            long start) {
         boolean success = true;
         long bytes = 0;
         List<ObjectKey> stored = new ArrayList<>();
@@ -118,13 +121,14 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
             }
         }
         notifyStored(stored, sizes); // keys that did commit are announced even when the task failed
-        completeStore(id, success ? new L2StoreResult(true, bytes) : L2StoreResult.failed());
+        completeStore(id, success ? new L2StoreResult(true, bytes) : L2StoreResult.failed(), start);
     }
 
     @Override
     public long submitLookupAndLockTask(List<ObjectKey> keys) {
         checkKeys(keys);
         long id = newTaskId();
+        long start = System.nanoTime();
         Bitmap hits;
         try {
             hits = Bitmap.of(core.exists(encoded(keys), true));
@@ -132,7 +136,7 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
             LOG.log(System.Logger.Level.WARNING, describe() + ": lookup task " + id + " failed: " + e.getMessage());
             hits = new Bitmap(keys.size());
         }
-        completeLookup(id, hits);
+        completeLookup(id, hits, start);
         return id;
     }
 
@@ -149,6 +153,7 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
     public long submitLoadTask(List<ObjectKey> keys, List<MemoryObj> objects) {
         checkKeysAndObjects(keys, objects);
         long id = newTaskId();
+        long start = System.nanoTime();
         List<LoadRequest> reqs = new ArrayList<>(keys.size());
         for (int i = 0; i < keys.size(); i++) {
             reqs.add(new LoadRequest(keys.get(i).encoded(), objects.get(i).segment()));
@@ -161,13 +166,13 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
                     accessed.add(keys.get(i));
                 }
                 notifyAccessed(accessed);
-                completeLoad(id, hits);
+                completeLoad(id, hits, start);
             });
         } catch (IllegalArgumentException e) {
             throw e; // a buffer too small: the caller's mistake, said at submit
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, describe() + ": load task " + id + " failed: " + e.getMessage());
-            completeLoad(id, new Bitmap(keys.size()));
+            completeLoad(id, new Bitmap(keys.size()), start);
         }
         return id;
     }

@@ -181,6 +181,24 @@ abstract class L2AdapterContractTest {
     }
 
     @Test
+    void statusCountsTasksMissesAndLatencyPerOperation() throws Exception {
+        L2Adapter a = open();
+        store(a, 1);
+        store(a, 2);
+        awaitLookup(a, a.submitLookupAndLockTask(List.of(key(1), key(3), key(4))));
+        a.submitUnlock(List.of(key(1)));
+        Map<String, Object> s = a.reportStatus();
+        @SuppressWarnings("unchecked")
+        Map<String, Object> store = (Map<String, Object>) s.get("store");
+        @SuppressWarnings("unchecked")
+        Map<String, Object> lookup = (Map<String, Object>) s.get("lookup");
+        assertThat(store).containsEntry("tasks", 2L).containsEntry("failed_tasks", 0L).containsEntry("bytes", 6003L);
+        assertThat(lookup).containsEntry("tasks", 1L).containsEntry("misses", 2L);
+        assertThat((Double) lookup.get("max_us")).isGreaterThan(0.0);
+        assertThat((Double) store.get("p99_us")).isGreaterThanOrEqualTo((Double) store.get("p50_us"));
+    }
+
+    @Test
     void unlockOfUnknownKeysAndUnderflowAreNoOps() throws Exception {
         L2Adapter a = open();
         store(a, 1);
