@@ -40,6 +40,7 @@ deps:
 
 $(JAR): jdk $(shell find src/main bindings -type f 2>/dev/null) pom.xml
 	$(MVN) -DskipTests package
+	install -m 755 src/main/scripts/fdpblock target/fdpblock
 
 build: deps $(JAR)
 

@@ -44,6 +44,17 @@ public final class BlockDevices {
         };
     }
 
+    /** Opens a file or device read-only through pread (for inspection: nothing can be written). */
+    public static BlockDevice openReadOnly(Path path) throws IOException {
+        NativeFile f = NativeFile.open(path, false, false, false);
+        try {
+            return PosixBlockDevice.open(f, DeviceOptions.of(IoEngine.POSIX).withBuffers(1 << 20, 0));
+        } catch (IOException | RuntimeException e) {
+            f.close();
+            throw e;
+        }
+    }
+
     /**
      * Creates (or resizes) a regular file of {@code sizeBytes}, sparse, to serve as a device.
      *
