@@ -63,6 +63,7 @@ public final class SelftestCommand implements Callable<Integer> {
                     boolean enabled = supported && ns.isFdpEnabled();
                     line("FDP", enabled, !supported ? "not supported (CTRATT bit 19 clear)"
                             : enabled ? "enabled, placement ids " + ns.ruhStatus().placementIds() : "supported but disabled");
+                    line("admin transport", true, ns.adminTransport());
                 }
             } catch (Exception e) {
                 line("NVMe passthru", false, e.getMessage());

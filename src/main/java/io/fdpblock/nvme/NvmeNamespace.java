@@ -172,7 +172,57 @@ public final class NvmeNamespace implements AutoCloseable {
             throw new IOException(cmd + " on " + path + " needs CAP_SYS_ADMIN: run as root (FDP statistics and"
                     + " configuration logs are admin commands)");
         }
+        if (ringAdmin) {
+            try {
+                return adminOnRing(cmd);
+            } catch (NvmeStatusException e) {
+                throw e; // the device answered
+            } catch (IOException | RuntimeException e) {
+                ringAdmin = false; // no controller device, or no uring_cmd for admin here: use the ioctl from now on
+                adminFallbackCause = e.getMessage();
+            }
+        }
         return passthru(cmd, FdpNative.NVME_IOCTL_ADMIN64_CMD(), "NVME_IOCTL_ADMIN64_CMD");
+    }
+
+    private volatile boolean ringAdmin = io.fdpblock.uring.Uring.isBigEntriesAvailable();
+    private volatile String adminFallbackCause;
+
+    /** How admin commands travel: {@code "uring_cmd"} (NVME_URING_CMD_ADMIN on /dev/nvmeX) or the ioctl, and why. */
+    public String adminTransport() {
+        return ringAdmin ? "uring_cmd on /dev/" + controllerName
+                : "ioctl" + (adminFallbackCause == null ? "" : " (" + adminFallbackCause + ")");
+    }
+
+    /**
+     * NVME_URING_CMD_ADMIN on the controller's character device, through a small ring of its own:
+     * admin commands are rare, so the ring lives for one command, on the calling thread.
+     */
+    private long adminOnRing(NvmeCommand cmd) throws IOException {
+        Path ctrl = Path.of("/dev", controllerName);
+        try (NativeFile dev = NativeFile.open(ctrl, true, false, false);
+             io.fdpblock.uring.Ring ring = io.fdpblock.uring.Ring.open(io.fdpblock.uring.RingOptions.of(2)
+                     .withBigEntries(true))) {
+            long sqe = ring.prepUringCmd(dev.fd(), (int) FdpNative.NVME_URING_CMD_ADMIN(), 1);
+            cmd.encodeUring(ring.sqeArea(), sqe + io.fdpblock.uring.Ring.SQE_CMD_OFFSET);
+            long[] out = new long[2];
+            int reaped = 0;
+            while (reaped == 0) {
+                ring.submitAndWait(1);
+                reaped = ring.reap((userData, res, flags, extra) -> {
+                    out[0] = res;
+                    out[1] = extra;
+                });
+            }
+            int res = (int) out[0];
+            if (res < 0) {
+                throw io.fdpblock.uring.Errno.exception("uring_cmd NVME_URING_CMD_ADMIN " + cmd + " on " + ctrl, -res);
+            }
+            if (res > 0) {
+                throw new NvmeStatusException(cmd + " on " + ctrl, new NvmeStatus(res));
+            }
+            return out[1];
+        }
     }
 
     /** Runs an I/O command (on this namespace) through the passthru ioctl. @return DW0 */

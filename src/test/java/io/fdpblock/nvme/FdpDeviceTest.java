@@ -68,6 +68,7 @@ class FdpDeviceTest {
     void fdpIsDiscovered() throws Exception {
         try (NvmeNamespace ns = NvmeNamespace.open(DEVICE)) {
             assertThat(ns.identifyController().fdpSupported()).as("CTRATT bit 19").isTrue();
+            assertThat(ns.adminTransport()).as("admin commands over the ring").startsWith("uring_cmd");
             assertThat(ns.isFdpEnabled()).isTrue();
             FdpRecords.FdpConfiguration c = ns.activeFdpConfiguration();
             assertThat(c.valid()).isTrue();
