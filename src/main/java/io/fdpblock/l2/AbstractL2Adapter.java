@@ -156,6 +156,26 @@ abstract class AbstractL2Adapter implements L2Adapter {
         loadFd.signal();
     }
 
+    /** An internal failure still completes the task: with an all-zero bitmap of the submitted size. */
+    final void failLookup(long taskId, int size, long submitNanos, RuntimeException cause) {
+        LOG.log(System.Logger.Level.WARNING, describe() + ": lookup task " + taskId + " failed: " + cause.getMessage());
+        completeLookup(taskId, new Bitmap(size), submitNanos);
+    }
+
+    final void failLoad(long taskId, int size, long submitNanos, RuntimeException cause) {
+        LOG.log(System.Logger.Level.WARNING, describe() + ": load task " + taskId + " failed: " + cause.getMessage());
+        completeLoad(taskId, new Bitmap(size), submitNanos);
+    }
+
+    /** The keys whose bits are set. */
+    static List<ObjectKey> hitsOf(Bitmap hits, List<ObjectKey> keys) {
+        List<ObjectKey> out = new ArrayList<>(hits.cardinality());
+        for (int i : hits.indices()) {
+            out.add(keys.get(i));
+        }
+        return out;
+    }
+
     /** Tasks, misses/failures, bytes and a latency histogram of one operation. */
     static final class OpStats {
         private final org.HdrHistogram.ConcurrentHistogram latencyNanos =

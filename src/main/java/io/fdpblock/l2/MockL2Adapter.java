@@ -125,11 +125,11 @@ public final class MockL2Adapter extends AbstractL2Adapter {
         checkKeys(keys);
         long id = newTaskId();
         long start = System.nanoTime();
-        Bitmap hits = new Bitmap(keys.size());
         try {
             if (broken) {
                 throw new IllegalStateException("injected internal failure");
             }
+            Bitmap hits = new Bitmap(keys.size());
             synchronized (this) {
                 for (int i = 0; i < keys.size(); i++) {
                     if (store.containsKey(keys.get(i))) {
@@ -138,11 +138,10 @@ public final class MockL2Adapter extends AbstractL2Adapter {
                     }
                 }
             }
+            completeLookup(id, hits, start);
         } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, describe() + ": lookup task " + id + " failed: " + e.getMessage());
-            hits = new Bitmap(keys.size());
+            failLookup(id, keys.size(), start, e);
         }
-        completeLookup(id, hits, start);
         return id;
     }
 
@@ -197,14 +196,10 @@ public final class MockL2Adapter extends AbstractL2Adapter {
                     }
                 }
             } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, describe() + ": load task " + id + " failed: " + e.getMessage());
-                hits = new Bitmap(keys.size());
+                failLoad(id, keys.size(), start, e);
+                return;
             }
-            List<ObjectKey> accessed = new ArrayList<>();
-            for (int i : hits.indices()) {
-                accessed.add(keys.get(i));
-            }
-            notifyAccessed(accessed);
+            notifyAccessed(hitsOf(hits, keys));
             completeLoad(id, hits, start);
         });
         return id;

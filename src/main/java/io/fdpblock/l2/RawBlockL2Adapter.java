@@ -129,14 +129,11 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
         checkKeys(keys);
         long id = newTaskId();
         long start = System.nanoTime();
-        Bitmap hits;
         try {
-            hits = Bitmap.of(core.exists(encoded(keys), true));
+            completeLookup(id, Bitmap.of(core.exists(encoded(keys), true)), start);
         } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, describe() + ": lookup task " + id + " failed: " + e.getMessage());
-            hits = new Bitmap(keys.size());
+            failLookup(id, keys.size(), start, e);
         }
-        completeLookup(id, hits, start);
         return id;
     }
 
@@ -161,18 +158,13 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
         try {
             core.loadAsync(reqs, results -> {
                 Bitmap hits = Bitmap.of(results);
-                List<ObjectKey> accessed = new ArrayList<>(hits.cardinality());
-                for (int i : hits.indices()) {
-                    accessed.add(keys.get(i));
-                }
-                notifyAccessed(accessed);
+                notifyAccessed(hitsOf(hits, keys));
                 completeLoad(id, hits, start);
             });
         } catch (IllegalArgumentException e) {
             throw e; // a buffer too small: the caller's mistake, said at submit
         } catch (RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, describe() + ": load task " + id + " failed: " + e.getMessage());
-            completeLoad(id, new Bitmap(keys.size()), start);
+            failLoad(id, keys.size(), start, e);
         }
         return id;
     }
