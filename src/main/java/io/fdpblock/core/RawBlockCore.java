@@ -817,26 +817,38 @@ public final class RawBlockCore implements AutoCloseable {
     }
 
     private void completeLoad(List<PlannedLoad> plan, IoBatch batch, boolean[] results, Completion done) {
-        for (int i = 0; i < plan.size(); i++) {
-            PlannedLoad p = plan.get(i);
-            Entry e = p.entry();
-            if (batch.failed(i) || batch.result(i) < e.size) {
-                continue;
+        // Runs on the device's I/O thread. Whatever happens to one key (e.g. a destination from a
+        // confined or closed arena cannot be touched here), the readers are released and the caller is
+        // answered: an escaping exception would leave load() waiting, and close(), forever.
+        try {
+            for (int i = 0; i < plan.size(); i++) {
+                PlannedLoad p = plan.get(i);
+                Entry e = p.entry();
+                if (batch.failed(i) || batch.result(i) < e.size) {
+                    continue;
+                }
+                try {
+                    MemorySegment payload = p.target().asSlice(0, e.size);
+                    if (e.hasCrc && OnDiskFormat.crc32c(payload) != e.crc) {
+                        crcMismatches.incrementAndGet();
+                        LOG.log(System.Logger.Level.WARNING, "payload of slot " + e.slot + " on " + device.path()
+                                + " fails its CRC32C: reported as a miss");
+                        continue;
+                    }
+                    if (p.target().address() != p.destination().address()) {
+                        MemorySegment.copy(p.target(), 0, p.destination(), 0, e.size);
+                    }
+                    results[p.index()] = true;
+                } catch (RuntimeException ex) {
+                    LOG.log(System.Logger.Level.WARNING, "load of slot " + e.slot + " on " + device.path()
+                            + " reported as a miss: its destination is not usable from the I/O thread (a"
+                            + " destination must be from a shared, global or automatic arena): " + ex);
+                }
             }
-            MemorySegment payload = p.target().asSlice(0, e.size);
-            if (e.hasCrc && OnDiskFormat.crc32c(payload) != e.crc) {
-                crcMismatches.incrementAndGet();
-                LOG.log(System.Logger.Level.WARNING, "payload of slot " + e.slot + " on " + device.path()
-                        + " fails its CRC32C: reported as a miss");
-                continue;
-            }
-            if (p.target().address() != p.destination().address()) {
-                MemorySegment.copy(p.target(), 0, p.destination(), 0, e.size);
-            }
-            results[p.index()] = true;
+        } finally {
+            endLoads(plan);
+            deliver(done, results);
         }
-        endLoads(plan);
-        deliver(done, results);
     }
 
     private void endLoads(List<PlannedLoad> plan) {

@@ -52,7 +52,7 @@ public final class CrashChild {
     static final int CHECKPOINT_EVERY_BATCHES = 5;
     /** Live keys above this are trimmed (the device has 992 slots). */
     static final int MAX_LIVE_KEYS = 400;
-    /** Stops by itself after this long, should the parent never kill it. */
+    /** Halts by itself after this long, should the parent never kill it. */
     static final long MAX_RUN_NANOS = TimeUnit.SECONDS.toNanos(180);
 
     private CrashChild() {}
@@ -106,6 +106,7 @@ public final class CrashChild {
         }
         Path dir = Path.of(args[0]);
         long seed = Long.parseLong(args[1]);
+        startWatchdog();
         try {
             run(dir, seed);
         } catch (Throwable t) {
@@ -116,10 +117,31 @@ public final class CrashChild {
         }
     }
 
-    private static void run(Path dir, long seed) throws IOException {
-        SplittableRandom rnd = new SplittableRandom(seed * 0x9E3779B97F4A7C15L + 1);
+    /**
+     * Never outlives the test: halts this JVM once its parent is gone (e.g. the test JVM was killed before
+     * its finally block ran) or after {@link #MAX_RUN_NANOS}, whatever the main thread is doing.
+     */
+    private static void startWatchdog() {
         Optional<ProcessHandle> parent = ProcessHandle.current().parent();
         long t0 = System.nanoTime();
+        Thread.ofPlatform().daemon().name("crash-child-watchdog").start(() -> {
+            while (true) {
+                try {
+                    Thread.sleep(200);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                boolean orphaned = parent.isEmpty() || !parent.get().isAlive();
+                if (orphaned || System.nanoTime() - t0 > MAX_RUN_NANOS) {
+                    System.err.println("CrashChild: " + (orphaned ? "parent gone" : "ran too long") + ", halting");
+                    Runtime.getRuntime().halt(3);
+                }
+            }
+        });
+    }
+
+    private static void run(Path dir, long seed) throws IOException {
+        SplittableRandom rnd = new SplittableRandom(seed * 0x9E3779B97F4A7C15L + 1);
         List<String> live = new ArrayList<>();
         Set<String> liveSet = new HashSet<>();
         long deletes = 0;
@@ -207,11 +229,6 @@ public final class CrashChild {
                     Files.move(tmp, dir.resolve(CHECKPOINT_FILE), StandardCopyOption.ATOMIC_MOVE,
                             StandardCopyOption.REPLACE_EXISTING);
                     System.out.println("CHECKPOINT " + seq + " batch " + batch + " keys " + committed.size());
-
-                    if (parent.isPresent() && !parent.get().isAlive() || System.nanoTime() - t0 > MAX_RUN_NANOS) {
-                        System.out.println("STOP");
-                        return; // never orphaned for long
-                    }
                 }
             }
         }

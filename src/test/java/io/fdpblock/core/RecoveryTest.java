@@ -239,6 +239,7 @@ class RecoveryTest {
     @EnumSource(value = IoEngine.class, names = {"MEMORY", "IO_URING"})
     void checkpointsCarryTheMetaPlacementId(IoEngine engine) throws Exception {
         try (CoreFixture f = new CoreFixture(engine, dir, 8)) {
+            f.device.emulatePlacement(List.of(0, 2, 7), 0);
             RawBlockCore core = f.open(f.config().fdpEnabled(true).metaCheckpointPlacementId(7).build());
             core.put(List.of(PutRequest.of(CoreFixture.key(1), f.payload(CoreFixture.key(1), 100)).withPlacement(2)));
             f.device.clearSubmissions();
