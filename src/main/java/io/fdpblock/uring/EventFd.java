@@ -80,6 +80,16 @@ public final class EventFd implements AutoCloseable {
         }
     }
 
+    /**
+     * Reads and clears the counter of an eventfd this process does not own as an {@code EventFd} (an
+     * adapter's, polled by a controller) without blocking; allocates nothing.
+     *
+     * @return how many signals arrived since the last read; 0 when none
+     */
+    public static long drainFd(int fd) {
+        return drain(fd);
+    }
+
     private static long drain(int fd) {
         long r = Syscalls.eventfdRead(fd);
         if (r >= 0) {

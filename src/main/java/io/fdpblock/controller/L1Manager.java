@@ -1,0 +1,686 @@
+package io.fdpblock.controller;
+
+import io.fdpblock.device.BlockDevice;
+import io.fdpblock.l2.MemoryObj;
+import io.fdpblock.l2.ObjectKey;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The L1 tier: a pool of aligned off-heap chunks (one region allocated up front, 4096-aligned, sliced
+ * into fixed-size chunks) and, per key, the object stored in one chunk with its state and locks.
+ *
+ * <p>Per key: a <em>write lock</em> (the object is reserved for writing: {@link #reserveWrite} until
+ * {@link #finishWrite}), a <em>read-lock count</em> (taken by {@link #reserveRead}, released by
+ * {@link #finishRead}), and a <em>temporary</em> flag. Only ready objects (written, not write-locked)
+ * can be read-locked. A key is either absent, write-locked, or ready.
+ *
+ * <p><b>Eviction decision.</b> When the pool is exhausted, {@code reserveWrite} first evicts ready,
+ * unlocked <em>temporary</em> objects (prefetched copies of what L2 holds), oldest first; it never
+ * evicts non-temporary objects (they may not have reached L2 yet: deleting them is the caller's or an
+ * eviction policy's decision, e.g. the {@code skip_l1} store policy). When nothing can be evicted the
+ * reservation of that key fails cleanly (a {@code null} in the result) and the pool is unchanged.
+ *
+ * <p><b>Listeners</b> run inside L1's lock when a non-temporary object becomes ready (finishWrite):
+ * they must only queue and signal, never call back into L1 (CONTRACT.md invariant 6).
+ *
+ * <p>All methods are thread-safe. {@link #region()} is what an io_uring-backed device registers
+ * ({@link #registerWith}) so that stores and loads on L1 buffers use fixed-buffer I/O.
+ */
+public final class L1Manager implements AutoCloseable {
+    /** Every chunk starts at a multiple of this (O_DIRECT and NVMe passthru need it). */
+    public static final int ALIGNMENT = 4096;
+
+    private static final System.Logger LOG = System.getLogger("io.fdpblock.controller");
+
+    /** Hears of non-temporary objects that became ready. Runs inside L1's lock: queue and signal only. */
+    @FunctionalInterface
+    public interface Listener {
+        void onKeysWriteFinished(List<ObjectKey> keys);
+    }
+
+    private static final class Entry {
+        final ObjectKey key;
+        final int chunk;
+        final MemoryObj obj;
+        final boolean temporary;
+        boolean writing = true;
+        int readers;
+
+        Entry(ObjectKey key, int chunk, MemoryObj obj, boolean temporary) {
+            this.key = key;
+            this.chunk = chunk;
+            this.obj = obj;
+            this.temporary = temporary;
+        }
+
+        boolean evictable() {
+            return temporary && !writing && readers == 0;
+        }
+    }
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment region;
+    private final MemorySegment[] chunks;
+    private final int chunkBytes;
+    private final long stride;
+    private final int[] free;
+    private int freeCount;
+    private final LinkedHashMap<ObjectKey, Entry> entries = new LinkedHashMap<>();
+    /** Ready, unlocked temporary keys, oldest first. */
+    private final LinkedHashSet<ObjectKey> evictable = new LinkedHashSet<>();
+    private final CopyOnWriteArrayList<Listener> listeners = new CopyOnWriteArrayList<>();
+    private final List<BlockDevice> registeredWith = new ArrayList<>();
+    private long evictions;
+    private boolean closed;
+
+    /**
+     * @param chunkBytes bytes per chunk (the largest object); each chunk starts 4096-aligned, so a
+     *        multiple of 4096 wastes nothing and lets O_DIRECT devices read and write it in place
+     * @param chunkCount how many chunks (objects) L1 holds
+     */
+    public L1Manager(int chunkBytes, int chunkCount) {
+        if (chunkBytes <= 0) {
+            throw new IllegalArgumentException("L1 chunk size " + chunkBytes + " must be > 0");
+        }
+        if (chunkCount <= 0) {
+            throw new IllegalArgumentException("L1 chunk count " + chunkCount + " must be > 0");
+        }
+        this.chunkBytes = chunkBytes;
+        this.stride = (chunkBytes + (long) ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
+        this.region = arena.allocate(stride * chunkCount, ALIGNMENT);
+        this.chunks = new MemorySegment[chunkCount];
+        this.free = new int[chunkCount];
+        for (int i = 0; i < chunkCount; i++) {
+            chunks[i] = region.asSlice(i * stride, chunkBytes);
+            free[i] = chunkCount - 1 - i;
+        }
+        this.freeCount = chunkCount;
+    }
+
+    // ------------------------------------------------------------------ pool
+
+    /** The whole pool (what a device registers for fixed-buffer I/O). */
+    public MemorySegment region() {
+        return region;
+    }
+
+    public int chunkBytes() {
+        return chunkBytes;
+    }
+
+    /** How many chunks the pool has. */
+    public int capacity() {
+        return chunks.length;
+    }
+
+    public int freeChunks() {
+        lock.lock();
+        try {
+            return freeCount;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** How many temporary objects were evicted to make room. */
+    public long evictions() {
+        lock.lock();
+        try {
+            return evictions;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Registers the pool with {@code device} (an io_uring device then uses READ_FIXED/WRITE_FIXED on L1
+     * buffers). {@link #close()} unregisters it again.
+     *
+     * @return false when the device has no use for it (or could not register it)
+     */
+    public boolean registerWith(BlockDevice device) throws IOException {
+        lock.lock();
+        try {
+            checkOpen();
+            if (registeredWith.contains(device)) {
+                return true;
+            }
+        } finally {
+            lock.unlock();
+        }
+        boolean ok = device.registerBuffers(region);
+        if (ok) {
+            lock.lock();
+            try {
+                registeredWith.add(device);
+            } finally {
+                lock.unlock();
+            }
+        }
+        return ok;
+    }
+
+    /** Undoes {@link #registerWith} for one device (if it is still open). */
+    public void unregisterFrom(BlockDevice device) {
+        lock.lock();
+        try {
+            if (!registeredWith.remove(device)) {
+                return;
+            }
+        } finally {
+            lock.unlock();
+        }
+        try {
+            device.unregisterBuffers(region);
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.DEBUG, "L1 pool not unregistered from " + device.path() + ": " + e.getMessage());
+        }
+    }
+
+    /** Undoes every {@link #registerWith}; devices already closed are skipped. Idempotent. */
+    public void unregisterAll() {
+        List<BlockDevice> devices;
+        lock.lock();
+        try {
+            devices = new ArrayList<>(registeredWith);
+            registeredWith.clear();
+        } finally {
+            lock.unlock();
+        }
+        for (BlockDevice d : devices) {
+            try {
+                d.unregisterBuffers(region);
+            } catch (IOException | RuntimeException e) {
+                LOG.log(System.Logger.Level.DEBUG, "L1 pool not unregistered from " + d.path() + ": " + e.getMessage());
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ listeners
+
+    public void addListener(Listener listener) {
+        if (listener == null) {
+            throw new IllegalArgumentException("listener is null");
+        }
+        listeners.add(listener);
+    }
+
+    public void removeListener(Listener listener) {
+        listeners.remove(listener);
+    }
+
+    /** For tests: whether the calling thread holds L1's lock (listeners run with it held). */
+    boolean lockHeldByCurrentThread() {
+        return lock.isHeldByCurrentThread();
+    }
+
+    // ------------------------------------------------------------------ write
+
+    /**
+     * Reserves one chunk per key and write-locks it, every object of {@code layout}'s size and metadata.
+     *
+     * @return per key the object to fill, or {@code null} when that key could not be reserved: it is
+     *         already in L1 (any state; mode "new"), it repeats an earlier key of the call, or no chunk
+     *         is free even after evicting temporary objects. Other keys are unaffected.
+     * @throws IllegalArgumentException when the layout's objects do not fit in a chunk
+     */
+    public List<MemoryObj> reserveWrite(List<ObjectKey> keys, KvLayout layout, boolean temporary) {
+        if (layout == null) {
+            throw new IllegalArgumentException("layout is null");
+        }
+        checkSize(layout.objectBytes());
+        return reserve(keys, i -> layout.objectBytes(), layout, temporary);
+    }
+
+    /**
+     * Like {@link #reserveWrite(List, KvLayout, boolean)} with a size per key and no metadata.
+     *
+     * @throws IllegalArgumentException when the lists differ in length or a size is not in 1..chunkBytes
+     */
+    public List<MemoryObj> reserveWrite(List<ObjectKey> keys, List<Long> sizes, boolean temporary) {
+        if (sizes == null || keys == null || sizes.size() != keys.size()) {
+            throw new IllegalArgumentException("keys (" + (keys == null ? "null" : keys.size()) + ") and sizes ("
+                    + (sizes == null ? "null" : sizes.size()) + ") must be lists of equal length");
+        }
+        for (Long s : sizes) {
+            checkSize(s == null ? 0 : s);
+        }
+        return reserve(keys, sizes::get, null, temporary);
+    }
+
+    private void checkSize(long size) {
+        if (size <= 0 || size > chunkBytes) {
+            throw new IllegalArgumentException("L1 object of " + size + " bytes does not fit a chunk of "
+                    + chunkBytes + " bytes");
+        }
+    }
+
+    private List<MemoryObj> reserve(List<ObjectKey> keys, java.util.function.IntToLongFunction size,
+            KvLayout layout, boolean temporary) {
+        checkKeys(keys);
+        List<MemoryObj> out = new ArrayList<>(keys.size());
+        lock.lock();
+        try {
+            checkOpen();
+            for (int i = 0; i < keys.size(); i++) {
+                ObjectKey k = keys.get(i);
+                if (entries.containsKey(k) || (freeCount == 0 && !evictOne())) {
+                    out.add(null);
+                    continue;
+                }
+                int c = free[--freeCount];
+                MemorySegment seg = chunks[c].asSlice(0, size.applyAsLong(i));
+                MemoryObj obj = layout == null ? MemoryObj.of(seg) : layout.wrap(seg);
+                entries.put(k, new Entry(k, c, obj, temporary));
+                out.add(obj);
+            }
+        } finally {
+            lock.unlock();
+        }
+        return out;
+    }
+
+    /** Evicts the oldest ready, unlocked temporary object. Lock held. */
+    private boolean evictOne() {
+        Iterator<ObjectKey> it = evictable.iterator();
+        if (!it.hasNext()) {
+            return false;
+        }
+        ObjectKey k = it.next();
+        it.remove();
+        Entry e = entries.remove(k);
+        free[freeCount++] = e.chunk;
+        evictions++;
+        return true;
+    }
+
+    private void track(Entry e) {
+        if (e.evictable()) {
+            evictable.add(e.key);
+        } else {
+            evictable.remove(e.key);
+        }
+    }
+
+    /**
+     * Ends the writes of {@code keys}: they become ready. The non-temporary ones are announced to the
+     * listeners (inside L1's lock). Keys that are not write-locked are skipped.
+     *
+     * @return how many keys became ready
+     */
+    public int finishWrite(List<ObjectKey> keys) {
+        int n = 0;
+        for (MemoryObj o : finishWrite(keys, false)) {
+            n += o == null ? 0 : 1;
+        }
+        return n;
+    }
+
+    /**
+     * Ends the writes of {@code keys} and read-locks them in one step, so that nothing can evict them
+     * in between (CONTRACT.md invariant 8). Non-temporary keys are announced like in
+     * {@link #finishWrite}. Keys that are not write-locked are skipped ({@code null}).
+     *
+     * @return per key its object, now read-locked, or null
+     */
+    public List<MemoryObj> finishWriteAndReserveRead(List<ObjectKey> keys) {
+        return finishWrite(keys, true);
+    }
+
+    private List<MemoryObj> finishWrite(List<ObjectKey> keys, boolean andRead) {
+        if (keys == null || keys.isEmpty()) {
+            return List.of();
+        }
+        List<MemoryObj> out = new ArrayList<>(keys.size());
+        List<ObjectKey> announce = new ArrayList<>(keys.size());
+        lock.lock();
+        try {
+            for (ObjectKey k : keys) {
+                Entry e = closed ? null : entries.get(k);
+                if (e == null || !e.writing) {
+                    out.add(null);
+                    continue;
+                }
+                e.writing = false;
+                if (andRead) {
+                    e.readers++;
+                }
+                track(e);
+                out.add(e.obj);
+                if (!e.temporary) {
+                    announce.add(k);
+                }
+            }
+            if (!announce.isEmpty()) {
+                List<ObjectKey> view = Collections.unmodifiableList(announce);
+                for (Listener l : listeners) {
+                    try {
+                        l.onKeysWriteFinished(view);
+                    } catch (RuntimeException ex) {
+                        LOG.log(System.Logger.Level.WARNING, "an L1 listener threw; ignored", ex);
+                    }
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------ read
+
+    /**
+     * Read-locks the ready objects among {@code keys} (+1 per key per call).
+     *
+     * @return per key its object, or null when the key is absent or still write-locked
+     */
+    public List<MemoryObj> reserveRead(List<ObjectKey> keys) {
+        return reserveRead(keys, false);
+    }
+
+    /** Like {@link #reserveRead(List)}; with {@code nonTemporaryOnly} temporary objects are skipped too. */
+    List<MemoryObj> reserveRead(List<ObjectKey> keys, boolean nonTemporaryOnly) {
+        checkKeys(keys);
+        List<MemoryObj> out = new ArrayList<>(keys.size());
+        lock.lock();
+        try {
+            checkOpen();
+            for (ObjectKey k : keys) {
+                Entry e = entries.get(k);
+                if (e == null || e.writing || (nonTemporaryOnly && e.temporary)) {
+                    out.add(null);
+                    continue;
+                }
+                e.readers++;
+                track(e);
+                out.add(e.obj);
+            }
+        } finally {
+            lock.unlock();
+        }
+        return out;
+    }
+
+    /**
+     * Counts the contiguous prefix of {@code keys} that is ready in L1 and read-locks exactly those
+     * keys, atomically (what a prefetch does for its L1 hits, so they cannot be evicted before use).
+     */
+    public int reservePrefixRead(List<ObjectKey> keys) {
+        checkKeys(keys);
+        lock.lock();
+        try {
+            checkOpen();
+            int n = prefixHitsLocked(keys);
+            for (int i = 0; i < n; i++) {
+                Entry e = entries.get(keys.get(i));
+                e.readers++;
+                track(e);
+            }
+            return n;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Releases one read lock per key (per occurrence); absent keys and underflow are no-ops. */
+    public int finishRead(List<ObjectKey> keys) {
+        if (keys == null || keys.isEmpty()) {
+            return 0;
+        }
+        int n = 0;
+        lock.lock();
+        try {
+            if (closed) {
+                return 0;
+            }
+            for (ObjectKey k : keys) {
+                Entry e = entries.get(k);
+                if (e != null && e.readers > 0) {
+                    e.readers--;
+                    track(e);
+                    n++;
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        return n;
+    }
+
+    /**
+     * The objects of keys the caller holds read locks on (no lock is taken or released).
+     *
+     * @throws IllegalStateException naming the first key that is not read-locked
+     */
+    public List<MemoryObj> readLockedObjects(List<ObjectKey> keys) {
+        List<MemoryObj> out = new ArrayList<>(keys.size());
+        lock.lock();
+        try {
+            checkOpen();
+            for (ObjectKey k : keys) {
+                Entry e = entries.get(k);
+                if (e == null || e.readers == 0) {
+                    throw new IllegalStateException(k + " is not read-locked in L1"
+                            + (e == null ? " (not in L1)" : ""));
+                }
+                out.add(e.obj);
+            }
+        } finally {
+            lock.unlock();
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------ delete, queries
+
+    /**
+     * Removes keys and returns their chunks to the pool. Keys that are read- or write-locked are
+     * refused (kept).
+     *
+     * @return the keys really removed
+     */
+    public List<ObjectKey> delete(List<ObjectKey> keys) {
+        if (keys == null || keys.isEmpty()) {
+            return List.of();
+        }
+        List<ObjectKey> gone = new ArrayList<>();
+        lock.lock();
+        try {
+            if (closed) {
+                return List.of();
+            }
+            for (ObjectKey k : keys) {
+                Entry e = entries.get(k);
+                if (e == null || e.writing || e.readers > 0) {
+                    continue;
+                }
+                entries.remove(k);
+                evictable.remove(k);
+                free[freeCount++] = e.chunk;
+                gone.add(k);
+            }
+        } finally {
+            lock.unlock();
+        }
+        return gone;
+    }
+
+    /** How many leading keys are ready in L1 (the usable prefix); nothing is locked. */
+    public int prefixHits(List<ObjectKey> keys) {
+        lock.lock();
+        try {
+            return prefixHitsLocked(keys);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private int prefixHitsLocked(List<ObjectKey> keys) {
+        int n = 0;
+        for (ObjectKey k : keys) {
+            Entry e = entries.get(k);
+            if (e == null || e.writing) {
+                break;
+            }
+            n++;
+        }
+        return n;
+    }
+
+    public boolean contains(ObjectKey key) {
+        lock.lock();
+        try {
+            return entries.containsKey(key);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Present and not write-locked. */
+    public boolean isReady(ObjectKey key) {
+        lock.lock();
+        try {
+            Entry e = entries.get(key);
+            return e != null && !e.writing;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    public boolean isWriteLocked(ObjectKey key) {
+        lock.lock();
+        try {
+            Entry e = entries.get(key);
+            return e != null && e.writing;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    public int readLockCount(ObjectKey key) {
+        lock.lock();
+        try {
+            Entry e = entries.get(key);
+            return e == null ? 0 : e.readers;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    public boolean isReadLocked(ObjectKey key) {
+        return readLockCount(key) > 0;
+    }
+
+    public boolean isTemporary(ObjectKey key) {
+        lock.lock();
+        try {
+            Entry e = entries.get(key);
+            return e != null && e.temporary;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** How many keys L1 holds (any state). */
+    public int size() {
+        lock.lock();
+        try {
+            return entries.size();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The sum of every key's read-lock count. */
+    public int totalReadLocks() {
+        lock.lock();
+        try {
+            int n = 0;
+            for (Entry e : entries.values()) {
+                n += e.readers;
+            }
+            return n;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** How many keys are write-locked. */
+    public int writeLockedKeys() {
+        lock.lock();
+        try {
+            int n = 0;
+            for (Entry e : entries.values()) {
+                n += e.writing ? 1 : 0;
+            }
+            return n;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ------------------------------------------------------------------ lifecycle
+
+    private static void checkKeys(List<ObjectKey> keys) {
+        if (keys == null) {
+            throw new IllegalArgumentException("keys is null");
+        }
+        for (int i = 0; i < keys.size(); i++) {
+            if (keys.get(i) == null) {
+                throw new IllegalArgumentException("keys[" + i + "] is null");
+            }
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("L1Manager is closed");
+        }
+    }
+
+    /**
+     * Unregisters the pool from every device, then frees it. Idempotent. Whoever may still do I/O on
+     * L1 buffers (adapters) must be closed first; after close, release calls are no-ops and reserve
+     * calls fail.
+     */
+    @Override
+    public void close() {
+        lock.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            entries.clear();
+            evictable.clear();
+        } finally {
+            lock.unlock();
+        }
+        listeners.clear();
+        unregisterAll();
+        arena.close();
+    }
+
+    @Override
+    public String toString() {
+        lock.lock();
+        try {
+            return "L1Manager[" + chunks.length + " x " + chunkBytes + " B, " + entries.size() + " keys, " + freeCount
+                    + " free" + (closed ? ", closed]" : "]");
+        } finally {
+            lock.unlock();
+        }
+    }
+}

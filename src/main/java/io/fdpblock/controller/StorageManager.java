@@ -1,0 +1,376 @@
+package io.fdpblock.controller;
+
+import io.fdpblock.l2.L2Adapter;
+import io.fdpblock.l2.L2Adapters;
+import io.fdpblock.l2.MemoryObj;
+import io.fdpblock.l2.ObjectKey;
+import io.fdpblock.l2.RawBlockL2Adapter;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The top-level entry point: L1, the L2 adapters, and the store and prefetch controllers.
+ *
+ * <pre>{@code
+ * try (StorageManager sm = StorageManager.builder().l1(64 << 10, 4096)
+ *         .adapterJson("{\"type\":\"raw_block\",\"device_path\":\"/dev/nvme0n1\",\"slot_bytes\":69632}")
+ *         .build()) {
+ *     sm.store(keys, data);                                // L1 now, L2 in the background
+ *     PrefetchHandle h = sm.submitPrefetchTask(keys, KvLayout.ofBytes(64 << 10));
+ *     Integer found = sm.awaitPrefetchStatus(h, Duration.ofSeconds(5));
+ *     List<MemoryObj> objs = sm.readPrefetchedResults(keys.subList(0, found));
+ *     ...                                                  // use the read-locked objects
+ *     sm.finishReadPrefetched(keys.subList(0, found));
+ * }
+ * }</pre>
+ *
+ * Stores go L1 first ({@code reserveWrite} + fill + {@code finishWrite}); the store controller then
+ * copies them to every adapter the store policy names. A prefetch first read-locks the contiguous L1
+ * prefix hits and hands only the remaining keys to the prefetch controller. The adapters' devices get
+ * the L1 pool registered for fixed-buffer I/O where they support it (raw_block on io_uring).
+ */
+public final class StorageManager implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger("io.fdpblock.controller");
+
+    private final L1Manager l1;
+    private final boolean ownsL1;
+    private final List<L2Adapter> adapters;
+    private final List<L2Adapter> owned;
+    private final List<io.fdpblock.device.BlockDevice> registered = new ArrayList<>();
+    private final StoreController storeController;
+    private final PrefetchController prefetchController;
+    private final Object lifecycle = new Object();
+    private volatile boolean closed;
+
+    private StorageManager(Builder b, L1Manager l1, List<L2Adapter> adapters, List<L2Adapter> owned) throws IOException {
+        this.l1 = l1;
+        this.ownsL1 = b.l1 == null;
+        this.adapters = List.copyOf(adapters);
+        this.owned = List.copyOf(owned);
+        for (L2Adapter a : this.adapters) {
+            if (a instanceof RawBlockL2Adapter rb) {
+                try {
+                    if (l1.registerWith(rb.core().device())) {
+                        registered.add(rb.core().device());
+                    }
+                } catch (IOException | RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "L1 pool not registered with " + rb.core().device().path()
+                            + " (its I/O on L1 takes the non-fixed path): " + e.getMessage());
+                }
+            }
+        }
+        StoreController sc = new StoreController(l1, this.adapters, StorePolicies.create(b.storePolicy));
+        PrefetchController pc;
+        try {
+            pc = new PrefetchController(l1, this.adapters, PrefetchPolicies.create(b.prefetchPolicy), b.maxInFlight);
+        } catch (IOException | RuntimeException e) {
+            sc.stop();
+            throw e;
+        }
+        this.storeController = sc;
+        this.prefetchController = pc;
+        sc.start();
+        pc.start();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * A manager with an L1 of {@code chunkCount} chunks of {@code chunkBytes}, default policies, and
+     * one adapter per LMCache-style JSON config ({@link L2Adapters#create}); it owns and closes them.
+     */
+    public static StorageManager create(int chunkBytes, int chunkCount, String... adapterJsons) throws IOException {
+        Builder b = builder().l1(chunkBytes, chunkCount);
+        for (String json : adapterJsons) {
+            b.adapterJson(json);
+        }
+        return b.build();
+    }
+
+    public L1Manager l1() {
+        return l1;
+    }
+
+    public List<L2Adapter> adapters() {
+        return adapters;
+    }
+
+    public StoreController storeController() {
+        return storeController;
+    }
+
+    public PrefetchController prefetchController() {
+        return prefetchController;
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("StorageManager is closed");
+        }
+    }
+
+    // ------------------------------------------------------------------ store
+
+    /**
+     * Copies {@code data[i]} into L1 under {@code keys[i]}; the store controller then stores it to L2.
+     *
+     * @return per key whether it was written (false: already in L1, or no room in L1)
+     * @throws IllegalArgumentException for unequal lists or data larger than an L1 chunk
+     */
+    public boolean[] store(List<ObjectKey> keys, List<MemorySegment> data) {
+        if (keys == null || data == null || keys.size() != data.size()) {
+            throw new IllegalArgumentException("keys and data must be lists of equal length");
+        }
+        checkOpen();
+        List<Long> sizes = new ArrayList<>(data.size());
+        for (MemorySegment d : data) {
+            sizes.add(d.byteSize());
+        }
+        List<MemoryObj> objs = l1.reserveWrite(keys, sizes, false);
+        boolean[] ok = new boolean[keys.size()];
+        List<ObjectKey> written = new ArrayList<>(keys.size());
+        for (int i = 0; i < keys.size(); i++) {
+            MemoryObj o = objs.get(i);
+            if (o != null) {
+                MemorySegment.copy(data.get(i), 0, o.segment(), 0, data.get(i).byteSize());
+                written.add(keys.get(i));
+                ok[i] = true;
+            }
+        }
+        l1.finishWrite(written);
+        return ok;
+    }
+
+    /**
+     * Zero-copy store, step 1: write-locked L1 objects of {@code layout} to fill in place.
+     *
+     * @return per key its object, or null when it could not be reserved
+     */
+    public List<MemoryObj> reserveWrite(List<ObjectKey> keys, KvLayout layout) {
+        checkOpen();
+        return l1.reserveWrite(keys, layout, false);
+    }
+
+    /** Zero-copy store, step 2: the filled objects become readable and are stored to L2. */
+    public void finishWrite(List<ObjectKey> keys) {
+        l1.finishWrite(keys);
+    }
+
+    /** Waits until everything written so far has been stored to L2 (or failed). @return false on timeout */
+    public boolean awaitStoresIdle(Duration timeout) throws InterruptedException {
+        return storeController.awaitIdle(timeout);
+    }
+
+    // ------------------------------------------------------------------ prefetch
+
+    /**
+     * Read-locks the contiguous prefix of {@code keys} already in L1 and hands the rest to the prefetch
+     * controller.
+     *
+     * @return a handle; {@code requestId} is -1 when L1 had every key
+     */
+    public PrefetchHandle submitPrefetchTask(List<ObjectKey> keys, KvLayout layout) {
+        if (keys == null || layout == null) {
+            throw new IllegalArgumentException("prefetch needs keys and a layout");
+        }
+        checkOpen();
+        long now = System.nanoTime();
+        int l1Hits = l1.reservePrefixRead(keys);
+        if (l1Hits == keys.size()) {
+            return new PrefetchHandle(-1, l1Hits, keys.size(), now);
+        }
+        long id;
+        try {
+            id = prefetchController.submitPrefetchRequest(keys.subList(l1Hits, keys.size()), layout);
+        } catch (RuntimeException e) {
+            l1.finishRead(keys.subList(0, l1Hits));
+            throw e;
+        }
+        return new PrefetchHandle(id, l1Hits, keys.size(), now);
+    }
+
+    /**
+     * @return null while the L2 part is pending; then (once) L1 prefix hits + L2 prefix hits: that many
+     *         leading keys are read-locked for the caller
+     */
+    public Integer queryPrefetchStatus(PrefetchHandle handle) {
+        if (handle.requestId() < 0) {
+            return handle.l1PrefixHitCount();
+        }
+        Integer l2 = prefetchController.queryPrefetchResult(handle.requestId());
+        return l2 == null ? null : handle.l1PrefixHitCount() + l2;
+    }
+
+    /** Like {@link #queryPrefetchStatus}, waiting up to {@code timeout}. @return null on timeout */
+    public Integer awaitPrefetchStatus(PrefetchHandle handle, Duration timeout) throws InterruptedException {
+        if (handle.requestId() < 0) {
+            return handle.l1PrefixHitCount();
+        }
+        Integer l2 = prefetchController.awaitPrefetchResult(handle.requestId(), timeout);
+        return l2 == null ? null : handle.l1PrefixHitCount() + l2;
+    }
+
+    /**
+     * The read-locked L1 objects of prefetched keys (usually {@code keys.subList(0, found)}).
+     *
+     * @throws IllegalStateException when a key is not read-locked in L1
+     */
+    public List<MemoryObj> readPrefetchedResults(List<ObjectKey> keys) {
+        checkOpen();
+        return l1.readLockedObjects(keys);
+    }
+
+    /** Releases the read locks a prefetch left for the caller. */
+    public void finishReadPrefetched(List<ObjectKey> keys) {
+        l1.finishRead(keys);
+    }
+
+    // ------------------------------------------------------------------ lifecycle
+
+    /**
+     * Stops both controllers (releasing every lock they hold), unregisters L1 from the devices, closes
+     * the adapters it created, then frees L1 if it made it. Idempotent.
+     */
+    @Override
+    public void close() {
+        synchronized (lifecycle) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        storeController.stop();
+        prefetchController.stop();
+        for (io.fdpblock.device.BlockDevice d : registered) {
+            l1.unregisterFrom(d);
+        }
+        for (L2Adapter a : owned) {
+            try {
+                a.close();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "closing " + a + " failed", e);
+            }
+        }
+        if (ownsL1) {
+            l1.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "StorageManager[" + l1 + ", " + adapters.size() + " adapters" + (closed ? ", closed]" : "]");
+    }
+
+    /** Builds a {@link StorageManager}. */
+    public static final class Builder {
+        private L1Manager l1;
+        private int chunkBytes;
+        private int chunkCount;
+        private final List<Object> order = new ArrayList<>();
+        private String storePolicy = StorePolicies.DEFAULT;
+        private String prefetchPolicy = PrefetchPolicies.DEFAULT;
+        private int maxInFlight = PrefetchController.DEFAULT_MAX_IN_FLIGHT;
+
+        private Builder() {}
+
+        /** A new L1 pool, owned (closed) by the manager. */
+        public Builder l1(int chunkBytes, int chunkCount) {
+            this.l1 = null;
+            this.chunkBytes = chunkBytes;
+            this.chunkCount = chunkCount;
+            return this;
+        }
+
+        /** The caller's L1 (not closed by the manager). */
+        public Builder l1(L1Manager l1) {
+            this.l1 = l1;
+            return this;
+        }
+
+        /** An adapter the caller owns (not closed by the manager); indices follow the order of calls. */
+        public Builder adapter(L2Adapter adapter) {
+            if (adapter == null) {
+                throw new IllegalArgumentException("adapter is null");
+            }
+            order.add(adapter);
+            return this;
+        }
+
+        /** An adapter made from LMCache-style JSON by {@link L2Adapters#create} at build; owned. */
+        public Builder adapterJson(String json) {
+            if (json == null) {
+                throw new IllegalArgumentException("adapter JSON is null");
+            }
+            order.add(json);
+            return this;
+        }
+
+        /** By name from {@link StorePolicies} (default {@code "default"}). */
+        public Builder storePolicy(String name) {
+            this.storePolicy = name;
+            return this;
+        }
+
+        /** By name from {@link PrefetchPolicies} (default {@code "default"}). */
+        public Builder prefetchPolicy(String name) {
+            this.prefetchPolicy = name;
+            return this;
+        }
+
+        public Builder maxInFlight(int n) {
+            this.maxInFlight = n;
+            return this;
+        }
+
+        /**
+         * Opens the JSON adapters, then starts the controllers; on failure everything made here is closed.
+         *
+         * @throws IllegalArgumentException for an unknown policy name or adapter type, or bad JSON
+         * @throws IOException when an adapter cannot open its device
+         */
+        public StorageManager build() throws IOException {
+            StorePolicies.create(storePolicy); // fail on an unknown name before opening anything
+            PrefetchPolicies.create(prefetchPolicy);
+            if (l1 == null && (chunkBytes <= 0 || chunkCount <= 0)) {
+                throw new IllegalArgumentException("StorageManager needs an L1: l1(chunkBytes, chunkCount) or l1(manager)");
+            }
+            List<L2Adapter> all = new ArrayList<>();
+            List<L2Adapter> owned = new ArrayList<>();
+            L1Manager made = null;
+            try {
+                for (Object o : order) {
+                    if (o instanceof String json) {
+                        L2Adapter a = L2Adapters.create(json);
+                        owned.add(a);
+                        all.add(a);
+                    } else {
+                        all.add((L2Adapter) o);
+                    }
+                }
+                L1Manager useL1 = l1;
+                if (useL1 == null) {
+                    made = new L1Manager(chunkBytes, chunkCount);
+                    useL1 = made;
+                }
+                return new StorageManager(this, useL1, all, owned);
+            } catch (IOException | RuntimeException e) {
+                if (made != null) {
+                    made.unregisterAll();
+                }
+                for (L2Adapter a : owned) {
+                    a.close();
+                }
+                if (made != null) {
+                    made.close();
+                }
+                throw e;
+            }
+        }
+    }
+}

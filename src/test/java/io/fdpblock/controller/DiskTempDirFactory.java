@@ -1,0 +1,23 @@
+package io.fdpblock.controller;
+
+import org.junit.jupiter.api.extension.AnnotatedElementContext;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.io.TempDirFactory;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/** A temp dir on a disk-backed file system (/var/tmp), so O_DIRECT works (tmpfs rejects it). */
+final class DiskTempDirFactory implements TempDirFactory {
+    private static final Path VAR_TMP = Path.of("/var/tmp");
+
+    @Override
+    public Path createTempDirectory(AnnotatedElementContext elementContext, ExtensionContext extensionContext)
+            throws IOException {
+        Path parent = Files.isDirectory(VAR_TMP) && Files.isWritable(VAR_TMP)
+                ? VAR_TMP
+                : Path.of(System.getProperty("java.io.tmpdir"));
+        return Files.createTempDirectory(parent, "fdpblock-controller-test-");
+    }
+}

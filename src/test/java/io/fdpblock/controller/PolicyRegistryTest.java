@@ -1,0 +1,87 @@
+package io.fdpblock.controller;
+
+import io.fdpblock.l2.Bitmap;
+import io.fdpblock.l2.L2Adapter;
+import io.fdpblock.l2.MockL2Adapter;
+import io.fdpblock.l2.ObjectKey;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.Map;
+
+import static io.fdpblock.controller.Fixtures.keys;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+@Tag("host")
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class PolicyRegistryTest {
+    @Test
+    void builtInPoliciesAreFoundByName() {
+        assertThat(StorePolicies.names()).contains("default", "skip_l1");
+        assertThat(PrefetchPolicies.names()).contains("default");
+        assertThat(StorePolicies.create("default")).isInstanceOf(DefaultStorePolicy.class);
+        assertThat(StorePolicies.create("skip_l1")).isInstanceOf(SkipL1StorePolicy.class);
+        assertThat(PrefetchPolicies.create("default")).isInstanceOf(DefaultPrefetchPolicy.class);
+    }
+
+    @Test
+    void anUnknownNameFailsListingTheKnownOnes() {
+        assertThatThrownBy(() -> StorePolicies.create("tiered")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unknown store policy 'tiered'").hasMessageContaining("default")
+                .hasMessageContaining("skip_l1");
+        assertThatThrownBy(() -> PrefetchPolicies.create("nearest")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("unknown prefetch policy 'nearest'").hasMessageContaining("[default");
+    }
+
+    @Test
+    void aNewPolicyRegistersWithoutEditingAnythingAndADuplicateNameFails() {
+        StorePolicies.register("registry_test_first_only", () -> new DefaultStorePolicy() {
+            @Override
+            public Map<Integer, List<ObjectKey>> selectStoreTargets(List<ObjectKey> keys, List<AdapterDescriptor> adapters) {
+                return Map.of(0, keys);
+            }
+        });
+        assertThat(StorePolicies.names()).contains("registry_test_first_only");
+        assertThat(StorePolicies.create("registry_test_first_only")).isNotNull();
+        assertThatThrownBy(() -> StorePolicies.register("registry_test_first_only", DefaultStorePolicy::new))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("already registered");
+        assertThatThrownBy(() -> StorePolicies.register("default", DefaultStorePolicy::new))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("'default'");
+
+        PrefetchPolicies.register("registry_test_none", () -> (keys, lookups, adapters) -> Map.of());
+        assertThat(PrefetchPolicies.create("registry_test_none").selectLoadPlan(keys(0, 2), List.of(), List.of()))
+                .isEmpty();
+        assertThatThrownBy(() -> PrefetchPolicies.register("default", DefaultPrefetchPolicy::new))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("already registered");
+    }
+
+    @Test
+    void defaultStoreSendsEveryKeyEverywhereAndSkipL1DeletesAfterwards() throws Exception {
+        try (L2Adapter a = new MockL2Adapter(); L2Adapter b = new MockL2Adapter()) {
+            List<AdapterDescriptor> ds = AdapterDescriptor.of(List.of(a, b));
+            List<ObjectKey> ks = keys(0, 3);
+            for (String name : List.of("default", "skip_l1")) {
+                StorePolicy p = StorePolicies.create(name);
+                assertThat(p.selectStoreTargets(ks, ds)).containsOnlyKeys(0, 1).containsEntry(0, ks).containsEntry(1, ks);
+            }
+            assertThat(StorePolicies.create("default").selectL1Deletions(ks)).isEmpty();
+            assertThat(StorePolicies.create("skip_l1").selectL1Deletions(ks)).containsExactlyElementsOf(ks);
+        }
+    }
+
+    @Test
+    void defaultPrefetchTakesEachKeyFromTheLowestIndexThatHasItWithoutOverlap() throws Exception {
+        try (L2Adapter a = new MockL2Adapter(); L2Adapter b = new MockL2Adapter(); L2Adapter c = new MockL2Adapter()) {
+            List<AdapterDescriptor> ds = AdapterDescriptor.of(List.of(a, b, c));
+            Map<Integer, Bitmap> plan = PrefetchPolicies.create("default").selectLoadPlan(keys(0, 5),
+                    List.of(Bitmap.parse("10100"), Bitmap.parse("11010"), Bitmap.parse("01111")), ds);
+            assertThat(plan.get(0)).hasToString("10100");
+            assertThat(plan.get(1)).hasToString("01010");
+            assertThat(plan.get(2)).hasToString("00001");
+        }
+    }
+}
