@@ -1,150 +1,232 @@
 package io.fdpblock.cli;
 
-import io.fdpblock.device.BlockDevice;
+import io.fdpblock.controller.StorageManager;
+import io.fdpblock.l2.Bitmap;
+import io.fdpblock.l2.L2Adapter;
+import io.fdpblock.l2.L2AdapterListener;
+import io.fdpblock.l2.L2Adapters;
+import io.fdpblock.l2.MemoryObj;
+import io.fdpblock.l2.ObjectKey;
+import io.fdpblock.nvme.NvmeNamespace;
 import io.fdpblock.device.BlockDevices;
-import io.fdpblock.device.DeviceOptions;
-import io.fdpblock.device.IoEngine;
-import io.fdpblock.uring.Errno;
-import io.fdpblock.uring.NativeFile;
-import io.fdpblock.uring.Uring;
+import io.fdpblock.uring.EventFd;
+import org.HdrHistogram.Histogram;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-import java.io.IOException;
 import java.io.PrintStream;
+import java.lang.foreign.Arena;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
- * The main job on the embedded default: a file-backed device in a temp dir, random 4 KiB and 1 MiB
- * blocks written and read back through each engine, every byte verified, IOPS and MB/s printed.
+ * The main job: an LMCache-like KV-cache workload through StorageManager, both controllers and the
+ * raw-block adapter, on a file-backed device in a temp dir (default) or an NVMe namespace.
  */
 @Command(name = "run", mixinStandardHelpOptions = true,
-        description = "Write and read back random 4 KiB and 1 MiB blocks on a file-backed device through each"
-                + " engine, verify every byte, print IOPS and MB/s per engine.")
+        description = "The main job: a KV-cache workload (shared prefixes, several cache salts, new and repeated"
+                + " requests) through StorageManager, the store/prefetch controllers and the raw-block adapter;"
+                + " every loaded chunk is checked byte for byte, and the device is reopened to check what survived.")
 public final class RunCommand implements Callable<Integer> {
-    @Option(names = "--dir", description = "Directory for the device file (default: a new temp dir, removed after;"
-            + " must support O_DIRECT)")
-    Path dir;
+    @Option(names = "--device", description = "An NVMe generic device (/dev/ngXnY) or a file to use instead of a temp file")
+    String device;
 
-    @Option(names = "--size", defaultValue = "1073741824", description = "Device file size in bytes (default 1 GiB)")
+    @Option(names = "--engine", defaultValue = "io_uring", description = "io_uring (default), posix, or uring_cmd (NVMe)")
+    String engine;
+
+    @Option(names = "--fdp", description = "FDP placement: cache_salt_prefix buckets, checkpoints on their own id")
+    boolean fdp;
+
+    @Option(names = "--size", defaultValue = "1073741824", description = "Bytes of device to use (default 1 GiB)")
     long size;
 
-    @Option(names = "--small", defaultValue = "4000", description = "Random 4 KiB blocks per engine")
-    int small;
+    @Option(names = "--requests", defaultValue = "1500", description = "Requests to run")
+    int requests;
 
-    @Option(names = "--large", defaultValue = "200", description = "Random 1 MiB blocks per engine")
-    int large;
+    @Option(names = "--repeat-ratio", defaultValue = "0.6", description = "Share of requests that repeat a seen prefix")
+    double repeatRatio;
 
-    @Option(names = "--queue-depth", defaultValue = "32", description = "I/Os in flight (io_uring)")
-    int queueDepth;
+    @Option(names = "--salts", split = ",", defaultValue = "rag:app1,chat:app2,code:app3,",
+            description = "Cache salts to spread requests over (an empty one = no salt)")
+    List<String> salts;
 
-    @Option(names = "--engines", split = ",", defaultValue = "io_uring,posix",
-            description = "Engines to run, comma-separated: io_uring, posix")
-    List<String> engines;
+    @Option(names = "--chunk-tokens", defaultValue = "64",
+            description = "Tokens per chunk (LMCache's default is 256; 64 keeps the default run short)")
+    int chunkTokens;
+
+    @Option(names = "--kv-bytes-per-token", defaultValue = "12288",
+            description = "KV bytes per token: 2 (K,V) x layers x KV heads x head dim x dtype bytes; default"
+                    + " Qwen2.5-0.5B in bf16 = 2 x 24 x 2 x 64 x 2")
+    int kvBytesPerToken;
+
+    @Option(names = "--max-chunks", defaultValue = "12", description = "Longest prefix, in chunks")
+    int maxChunks;
+
+    @Option(names = "--l1-chunks", defaultValue = "64", description = "L1 (CPU memory) size, in chunks")
+    int l1Chunks;
+
+    @Option(names = "--seed", defaultValue = "42")
+    long seed;
+
+    @Option(names = "--no-progress", description = "No progress bar")
+    boolean noProgress;
 
     @Override
     public Integer call() throws Exception {
         PrintStream out = System.out;
-        if (size < (64L << 20) || size % (1 << 20) != 0) {
-            throw new IllegalArgumentException("--size " + size + " must be a multiple of 1 MiB and at least 64 MiB");
+        int chunkBytes = Math.multiplyExact(chunkTokens, kvBytesPerToken);
+        if (chunkBytes % 4096 != 0 || chunkBytes <= 0) {
+            throw new IllegalArgumentException("--chunk-tokens x --kv-bytes-per-token = " + chunkBytes
+                    + " must be a positive multiple of 4096");
         }
-        long smallSlots = size / 2 / 4096;
-        long largeSlots = size / 2 / (1 << 20);
-        if (small < 0 || small > smallSlots || large < 0 || large > largeSlots) {
-            throw new IllegalArgumentException("--small " + small + " / --large " + large + " must fit the device: at"
-                    + " most " + smallSlots + " 4 KiB and " + largeSlots + " 1 MiB blocks for --size " + size);
+        if (requests < 1 || maxChunks < 2 || l1Chunks < maxChunks || repeatRatio < 0 || repeatRatio > 1) {
+            throw new IllegalArgumentException("need --requests >= 1, --max-chunks >= 2, --l1-chunks >= --max-chunks ("
+                    + maxChunks + ") and --repeat-ratio in 0..1");
         }
-        List<IoEngine> list = new ArrayList<>();
-        for (String e : engines) {
-            IoEngine engine = IoEngine.parse(e.trim());
-            if (engine != IoEngine.IO_URING && engine != IoEngine.POSIX) {
-                throw new IllegalArgumentException("--engines: " + engine + " cannot run on a file; use io_uring, posix");
-            }
-            list.add(engine);
+        Path tempDir = null;
+        String path = device;
+        if (path == null) {
+            tempDir = EnginesCommand.directIoTempDir();
+            path = BlockDevices.createFile(tempDir.resolve("kvcache.img"), size).toString();
         }
-        if (list.contains(IoEngine.IO_URING) && !Uring.isAvailable()) {
-            out.println("io_uring is not available here, skipping it: " + Uring.unavailabilityCause().getMessage());
-            list.remove(IoEngine.IO_URING);
-        }
-        boolean tempDir = dir == null;
-        Path workDir = tempDir ? directIoTempDir() : dir;
-        Path file = BlockDevices.createFile(workDir.resolve("fdpblock-device.img"), size);
+        long slotBytes = chunkBytes + 4096L;
+        long metaTotal = 16L << 20;
+        String json = adapterJson(path, slotBytes, metaTotal);
+        out.printf("fdpblock run: KV-cache job on %s (%s%s), %s of it, model Qwen2.5-0.5B-like, chunk %d tokens = %d"
+                + " KiB, L1 %d chunks, %d requests%n", path, engine, fdp ? ", FDP" : "", EnginesCommand.human(size),
+                chunkTokens, chunkBytes >> 10, l1Chunks, requests);
         try {
-            out.printf("fdpblock run: %s device file %s, %d x 4 KiB + %d x 1 MiB random blocks per engine,"
-                    + " queue depth %d, O_DIRECT%n%n", human(size), file, small, large, queueDepth);
-            out.printf("%-9s %-13s %7s %10s %8s %10s %9s  %s%n", "engine", "phase", "ops", "bytes", "seconds", "IOPS",
-                    "MB/s", "verified");
-            long failures = 0;
-            long seed = System.nanoTime();
-            for (IoEngine engine : list) {
-                DeviceOptions options = DeviceOptions.of(engine).withQueueDepth(Math.max(queueDepth, 1))
-                        .withBuffers(1 << 20, Math.max(queueDepth, 1));
-                try (BlockDevice device = BlockDevices.open(file, options)) {
-                    RandomBlockWorkload w = new RandomBlockWorkload(device, queueDepth, seed);
-                    failures += report(out, engine, w.run(4096, 0, size / 2, small));
-                    failures += report(out, engine, w.run(1 << 20, size / 2, size / 2, large));
+            KvCacheJob.Result r;
+            Map<String, Object> status;
+            KvCacheJob.Spec spec = new KvCacheJob.Spec(requests, repeatRatio, salts, maxChunks, chunkBytes,
+                    "Qwen/Qwen2.5-0.5B", 0, seed);
+            try (StorageManager sm = StorageManager.builder().l1(chunkBytes, l1Chunks).adapterJson(json)
+                    .storePolicy("skip_l1").prefetchPolicy("default").build()) {
+                L2Adapter adapter = sm.adapters().get(0);
+                KvCacheJob job = new KvCacheJob(sm, adapter, spec);
+                r = job.run(!noProgress);
+                status = adapter.reportStatus();
+            } // closes the adapter: final checkpoint
+            Reopened again = reopenAndCheck(json, chunkBytes);
+            report(out, r, status, again, chunkBytes);
+            return r.chunksMismatched == 0 && again.mismatched == 0 ? 0 : 1;
+        } finally {
+            if (tempDir != null) {
+                Files.deleteIfExists(Path.of(path));
+                Files.deleteIfExists(tempDir);
+            }
+        }
+    }
+
+    private String adapterJson(String path, long slotBytes, long metaTotal) throws Exception {
+        StringBuilder j = new StringBuilder("{\"type\":\"raw_block\",\"device_path\":\"").append(path)
+                .append("\",\"capacity_bytes\":").append(size).append(",\"slot_bytes\":").append(slotBytes)
+                .append(",\"meta_total_bytes\":").append(metaTotal).append(",\"io_engine\":\"").append(engine)
+                .append("\",\"meta_checkpoint_interval_sec\":5");
+        if (fdp) {
+            int metaId;
+            try (NvmeNamespace ns = NvmeNamespace.open(path)) {
+                List<Integer> ids = ns.ruhStatus().placementIds();
+                metaId = ids.get(ids.size() - 1); // the longest-lived data gets a handle of its own
+            }
+            j.append(",\"fdp_enabled\":true,\"fdp_data_placement_policy\":\"cache_salt_prefix\"")
+                    .append(",\"meta_checkpoint_placement_id\":").append(metaId)
+                    .append(",\"fdp_slot_reuse_policy\":\"pid_affinity\"");
+        }
+        return j.append('}').toString();
+    }
+
+    /** What a second open of the device found. */
+    record Reopened(int recovered, int sampled, int verified, int mismatched) {}
+
+    /** Reopens the store (recovery) and loads a sample of what it holds, checking the bytes. */
+    private static Reopened reopenAndCheck(String json, int chunkBytes) throws Exception {
+        try (L2Adapter a = L2Adapters.create(json); Arena arena = Arena.ofShared()) {
+            List<ObjectKey> held = new ArrayList<>();
+            a.registerListener(new L2AdapterListener() {
+                @Override
+                public void onKeysStored(List<ObjectKey> keys, List<Long> sizes) {
+                    held.addAll(keys);
+                }
+            });
+            List<ObjectKey> sample = held.subList(0, Math.min(64, held.size()));
+            int verified = 0;
+            int mismatched = 0;
+            if (!sample.isEmpty()) {
+                Bitmap locked = await(a, a.submitLookupAndLockTask(sample), false);
+                List<MemoryObj> bufs = new ArrayList<>();
+                for (int i = 0; i < sample.size(); i++) {
+                    bufs.add(MemoryObj.of(arena.allocate(chunkBytes, 4096)));
+                }
+                Bitmap loaded = await(a, a.submitLoadTask(sample, bufs), true);
+                a.submitUnlock(sample);
+                for (int i = 0; i < sample.size(); i++) {
+                    if (locked.get(i) && loaded.get(i) && KvCacheJob.matches(bufs.get(i).segment(),
+                            KvCacheJob.contentSeed(sample.get(i)))) {
+                        verified++;
+                    } else {
+                        mismatched++;
+                    }
                 }
             }
-            out.println();
-            if (failures == 0) {
-                out.printf("Verified: every block read back equals what was written (%d blocks per engine).%n",
-                        small + large);
-                return 0;
-            }
-            out.printf("FAILED: %d blocks read back differ from what was written.%n", failures);
-            return 1;
-        } finally {
-            Files.deleteIfExists(file);
-            if (tempDir) {
-                Files.deleteIfExists(workDir);
-            }
+            return new Reopened(held.size(), sample.size(), verified, mismatched);
         }
     }
 
-    private static long report(PrintStream out, IoEngine engine, RandomBlockWorkload.Result r) {
-        String size = r.blockSize() >= (1 << 20) ? "1 MiB" : "4 KiB";
-        print(out, engine, "write " + size, r.blocks(), r.blockSize(), r.writeNanos(), "-");
-        print(out, engine, "read " + size, r.blocks(), r.blockSize(), r.readNanos(),
-                (r.blocks() - r.mismatches()) + "/" + r.blocks());
-        return r.mismatches();
-    }
-
-    private static void print(PrintStream out, IoEngine engine, String phase, int ops, int blockSize, long nanos,
-            String verified) {
-        double sec = nanos / 1e9;
-        long bytes = (long) ops * blockSize;
-        out.printf("%-9s %-13s %7d %10s %8.3f %10.0f %9.1f  %s%n", engine, phase, ops, human(bytes), sec,
-                sec > 0 ? ops / sec : 0, sec > 0 ? bytes / sec / 1e6 : 0, verified);
-    }
-
-    private static String human(long bytes) {
-        if (bytes >= 1L << 30 && bytes % (1L << 30) == 0) {
-            return (bytes >> 30) + " GiB";
-        }
-        return bytes >= 1 << 20 ? String.format("%.1f MiB", bytes / 1048576.0) : (bytes >> 10) + " KiB";
-    }
-
-    /** java.io.tmpdir, unless it is a file system without O_DIRECT (tmpfs): then /var/tmp. */
-    static Path directIoTempDir() throws IOException {
-        Path dir = Files.createTempDirectory("fdpblock-run-");
-        Path probe = dir.resolve("probe");
-        try {
-            Files.createFile(probe);
-            NativeFile.open(probe, true, false, true).close();
-            return dir;
-        } catch (Errno.NativeIOException e) {
-            if (e.errno() != Errno.EINVAL) {
-                throw e;
+    private static Bitmap await(L2Adapter a, long id, boolean load) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+        while (System.nanoTime() < deadline) {
+            Bitmap b = load ? a.queryLoadResult(id) : a.queryLookupAndLockResult(id);
+            if (b != null) {
+                return b;
             }
-            Files.deleteIfExists(probe);
-            Files.deleteIfExists(dir);
-            return Files.createTempDirectory(Path.of("/var/tmp"), "fdpblock-run-");
-        } finally {
-            Files.deleteIfExists(probe);
+            EventFd.await(load ? a.loadEventFd() : a.lookupAndLockEventFd(), Duration.ofMillis(100));
         }
+        throw new IllegalStateException("task " + id + " did not complete within a minute");
+    }
+
+    @SuppressWarnings("unchecked")
+    private static void report(PrintStream out, KvCacheJob.Result r, Map<String, Object> status, Reopened again,
+            int chunkBytes) {
+        double sec = r.nanos / 1e9;
+        long keys = Math.max(1, r.keysRequested);
+        out.println();
+        out.printf("requests      %d in %.1f s (%.1f req/s), %d chunk keys asked for%n", r.requests, sec,
+                r.requests / sec, r.keysRequested);
+        out.printf("prefix hits   L1 %.1f %%, L2 %.1f %%, computed %.1f %%%n", 100.0 * r.l1PrefixHits / keys,
+                100.0 * r.l2PrefixHits / keys, 100.0 * (keys - r.l1PrefixHits - r.l2PrefixHits) / keys);
+        out.printf("stored        %d chunks, %s (%.1f MB/s); %d not stored (already in L1 or L1 full)%n",
+                r.chunksStored, EnginesCommand.human(r.bytesStored), r.bytesStored / sec / 1e6, r.storeSkipped);
+        out.printf("loaded        %s from L2 (%.1f MB/s)%n", EnginesCommand.human(r.bytesLoaded), r.bytesLoaded / sec / 1e6);
+        out.printf("evicted       %d keys from L2 (LRU, above 85 %% full)%n", r.evicted);
+        out.printf("latency (us)  %-36s %9s %9s %9s %9s%n", "", "p50", "p99", "p99.9", "max");
+        for (String op : List.of("store", "lookup", "load")) {
+            Map<String, Object> m = (Map<String, Object>) status.get(op);
+            out.printf("              %-36s %9.0f %9.0f %9.0f %9.0f%n", op + " (L2 task, submit -> eventfd)",
+                    (Double) m.get("p50_us"), (Double) m.get("p99_us"), (Double) m.get("p999_us"), (Double) m.get("max_us"));
+        }
+        Histogram h = r.requestLatencyNanos;
+        out.printf("              %-36s %9.0f %9.0f %9.0f %9.0f%n", "request (prefetch+check+store)",
+                h.getValueAtPercentile(50) / 1e3, h.getValueAtPercentile(99) / 1e3, h.getValueAtPercentile(99.9) / 1e3,
+                h.getMaxValue() / 1e3);
+        out.printf("placement     bytes written by placement id %s (0 = no directive)%n",
+                status.get("bytes_written_by_placement_id"));
+        if (status.containsKey("fdp_buckets")) {
+            out.printf("              buckets %s, fallbacks %s%n", status.get("fdp_buckets"),
+                    status.get("fdp_placement_fallbacks"));
+        }
+        out.printf("checkpoints   %s periodic ones written during the run, the last %s bytes, plus the final one at close%n",
+                status.get("checkpoints_written"), status.get("last_checkpoint_bytes"));
+        out.println();
+        out.printf("checked       %d loaded chunks equal byte for byte what was stored (%d differ)%n", r.chunksVerified,
+                r.chunksMismatched);
+        out.printf("              reopened the device: %d keys recovered, %d of %d sampled chunks loaded and equal%n",
+                again.recovered(), again.verified(), again.sampled());
+        out.println(r.chunksMismatched == 0 && again.mismatched() == 0 ? "VERIFIED" : "FAILED: bytes differ");
     }
 }
