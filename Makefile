@@ -14,11 +14,13 @@ JAR := target/fdpblock.jar
 # System packages the project needs at run time (Debian names).
 DEB_PACKAGES := liburing2
 
-.PHONY: help jdk deps build test run bindings jshell clean
+.PHONY: help jdk deps build test test-image device-env test-hardware run bindings jshell clean
 
 help:
 	@echo "make run       the main job on the embedded default (a file-backed device in a temp dir)"
-	@echo "make test      all test tiers this machine can run"
+	@echo "make test      all test tiers this machine can run (brings up the device tier's guest image itself)"
+	@echo "make test-image build the emulated NVMe FDP guest's container image (test-images/; reused when present)"
+	@echo "make test-hardware  the device tests on a real FDP SSD: FDPBLOCK_NVME_DEVICE=/dev/ngXnY make test-hardware"
 	@echo "make deps      install missing system packages ($(DEB_PACKAGES))"
 	@echo "make bindings  regenerate bindings/ with jextract (must be on the PATH)"
 	@echo "make jshell    jshell with fdpblock on the class path and jshell/fdpblock.jsh loaded"
@@ -44,8 +46,27 @@ $(JAR): jdk $(shell find src/main bindings -type f 2>/dev/null) pom.xml
 
 build: deps $(JAR)
 
-test: jdk deps
+test: jdk deps device-env
 	$(MVN) $(MVN_ARGS) test
+
+# The device tier's guest image: installs and starts a container engine if needed, builds the image
+# when missing, reuses it when present. Fails when the build fails.
+test-image:
+	bash test-images/build.sh
+
+# The same for `make test`, which it never stops: where the tier cannot run (not root, no engine can
+# run here) or its build failed, build.sh says why and records it in target/device-tier/status; the
+# tier's host test (io.fdpblock.devicetier.EmulatedFdpDeviceTierTest) then skips (cannot run) or fails
+# (build failed) with that reason.
+device-env:
+	@bash test-images/build.sh --if-possible
+
+# The opt-in hardware tier: the `device` tests straight on this machine against a real FDP SSD
+# (its generic char device /dev/ngXnY; FDPBLOCK_NVME_BLOCK=/dev/nvmeXnY if not derivable). Destroys its data.
+test-hardware: jdk deps
+	@if [ -z "$$FDPBLOCK_NVME_DEVICE" ]; then \
+	  echo "fdpblock: set FDPBLOCK_NVME_DEVICE to the FDP SSD's generic char device, e.g. FDPBLOCK_NVME_DEVICE=/dev/ng0n1 make test-hardware (its data is overwritten)" >&2; exit 1; fi
+	$(MVN) $(MVN_ARGS) test -Dfdpblock.test.groups=device
 
 run: build
 	$(JAVA) -jar $(JAR) run

@@ -309,9 +309,17 @@ public final class NvmeNamespace implements AutoCloseable {
     }
 
     public FdpRecords.RuhStatus ruhStatus() throws IOException {
+        // Ask for what 63 descriptors need first, then exactly what NRUHSD says: some controllers (QEMU 10)
+        // refuse a transfer much larger than the data they return.
+        int first = 16 + 32 * 63;
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment d = arena.allocate(16 + 32L * 128, 4096); // room for the most handles a namespace has
+            MemorySegment d = arena.allocate(first, 4096);
             io(NvmeCommand.ruhStatus(nsid, d));
+            int n = Short.toUnsignedInt(d.get(NvmeLayouts.U16, 14));
+            if (n > 63) {
+                d = arena.allocate(16 + 32L * n, 4096);
+                io(NvmeCommand.ruhStatus(nsid, d));
+            }
             return FdpRecords.RuhStatus.parse(d);
         }
     }
@@ -342,17 +350,21 @@ public final class NvmeNamespace implements AutoCloseable {
         }
     }
 
-    /** Moves each handle to a fresh reclaim unit (I/O Management Send, RUH Update). */
+    /**
+     * Moves each handle to a fresh reclaim unit (I/O Management Send, RUH Update), one command per id:
+     * every controller takes one id at a time, while the most a command may name differs (QEMU 10 refuses
+     * a list of all its handles).
+     */
     public void ruhUpdate(int... placementIds) throws IOException {
         if (placementIds.length == 0) {
             throw new IllegalArgumentException("RUH update needs at least one placement id");
         }
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment d = arena.allocate(Math.max(4, (2L * placementIds.length + 3) / 4 * 4), 4096);
-            for (int i = 0; i < placementIds.length; i++) {
-                d.set(NvmeLayouts.U16, 2L * i, (short) placementIds[i]);
+            MemorySegment d = arena.allocate(4, 4096);
+            for (int id : placementIds) {
+                d.set(NvmeLayouts.U16, 0, (short) id);
+                io(NvmeCommand.ruhUpdate(nsid, d, 1));
             }
-            io(NvmeCommand.ruhUpdate(nsid, d, placementIds.length));
         }
     }
 

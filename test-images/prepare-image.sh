@@ -1,0 +1,88 @@
+#!/bin/sh
+# Runs inside `docker build` (see Dockerfile): installs QEMU and the guest's tools from Debian, and
+# prepares the guest's boot files in /opt/fdp/boot: vmlinux (PVH entry), initramfs.cpio, qboot.rom.
+set -eu
+SUITE=$1
+cd /opt/fdp
+chmod 755 guest-init run-guest
+
+mirror=$(sed -n 's/^deb \(http[^ ]*\) .*/\1/p' /etc/apt/sources.list | head -n1)
+mirror=${mirror:-http://deb.debian.org/debian}
+case "$SUITE" in
+  bookworm)
+    # Debian 12's own QEMU is 7.2 (no FDP) and its kernel 6.1: both come from bookworm-backports.
+    echo "deb $mirror bookworm-backports main" >/etc/apt/sources.list.d/backports.list
+    BP="bookworm-backports" ;;
+  *) BP="" ;;
+esac
+apt-get update -qq
+
+# Packages: QEMU, the initramfs' parts, and what the guest's user space (this root, over 9p) needs.
+T=${BP:+-t $BP}
+apt-get install -y -qq --no-install-recommends $T \
+    qemu-system-x86 busybox-static kmod xz-utils zstd cpio liburing2 nvme-cli >/dev/null
+qemu-system-x86_64 --version | head -n1
+qver=$(qemu-system-x86_64 --version | sed -n 's/.*version \([0-9]*\)\..*/\1/p')
+[ "${qver:-0}" -ge 8 ] || { echo "prepare-image: QEMU $qver < 8 has no FDP" >&2; exit 1; }
+
+# The guest kernel: the newest linux-image-6.12.*-amd64 of the suite (backports on bookworm),
+# unpacked (not installed: no initramfs-tools, no hooks).
+# (generic flavour: not -rt, -cloud, -dbg or -unsigned)
+kpkg=$(apt-cache search --names-only '^linux-image-6\.12\.[0-9]+[^-]*-amd64$' | awk '{print $1}' \
+       | sort -V | tail -n1)
+[ -n "$kpkg" ] || { echo "prepare-image: no linux-image-6.12.*-amd64 in $SUITE${BP:+ / $BP}" >&2; exit 1; }
+echo "prepare-image: guest kernel package $kpkg"
+mkdir -p /tmp/k && chown _apt /tmp/k 2>/dev/null; cd /tmp/k
+apt-get download "$kpkg" >/dev/null
+dpkg-deb -x ./*.deb root
+# trixie's packages ship /usr/lib/modules (merged /usr); depmod and modprobe -d look in lib/modules
+[ -e root/lib ] || ln -s usr/lib root/lib
+kver=$(ls root/lib/modules | head -n1)
+depmod -b root "$kver"
+
+mkdir -p /opt/fdp/boot
+# vmlinux: the uncompressed ELF inside the bzImage (QEMU boots it through its PVH entry point).
+vmlinuz=root/boot/vmlinuz-$kver
+for magic in '\xfd7zXZ\x00' '\x28\xb5\x2f\xfd' '\x1f\x8b\x08'; do
+  for off in $(LC_ALL=C grep -obUaP "$magic" "$vmlinuz" | cut -d: -f1); do
+    case "$magic" in
+      *zXZ*) dec="xz -dc" ;; *b5*) dec="zstd -dcq" ;; *) dec="gzip -dc" ;;
+    esac
+    tail -c +$((off + 1)) "$vmlinuz" | $dec >/opt/fdp/boot/vmlinux 2>/dev/null || true
+    if [ "$(head -c 4 /opt/fdp/boot/vmlinux | od -An -c | tr -d ' ')" = '177ELF' ]; then break 2; fi
+  done
+done
+[ "$(head -c 4 /opt/fdp/boot/vmlinux | od -An -c | tr -d ' ')" = '177ELF' ] \
+  || { echo "prepare-image: no ELF vmlinux found inside $vmlinuz" >&2; exit 1; }
+echo "$kver" >/opt/fdp/boot/kernel-version
+
+# qboot instead of SeaBIOS (faster under TCG)
+for f in /usr/share/qemu/qboot.rom /usr/share/seabios/qboot.rom; do
+  [ -f "$f" ] && cp "$f" /opt/fdp/boot/qboot.rom && break
+done
+[ -f /opt/fdp/boot/qboot.rom ] || echo "prepare-image: no qboot.rom: the launcher falls back to the default BIOS"
+
+# The initramfs: busybox, the modules for NVMe and 9p (decompressed, in load order), /init.
+ir=/tmp/initramfs
+mkdir -p $ir/bin $ir/lib/modules $ir/dev $ir/proc $ir/sys $ir/newroot
+cp /bin/busybox $ir/bin/busybox
+: >$ir/modules
+for want in virtio_pci nvme 9pnet_virtio 9p; do
+  modprobe -d /tmp/k/root -S "$kver" --show-depends "$want" | while read -r kind path _; do
+    [ "$kind" = insmod ] || continue
+    name=$(basename "$path"); name=${name%.ko*}
+    grep -qx "$name" $ir/modules && continue
+    case "$path" in
+      *.xz) xz -dc "$path" ;; *.zst) zstd -dcq "$path" ;; *.gz) gzip -dc "$path" ;; *) cat "$path" ;;
+    esac >"$ir/lib/modules/$name.ko"
+    echo "$name" >>$ir/modules
+  done
+done
+echo "prepare-image: initramfs modules: $(tr '\n' ' ' <$ir/modules)"
+cp /opt/fdp/guest-init $ir/init
+(cd $ir && find . | cpio -o -H newc --quiet) >/opt/fdp/boot/initramfs.cpio
+ls -l /opt/fdp/boot
+
+# Mount points for the shares (the container binds them; the guest mounts them over 9p here too).
+mkdir -p /fdp/project /fdp/jdk /fdp/work
+rm -rf /tmp/k $ir /var/lib/apt/lists/* /var/cache/apt/archives/*.deb
