@@ -14,7 +14,7 @@ JAR := target/fdpblock.jar
 # System packages the project needs at run time (Debian names).
 DEB_PACKAGES := liburing2
 
-.PHONY: help jdk deps build test test-image device-env test-hardware run bindings jshell clean
+.PHONY: help jdk deps build test test-image device-env test-hardware run bench jmh bindings jshell clean
 
 help:
 	@echo "make run       the main job on the embedded default (a file-backed device in a temp dir)"
@@ -24,6 +24,8 @@ help:
 	@echo "make deps      install missing system packages ($(DEB_PACKAGES))"
 	@echo "make bindings  regenerate bindings/ with jextract (must be on the PATH)"
 	@echo "make jshell    jshell with fdpblock on the class path and jshell/fdpblock.jsh loaded"
+	@echo "make bench     fdpblock bench: ours vs fio side by side (installs fio when missing); BENCH_ARGS=... to pass options"
+	@echo "make jmh       the JMH microbenchmarks (src/test/java/io/fdpblock/jmh), briefly; JMH_ARGS=... to change"
 
 jdk:
 	@if [ -z "$(JDK)" ]; then \
@@ -73,6 +75,31 @@ run: build
 
 jshell: build
 	$(JDK)/bin/jshell --class-path $(JAR) -R--enable-native-access=ALL-UNNAMED --startup DEFAULT --startup jshell/fdpblock.jsh
+
+# fdpblock bench compares against fio (Debian package fio); its chart needs a font (fontconfig + DejaVu).
+BENCH_ARGS ?=
+bench: build
+	@missing=""; command -v fio >/dev/null || missing=" fio"; \
+	if ! command -v fc-list >/dev/null || [ -z "$$(fc-list 2>/dev/null | head -1)" ]; then missing="$$missing fontconfig fonts-dejavu-core"; fi; \
+	if [ -n "$$missing" ]; then \
+	  echo "fdpblock: installing$$missing (apt-get install -y$$missing)"; \
+	  if [ "$$(id -u)" -eq 0 ]; then SUDO=""; elif command -v sudo >/dev/null; then SUDO="sudo"; else SUDO="-"; fi; \
+	  if [ "$$SUDO" = "-" ]; then echo "fdpblock: not root and no sudo: install$$missing as root; the bench runs without them" >&2; \
+	  else ($$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq$$missing) \
+	    || echo "fdpblock: installing$$missing failed; the bench runs without them" >&2; fi; \
+	fi
+	target/fdpblock bench $(BENCH_ARGS)
+
+# JMH runs from the test classes (the benchmarks are test-scoped), each in a forked JVM with native access
+# (JMH 1.37 still calls sun.misc.Unsafe: allowed, as for Maven).
+JMH_ARGS ?= -f 1 -wi 2 -i 3 -w 1s -r 1s
+JMH_FILTER ?= io.fdpblock.jmh
+jmh: jdk deps
+	$(MVN) -q -DskipTests test-compile org.apache.maven.plugins:maven-dependency-plugin:3.9.0:build-classpath \
+	  -Dmdep.outputFile=target/jmh.classpath -Dmdep.includeScope=test
+	$(JAVA) --sun-misc-unsafe-memory-access=allow -cp "target/classes:target/test-classes:$$(cat target/jmh.classpath)" \
+	  org.openjdk.jmh.Main $(JMH_ARGS) -jvmArgsAppend "--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow" \
+	  -rf json -rff target/jmh-result.json $(JMH_FILTER)
 
 bindings:
 	@command -v jextract >/dev/null || { echo "fdpblock: jextract is not on the PATH. Build it from https://github.com/openjdk/jextract (master builds with JDK 25 and Debian's libclang 14: apt-get install libclang-14-dev), put its bin/ on the PATH, then run make bindings again." >&2; exit 1; }

@@ -1,0 +1,391 @@
+package io.fdpblock.bench;
+
+import io.fdpblock.core.RawBlockCoreConfig;
+import io.fdpblock.device.BlockDevice;
+import io.fdpblock.device.BlockDevices;
+import io.fdpblock.device.IoEngine;
+import io.fdpblock.l2.Bitmap;
+import io.fdpblock.l2.L2StoreResult;
+import io.fdpblock.l2.MemoryObj;
+import io.fdpblock.l2.ObjectKey;
+import io.fdpblock.l2.RawBlockL2Adapter;
+import io.fdpblock.uring.EventFd;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+/**
+ * Our side of the adapter cases: a {@link RawBlockL2Adapter} (io_uring) on the bench file, driven the way
+ * LMCache drives it: tasks of {@code keysPerTask} chunks submitted, the adapter's eventfd awaited, results
+ * collected, the next task submitted, with {@code chunksInFlight} chunks in flight in all. Chunk buffers
+ * are caller-owned, aligned and registered with the device (zero-copy, fixed-buffer I/O).
+ *
+ * <p>The store case cycles through a fixed set of keys sized to the device: a key group stored before is
+ * deleted just before it is stored again (a delete is an in-memory operation, counted in our time).
+ */
+public final class AdapterWorkload implements AutoCloseable {
+    private static final Duration WAIT = Duration.ofSeconds(30);
+    private static final String MODEL = "fdpblock-bench/model";
+
+    private final RawBlockL2Adapter adapter;
+    private final int chunkBytes;
+    private final int keysPerTask;
+    private final int tasksInFlight;
+    private final List<List<ObjectKey>> groups = new ArrayList<>();
+    private final List<List<MemoryObj>> taskObjects = new ArrayList<>();
+    private final boolean[] stored;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment region;
+    private final boolean registered;
+    private int nextGroup;
+
+    private AdapterWorkload(RawBlockL2Adapter adapter, int chunkBytes, int chunksInFlight, int keysPerTask)
+            throws IOException {
+        this.adapter = adapter;
+        this.chunkBytes = chunkBytes;
+        this.keysPerTask = keysPerTask;
+        this.tasksInFlight = Math.max(1, chunksInFlight / keysPerTask);
+        int maxSlots = adapter.core().maxSlots();
+        int groupCount = maxSlots / keysPerTask;
+        if (groupCount <= tasksInFlight + 1) {
+            throw new IllegalArgumentException("the device holds only " + maxSlots + " chunks of " + chunkBytes
+                    + " bytes: too few for " + chunksInFlight + " in flight; use a larger --size");
+        }
+        for (int g = 0; g < groupCount; g++) {
+            List<ObjectKey> keys = new ArrayList<>(keysPerTask);
+            for (int k = 0; k < keysPerTask; k++) {
+                keys.add(key(g * keysPerTask + k));
+            }
+            keys.forEach(ObjectKey::encoded); // encode once, outside any measured window
+            groups.add(List.copyOf(keys));
+        }
+        stored = new boolean[groupCount];
+        int align = Math.max(4096, adapter.core().device().bufferAlignment());
+        region = arena.allocate((long) chunkBytes * tasksInFlight * keysPerTask, align);
+        SplittableRandom r = new SplittableRandom(42);
+        for (long o = 0; o < region.byteSize(); o += 8) {
+            region.set(ValueLayout.JAVA_LONG, o, r.nextLong());
+        }
+        for (int t = 0; t < tasksInFlight; t++) {
+            List<MemoryObj> objs = new ArrayList<>(keysPerTask);
+            for (int k = 0; k < keysPerTask; k++) {
+                objs.add(MemoryObj.of(region.asSlice(((long) t * keysPerTask + k) * chunkBytes, chunkBytes)));
+            }
+            taskObjects.add(List.copyOf(objs));
+        }
+        registered = adapter.core().device().registerBuffers(region);
+    }
+
+    static ObjectKey key(int i) {
+        byte[] hash = new byte[16];
+        java.nio.ByteBuffer.wrap(hash).putLong(0x6664_7062_6c6f_636bL).putLong(i);
+        return ObjectKey.of(MODEL, 0, hash);
+    }
+
+    /** The configuration used for the bench file: 1 MiB chunks plus a 4 KiB slot header, io_uring, no FDP. */
+    static RawBlockCoreConfig config(Path file, long sizeBytes, int chunkBytes, int chunksInFlight) {
+        return RawBlockCoreConfig.builder(file.toString(), chunkBytes + RawBlockCoreConfig.DEFAULT_HEADER_BYTES)
+                .capacityBytes(sizeBytes)
+                .metaTotalBytes(16L << 20)
+                .ioEngine(IoEngine.IO_URING)
+                .iouringQueueDepth(Math.max(64, 4 * chunksInFlight))
+                .loadCheckpointOnInit(false) // the file holds fio's bytes between rounds: always start empty
+                .metaEnablePeriodic(false) // no checkpoint lands inside a measured window by chance
+                .build();
+    }
+
+    /**
+     * Opens the adapter on {@code file} (created at {@code sizeBytes} if missing).
+     *
+     * @param keysPerTask chunks per store or load task; {@code chunksInFlight / keysPerTask} tasks in flight
+     */
+    public static AdapterWorkload open(Path file, long sizeBytes, int chunkBytes, int chunksInFlight, int keysPerTask)
+            throws IOException {
+        if (keysPerTask < 1 || keysPerTask > chunksInFlight) {
+            throw new IllegalArgumentException("keys per task " + keysPerTask + " must be in 1.." + chunksInFlight);
+        }
+        RawBlockL2Adapter a = RawBlockL2Adapter.open(config(file, sizeBytes, chunkBytes, chunksInFlight));
+        try {
+            return new AdapterWorkload(a, chunkBytes, chunksInFlight, keysPerTask);
+        } catch (IOException | RuntimeException e) {
+            a.close();
+            throw e;
+        }
+    }
+
+    public RawBlockL2Adapter adapter() {
+        return adapter;
+    }
+
+    public int keysPerTask() {
+        return keysPerTask;
+    }
+
+    public int tasksInFlight() {
+        return tasksInFlight;
+    }
+
+    /** Keys the workload cycles through. */
+    public int keyCount() {
+        return groups.size() * keysPerTask;
+    }
+
+    /** The chunk buffers are registered with the device (fixed-buffer I/O). */
+    public boolean buffersRegistered() {
+        return registered;
+    }
+
+    /** Stores chunks for the ramp, then for the measured window. */
+    public Measurement store(long rampNanos, long measureNanos) throws IOException {
+        return pipeline(true, rampNanos, measureNanos, Long.MAX_VALUE);
+    }
+
+    /** Deletes every key, then stores every key group once (untimed preparation of the load case). */
+    public Measurement populate() throws IOException {
+        List<ObjectKey> all = new ArrayList<>(keyCount());
+        groups.forEach(all::addAll);
+        adapter.delete(all);
+        Arrays.fill(stored, false);
+        nextGroup = 0;
+        Measurement m = pipeline(true, 0, Long.MAX_VALUE / 4, groups.size());
+        nextGroup = 0;
+        return m;
+    }
+
+    /** Loads chunks (cycling through every stored key) for the ramp, then for the measured window. */
+    public Measurement load(long rampNanos, long measureNanos) throws IOException {
+        for (boolean s : stored) {
+            if (!s) {
+                throw new IllegalStateException("load before populate(): not every key is stored");
+            }
+        }
+        return pipeline(false, rampNanos, measureNanos, Long.MAX_VALUE);
+    }
+
+    private long issue(boolean store, int slot, int[] groupOf) {
+        int g = nextGroup;
+        nextGroup = g + 1 == groups.size() ? 0 : g + 1;
+        groupOf[slot] = g;
+        List<ObjectKey> keys = groups.get(g);
+        if (store) {
+            if (stored[g]) {
+                adapter.delete(keys);
+                stored[g] = false;
+            }
+            return adapter.submitStoreTask(keys, taskObjects.get(slot));
+        }
+        return adapter.submitLoadTask(keys, taskObjects.get(slot));
+    }
+
+    private Measurement pipeline(boolean store, long rampNanos, long measureNanos, long maxTasks) throws IOException {
+        int fd = store ? adapter.storeEventFd() : adapter.loadEventFd();
+        long[] taskId = new long[tasksInFlight];
+        int[] groupOf = new int[tasksInFlight];
+        boolean[] busy = new boolean[tasksInFlight];
+        long start = System.nanoTime();
+        long rampEnd = start + rampNanos;
+        long end = rampEnd + measureNanos;
+        boolean measuring = rampNanos <= 0;
+        long t0 = measuring ? start : 0;
+        long cpu0 = measuring ? CpuClock.processCpuNanos() : 0;
+        long okChunks = 0;
+        long failedTasks = 0;
+        long missedChunks = 0;
+        long issued = 0;
+        int inFlight = 0;
+        for (int s = 0; s < tasksInFlight && issued < maxTasks; s++) {
+            taskId[s] = issue(store, s, groupOf);
+            busy[s] = true;
+            issued++;
+            inFlight++;
+        }
+        while (inFlight > 0) {
+            if (!EventFd.await(fd, WAIT)) {
+                throw new IOException("the adapter signalled no " + (store ? "store" : "load") + " completion within "
+                        + WAIT.toSeconds() + " s (" + inFlight + " tasks in flight)");
+            }
+            Map<Long, L2StoreResult> storeResults = store ? adapter.popCompletedStoreTasks() : null;
+            for (int s = 0; s < tasksInFlight; s++) {
+                if (!busy[s]) {
+                    continue;
+                }
+                int good;
+                if (store) {
+                    L2StoreResult r = storeResults.get(taskId[s]);
+                    if (r == null) {
+                        continue;
+                    }
+                    good = r.success() ? keysPerTask : 0;
+                    failedTasks += r.success() ? 0 : 1;
+                    stored[groupOf[s]] = true; // delete before the next store of this group, whatever happened
+                } else {
+                    Bitmap b = adapter.queryLoadResult(taskId[s]);
+                    if (b == null) {
+                        continue;
+                    }
+                    good = b.cardinality();
+                    missedChunks += keysPerTask - good;
+                }
+                busy[s] = false;
+                inFlight--;
+                long now = System.nanoTime();
+                if (measuring) {
+                    okChunks += good;
+                } else if (now >= rampEnd) {
+                    measuring = true;
+                    t0 = now;
+                    cpu0 = CpuClock.processCpuNanos();
+                }
+                if (now < end && issued < maxTasks) {
+                    taskId[s] = issue(store, s, groupOf);
+                    busy[s] = true;
+                    issued++;
+                    inFlight++;
+                }
+            }
+        }
+        long t1 = System.nanoTime();
+        long cpu1 = CpuClock.processCpuNanos();
+        Map<String, Object> extra = new LinkedHashMap<>();
+        extra.put("keys_per_task", keysPerTask);
+        extra.put("tasks_in_flight", tasksInFlight);
+        if (store) {
+            extra.put("failed_tasks", failedTasks);
+        } else {
+            extra.put("missed_chunks", missedChunks);
+        }
+        if (failedTasks > 0 && okChunks == 0) {
+            throw new IOException("every store task failed (" + failedTasks + "); adapter status: "
+                    + adapter.reportStatus());
+        }
+        return new Measurement(okChunks, okChunks * chunkBytes, (t1 - t0) / 1e9, CpuClock.seconds(cpu0, cpu1), extra);
+    }
+
+    /** Submit-to-signal latencies of lookup-and-lock tasks. */
+    public record LookupResult(long[] sortedNanos, int keys, long misses, Map<String, Object> adapterStatus,
+            String where) {
+        public double medianMicros() {
+            return Stats.percentile(sortedNanos, sortedNanos.length, 50) / 1000.0;
+        }
+
+        public double percentileMicros(double p) {
+            return Stats.percentile(sortedNanos, sortedNanos.length, p) / 1000.0;
+        }
+    }
+
+    /**
+     * Lookup-and-lock of {@code count} stored keys, {@code iterations} times after {@code warmup}: each
+     * timed from before {@code submitLookupAndLockTask} to the eventfd signal seen by {@code poll(2)} and
+     * the result taken; the keys are unlocked after each, outside the timing.
+     */
+    public LookupResult lookup(int count, int warmup, int iterations) throws IOException {
+        if (count > keyCount()) {
+            throw new IllegalArgumentException("only " + keyCount() + " keys on the device");
+        }
+        List<ObjectKey> keys = new ArrayList<>(count);
+        for (int g = 0; keys.size() < count; g++) {
+            if (!stored[g]) {
+                throw new IllegalStateException("lookup before populate(): key group " + g + " is not stored");
+            }
+            for (ObjectKey k : groups.get(g)) {
+                if (keys.size() < count) {
+                    keys.add(k);
+                }
+            }
+        }
+        return lookup(adapter, keys, warmup, iterations, "the bench file (" + adapter.core().device().engine() + ")");
+    }
+
+    static LookupResult lookup(RawBlockL2Adapter adapter, List<ObjectKey> keys, int warmup, int iterations,
+            String where) throws IOException {
+        keys = List.copyOf(keys);
+        int fd = adapter.lookupAndLockEventFd();
+        long[] samples = new long[iterations];
+        long misses = 0;
+        for (int i = -warmup; i < iterations; i++) {
+            long t0 = System.nanoTime();
+            long id = adapter.submitLookupAndLockTask(keys);
+            Bitmap hits;
+            while (true) {
+                if (!EventFd.await(fd, WAIT)) {
+                    throw new IOException("no lookup signal within " + WAIT.toSeconds() + " s");
+                }
+                hits = adapter.queryLookupAndLockResult(id);
+                if (hits != null) {
+                    break;
+                }
+            }
+            long t1 = System.nanoTime();
+            adapter.submitUnlock(keys);
+            if (i >= 0) {
+                samples[i] = t1 - t0;
+                misses += keys.size() - hits.cardinality();
+            }
+        }
+        Arrays.sort(samples);
+        Object status = adapter.reportStatus().get("lookup");
+        @SuppressWarnings("unchecked")
+        Map<String, Object> st = status instanceof Map<?, ?> m ? (Map<String, Object>) m : Map.of();
+        return new LookupResult(samples, keys.size(), misses, st, where);
+    }
+
+    /**
+     * The lookup case on an adapter over a memory device (when the bench file holds fewer than
+     * {@code count} chunks): {@code count} keys of 4 KiB stored first. A lookup never touches the device.
+     */
+    static LookupResult lookupOnMemory(int count, int warmup, int iterations) throws IOException {
+        int slot = 8192;
+        long meta = 4L << 20;
+        long capacity = meta + (long) (count + 16) * slot;
+        RawBlockCoreConfig cfg = RawBlockCoreConfig.builder("memory:bench", slot).capacityBytes(capacity)
+                .metaTotalBytes(meta).ioEngine(IoEngine.MEMORY).loadCheckpointOnInit(false).metaEnablePeriodic(false)
+                .build();
+        try (BlockDevice dev = BlockDevices.memory(capacity, 4096);
+             RawBlockL2Adapter a = RawBlockL2Adapter.open(cfg, dev);
+             Arena arena = Arena.ofConfined()) {
+            MemorySegment payload = arena.allocate(4096, 4096);
+            List<ObjectKey> keys = new ArrayList<>(count);
+            for (int i = 0; i < count; i++) {
+                keys.add(key(i));
+            }
+            List<MemoryObj> objs = new ArrayList<>(count);
+            for (int i = 0; i < count; i++) {
+                objs.add(MemoryObj.of(payload));
+            }
+            long id = a.submitStoreTask(keys, objs);
+            L2StoreResult r = null;
+            while (r == null) {
+                EventFd.await(a.storeEventFd(), WAIT);
+                r = a.popCompletedStoreTasks().get(id);
+            }
+            if (!r.success()) {
+                throw new IOException("storing " + count + " keys on the memory adapter failed");
+            }
+            return lookup(a, keys, warmup, iterations, "a memory device (the bench file holds fewer keys)");
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            if (registered) {
+                adapter.core().device().unregisterBuffers(region);
+            }
+        } catch (IOException e) {
+            // closing anyway
+        } finally {
+            adapter.close();
+            arena.close();
+        }
+    }
+}

@@ -1,0 +1,509 @@
+package io.fdpblock.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.fdpblock.device.BlockDevice;
+import io.fdpblock.device.BlockDevices;
+import io.fdpblock.device.DeviceOptions;
+import io.fdpblock.device.IoEngine;
+import io.fdpblock.uring.Errno;
+import io.fdpblock.uring.NativeFile;
+import io.fdpblock.uring.Uring;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * {@code fdpblock bench}: our engines and the RawBlock adapter side by side with fio, on the same file (or
+ * NVMe namespace), same sizes, same queue depth, same duration, O_DIRECT and registered buffers and
+ * files on both sides. Every case runs {@code rounds} times, ours then fio; the table shows medians and
+ * ours/fio ratios; {@code bench-results.json} keeps every figure and {@code bench-results.png} draws them.
+ */
+public final class Bench {
+    /**
+     * @param file the bench file (created at {@code sizeBytes} when missing; an existing one must be at
+     *        least that large and only its first {@code sizeBytes} are used)
+     * @param device {@code /dev/ngXnY} for the uring_cmd cases, or null to skip them
+     * @param fioPath fio's path, or null to look on the PATH
+     * @param cases case ids (or prefixes) to run; empty = all
+     */
+    public record Options(Path file, long sizeBytes, Path device, int seconds, int rampSeconds, int rounds, Path outDir,
+            String fioPath, List<String> cases, boolean prewrite, int adapterKeysPerTask, int lookupIterations,
+            PipelinedIo.Mode pipeline) {
+        public Options {
+            if (sizeBytes < (256L << 20) || sizeBytes % (1 << 20) != 0) {
+                throw new IllegalArgumentException("--size " + sizeBytes + " must be a multiple of 1 MiB and at least"
+                        + " 256 MiB");
+            }
+            if (seconds < 1 || rampSeconds < 0 || rounds < 1) {
+                throw new IllegalArgumentException("--seconds (" + seconds + ") and --rounds (" + rounds
+                        + ") must be >= 1, --ramp (" + rampSeconds + ") >= 0");
+            }
+            if (adapterKeysPerTask < 1 || adapterKeysPerTask > 16) {
+                throw new IllegalArgumentException("--adapter-keys-per-task " + adapterKeysPerTask + " must be in 1..16");
+            }
+            if (lookupIterations < 10) {
+                throw new IllegalArgumentException("--lookup-iterations " + lookupIterations + " must be >= 10");
+            }
+            cases = cases == null ? List.of() : List.copyOf(cases);
+            pipeline = pipeline == null ? PipelinedIo.Mode.HANDOFF : pipeline;
+        }
+    }
+
+    static final String CPU_ACCOUNTING = "CPU time = user + system of each process over its measured window: ours ="
+            + " delta of com.sun.management.OperatingSystemMXBean.getProcessCpuTime() (every JVM thread: submitter,"
+            + " io_uring reactor, GC, JIT); fio = (usr_cpu + sys_cpu)% x job_runtime from its JSON (getrusage of the"
+            + " job process, reset by fio at the end of ramp_time)";
+
+    private final Options o;
+    private final PrintStream out;
+    private final List<CaseResult> results = new ArrayList<>();
+    private Fio fio;
+    private String loadAtStart;
+    private final ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    public Bench(Options options, PrintStream out) {
+        this.o = options;
+        this.out = out;
+    }
+
+    public List<CaseResult> results() {
+        return results;
+    }
+
+    private boolean selected(BenchCase c) {
+        if (o.cases().isEmpty()) {
+            return true;
+        }
+        for (String s : o.cases()) {
+            if (c.id().equals(s) || c.id().startsWith(s)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Runs every selected case and writes the results (also when some rounds failed).
+     *
+     * @return 0, or 3 when a round of our side failed (each failure is printed)
+     */
+    public int run() throws IOException {
+        Uring.ensureAvailable();
+        Files.createDirectories(o.outDir());
+        Path fioDir = o.outDir().resolve("fio");
+        Files.createDirectories(fioDir);
+        fio = Fio.find(o.fioPath());
+        Instant started = Instant.now();
+        loadAtStart = loadAverage();
+        out.printf(Locale.ROOT, "fdpblock bench: %s (%s), %d round(s) of %d s (+%d s ramp) per side per case,"
+                        + " ours then fio, O_DIRECT, registered buffers and files on both sides; our pipeline: %s%n",
+                o.file(), human(o.sizeBytes()), o.rounds(), o.seconds(), o.rampSeconds(),
+                o.pipeline() == PipelinedIo.Mode.HANDOFF ? "completions hand slots back to the submitting thread"
+                        : "completion callbacks submit the next operation");
+        if (fio == null) {
+            out.println("fio not found" + (o.fioPath() != null ? " at " + o.fioPath() : " on the PATH")
+                    + ": run `make bench` (which installs it: apt-get install -y fio); running our side only.");
+        } else {
+            out.println("reference: " + fio.version() + " (" + fio.executable() + ")");
+        }
+        List<BenchCase> cases = BenchCase.all().stream().filter(this::selected).toList();
+        if (cases.isEmpty()) {
+            throw new IllegalArgumentException("--cases " + o.cases() + " selects nothing; ids: "
+                    + BenchCase.all().stream().map(BenchCase::id).toList());
+        }
+        prepareFile();
+        List<BenchCase> raw = cases.stream().filter(c -> c.kind() == BenchCase.Kind.RAW).toList();
+        for (BenchCase c : raw) {
+            CaseResult r = new CaseResult(c);
+            results.add(r);
+            if (c.engine() == IoEngine.URING_CMD) {
+                String why = o.device() == null ? "no --device /dev/ngXnY given (uring_cmd needs an NVMe generic char device)"
+                        : !Uring.isBigEntriesAvailable() ? "io_uring here has no SQE128/CQE32 (Linux >= 5.19)" : null;
+                if (why != null) {
+                    r.skip(why);
+                    out.printf("%-28s skipped: %s%n", c.label(), why);
+                    continue;
+                }
+            }
+            runRaw(c, r, fioDir);
+        }
+        List<BenchCase> adapterCases = cases.stream().filter(c -> c.kind() != BenchCase.Kind.RAW).toList();
+        if (!adapterCases.isEmpty()) {
+            runAdapter(adapterCases, fioDir);
+        }
+        out.println();
+        printTable(out);
+        int ourFailures = printErrors(out);
+        Path jsonFile = o.outDir().resolve("bench-results.json");
+        json.writeValue(jsonFile.toFile(), toMap(started));
+        out.println();
+        out.println("figures: " + jsonFile.toAbsolutePath());
+        try {
+            Path png = BenchChart.write(results, o.outDir().resolve("bench-results.png"), o.rounds());
+            out.println("chart:   " + png.toAbsolutePath());
+        } catch (Throwable t) { // e.g. no font on a bare machine: the figures are still there
+            out.println("chart:   not drawn (" + t + "); `make bench` installs fontconfig and a font");
+        }
+        return ourFailures == 0 ? 0 : 3;
+    }
+
+    /** Lists every failed round (ours and fio's). @return how many of ours failed */
+    private int printErrors(PrintStream p) {
+        int ours = 0;
+        for (CaseResult r : results) {
+            for (CaseResult.Round round : r.rounds()) {
+                if (round.oursError() != null) {
+                    ours++;
+                    p.printf("FAILED ours, %s round %d: %s%n", r.benchCase().label(), round.round(), round.oursError());
+                }
+                if (round.fioError() != null && fio != null) {
+                    p.printf("failed fio, %s round %d: %s%n", r.benchCase().label(), round.round(), round.fioError());
+                }
+            }
+        }
+        return ours;
+    }
+
+    // ------------------------------------------------------------------ preparation
+
+    private void prepareFile() throws IOException {
+        if (!Files.exists(o.file())) {
+            BlockDevices.createFile(o.file(), o.sizeBytes());
+        } else if (Files.size(o.file()) < o.sizeBytes()) {
+            throw new IllegalArgumentException(o.file() + " has " + Files.size(o.file()) + " bytes, fewer than --size "
+                    + o.sizeBytes());
+        }
+        if (o.prewrite()) {
+            prewrite(o.file(), IoEngine.IO_URING, o.sizeBytes());
+        }
+        if (o.device() != null && o.prewrite() && Uring.isBigEntriesAvailable()
+                && BenchCase.rawCases(IoEngine.URING_CMD).stream().anyMatch(this::selected)) {
+            prewrite(o.device(), IoEngine.URING_CMD, o.sizeBytes());
+        }
+    }
+
+    /** Writes the whole region once (fio reads of a sparse file would be unfair: holes read as zeros, no I/O). */
+    private void prewrite(Path target, IoEngine engine, long bytes) throws IOException {
+        try (BlockDevice dev = BlockDevices.open(target, DeviceOptions.of(engine).withQueueDepth(64)
+                .withBuffers(1 << 20, 16))) {
+            long size = Math.min(bytes, dev.sizeBytes()) / (1 << 20) * (1 << 20);
+            PipelinedIo p = new PipelinedIo(dev, new PipelinedIo.Spec(true, false, 1 << 20, 16, 0, size), 1);
+            try {
+                Measurement m = p.runOps(size >> 20);
+                out.printf(Locale.ROOT, "prewrote %s of %s in %.1f s (%.0f MB/s), so that reads hit written blocks%n",
+                        human(size), target, m.seconds(), m.mbPerSec());
+            } finally {
+                p.release();
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ raw cases
+
+    private Path targetOf(BenchCase c) {
+        return c.engine() == IoEngine.URING_CMD ? o.device() : o.file();
+    }
+
+    private void runRaw(BenchCase c, CaseResult r, Path fioDir) throws IOException {
+        Path target = targetOf(c);
+        boolean fioCan = fio != null && (c.engine() != IoEngine.URING_CMD || fio.hasUringCmd());
+        if (fio != null && !fioCan) {
+            r.note(fio.version() + " has no io_uring_cmd engine (fio >= 3.32): ours only");
+        }
+        DeviceOptions opts = DeviceOptions.of(c.engine()).withQueueDepth(Math.max(64, c.queueDepth()))
+                .withBuffers(Math.max(c.blockSize(), 1 << 20), c.queueDepth());
+        try (BlockDevice dev = BlockDevices.open(target, opts)) {
+            long region = Math.min(o.sizeBytes(), dev.sizeBytes()) / c.blockSize() * c.blockSize();
+            for (int round = 1; round <= o.rounds(); round++) {
+                Measurement ours = null;
+                String oursError = null;
+                PipelinedIo p = new PipelinedIo(dev, new PipelinedIo.Spec(c.isWrite(), c.isRandom(), c.blockSize(),
+                        c.queueDepth(), 0, region), 1000L * round + c.id().hashCode(), o.pipeline());
+                try {
+                    ours = p.run(o.rampSeconds() * 1_000_000_000L, o.seconds() * 1_000_000_000L);
+                } catch (IOException | RuntimeException e) {
+                    oursError = e.getMessage();
+                } finally {
+                    p.release();
+                }
+                Measurement ref = null;
+                String fioError = fio == null ? "fio not installed" : null;
+                if (fioCan) {
+                    List<String> args = Fio.jobArgs(c, target, region, o.seconds(), o.rampSeconds());
+                    try {
+                        ref = fio.run(args, fioDir.resolve(c.id() + "-round" + round + ".json"),
+                                o.seconds() + o.rampSeconds() + 120L);
+                    } catch (IOException e) {
+                        fioError = e.getMessage();
+                    }
+                }
+                r.add(new CaseResult.Round(round, ours, oursError, ref, fioError));
+                progress(c, round, ours, oursError, ref, fioError);
+            }
+        }
+    }
+
+    private void progress(BenchCase c, int round, Measurement ours, String oursError, Measurement ref, String fioError) {
+        String unit = c.judgedByIops() ? "IOPS" : "MB/s";
+        out.printf(Locale.ROOT, "%-28s round %d/%d  ours %s   fio %s%n", c.label(), round, o.rounds(),
+                ours != null ? fmt(c, ours) + " " + unit + cpu(ours) : "FAILED: " + oursError,
+                ref != null ? fmt(c, ref) + " " + unit + cpu(ref) : (fioError == null ? "-" : "n/a (" + fioError + ")"));
+    }
+
+    private static String fmt(BenchCase c, Measurement m) {
+        return c.judgedByIops() ? String.format(Locale.ROOT, "%,.0f", m.iops())
+                : String.format(Locale.ROOT, "%,.1f", m.mbPerSec());
+    }
+
+    private static String cpu(Measurement m) {
+        return Double.isNaN(m.cpuCores()) ? "" : String.format(Locale.ROOT, " (%.2f cores)", m.cpuCores());
+    }
+
+    // ------------------------------------------------------------------ adapter cases
+
+    private void runAdapter(List<BenchCase> cases, Path fioDir) throws IOException {
+        int inFlight = 16;
+        try (AdapterWorkload w = AdapterWorkload.open(o.file(), o.sizeBytes(), BenchCase.MIB, inFlight,
+                o.adapterKeysPerTask())) {
+            out.printf(Locale.ROOT, "adapter: RawBlock L2 adapter (io_uring) on %s, %d keys of 1 MiB, tasks of %d"
+                            + " keys, %d tasks in flight, chunk buffers %sregistered%n", o.file(), w.keyCount(),
+                    w.keysPerTask(), w.tasksInFlight(), w.buffersRegistered() ? "" : "NOT ");
+            boolean populated = false;
+            for (BenchCase c : cases) {
+                CaseResult r = new CaseResult(c);
+                results.add(r);
+                if (c.kind() != BenchCase.Kind.ADAPTER_LOOKUP) {
+                    r.note("RawBlock adapter, tasks of " + w.keysPerTask() + " x 1 MiB chunks, " + w.tasksInFlight()
+                            + " tasks in flight; bytes counted are payload (a store also writes a 4 KiB slot header per"
+                            + " chunk; store and load compute a CRC32C of every payload)");
+                }
+                switch (c.kind()) {
+                    case ADAPTER_STORE -> {
+                        adapterRounds(c, r, fioDir, () -> w.store(o.rampSeconds() * 1_000_000_000L,
+                                o.seconds() * 1_000_000_000L));
+                        populated = false;
+                    }
+                    case ADAPTER_LOAD -> {
+                        populate(w);
+                        populated = true;
+                        adapterRounds(c, r, fioDir, () -> w.load(o.rampSeconds() * 1_000_000_000L,
+                                o.seconds() * 1_000_000_000L));
+                    }
+                    case ADAPTER_LOOKUP -> {
+                        int keys = 1000;
+                        List<Double> roundMedians = new ArrayList<>();
+                        AdapterWorkload.LookupResult all = null;
+                        List<long[]> samples = new ArrayList<>();
+                        if (w.keyCount() >= keys && !populated) {
+                            populate(w);
+                            populated = true;
+                        }
+                        for (int round = 1; round <= o.rounds(); round++) {
+                            AdapterWorkload.LookupResult l = w.keyCount() >= keys
+                                    ? w.lookup(keys, round == 1 ? 200 : 20, o.lookupIterations())
+                                    : AdapterWorkload.lookupOnMemory(keys, round == 1 ? 200 : 20, o.lookupIterations());
+                            roundMedians.add(l.medianMicros());
+                            samples.add(l.sortedNanos());
+                            all = l;
+                            out.printf(Locale.ROOT, "%-28s round %d/%d  median %.1f us, p99 %.1f us (%s)%n", c.label(),
+                                    round, o.rounds(), l.medianMicros(), l.percentileMicros(99), l.where());
+                        }
+                        long[] merged = samples.stream().flatMapToLong(java.util.Arrays::stream).sorted().toArray();
+                        r.lookup(new AdapterWorkload.LookupResult(merged, all.keys(), all.misses(), all.adapterStatus(),
+                                all.where()), roundMedians);
+                    }
+                    default -> throw new IllegalStateException(c.kind().name());
+                }
+            }
+        }
+    }
+
+    private void populate(AdapterWorkload w) throws IOException {
+        Measurement m = w.populate();
+        out.printf(Locale.ROOT, "adapter: stored all %d keys (untimed preparation of the load case): %.0f MB/s%n",
+                w.keyCount(), m.mbPerSec());
+    }
+
+    @FunctionalInterface
+    private interface Side {
+        Measurement run() throws IOException;
+    }
+
+    private void adapterRounds(BenchCase c, CaseResult r, Path fioDir, Side ours) throws IOException {
+        long region = o.sizeBytes();
+        for (int round = 1; round <= o.rounds(); round++) {
+            Measurement m = null;
+            String err = null;
+            try {
+                m = ours.run();
+            } catch (IOException | RuntimeException e) {
+                err = e.getMessage();
+            }
+            Measurement ref = null;
+            String fioError = fio == null ? "fio not installed" : null;
+            if (fio != null) {
+                BenchCase job = new BenchCase(c.id(), BenchCase.Kind.RAW, IoEngine.IO_URING, c.rw(), c.blockSize(),
+                        c.queueDepth());
+                try {
+                    ref = fio.run(Fio.jobArgs(job, o.file(), region, o.seconds(), o.rampSeconds()),
+                            fioDir.resolve(c.id() + "-round" + round + ".json"), o.seconds() + o.rampSeconds() + 120L);
+                } catch (IOException e) {
+                    fioError = e.getMessage();
+                }
+            }
+            r.add(new CaseResult.Round(round, m, err, ref, fioError));
+            progress(c, round, m, err, ref, fioError);
+        }
+    }
+
+    // ------------------------------------------------------------------ report
+
+    /** The table of medians and ratios. */
+    public void printTable(PrintStream p) {
+        p.printf(Locale.ROOT, "Medians of %d round(s); ratio = ours/fio; CPU in cores busy (user+system) during the"
+                + " window.%n", o.rounds());
+        String head = String.format(Locale.ROOT, "%-26s %-6s %12s %12s %7s %7s %4s | %5s %5s %11s %11s %6s %6s %4s",
+                "case", "unit", "ours", "fio", "ratio", "target", "met", "CPU", "CPU", "IOPS/CPU-s", "IOPS/CPU-s",
+                "ratio", "target", "met");
+        String head2 = String.format(Locale.ROOT, "%-26s %-6s %12s %12s %7s %7s %4s | %5s %5s %11s %11s %6s %6s %4s",
+                "", "", "", "", "", "", "", "ours", "fio", "ours", "fio", "", "", "");
+        p.println(head);
+        p.println(head2);
+        p.println("-".repeat(head.length()));
+        int met = 0;
+        int judged = 0;
+        for (CaseResult r : results) {
+            BenchCase c = r.benchCase();
+            if (r.skipped() != null) {
+                p.printf(Locale.ROOT, "%-26s skipped: %s%n", c.label(), r.skipped());
+                continue;
+            }
+            List<CaseResult.Target> ts = r.targets();
+            for (CaseResult.Target t : ts) {
+                if (t.met() != null) {
+                    judged++;
+                    met += t.met() ? 1 : 0;
+                }
+            }
+            if (c.kind() == BenchCase.Kind.ADAPTER_LOOKUP) {
+                CaseResult.Target t = ts.get(0);
+                p.printf(Locale.ROOT, "%-26s %-6s %12s %12s %7s %7s %4s |%n", c.label(), "p50 us",
+                        r.lookup() == null ? "-" : String.format(Locale.ROOT, "%.1f", r.lookup().medianMicros()), "-",
+                        "-", t.describe(), yesNo(t.met()));
+                continue;
+            }
+            CaseResult.Target thr = ts.stream().filter(t -> !t.name().startsWith("IOPS per CPU")).findFirst().orElse(null);
+            CaseResult.Target eff = ts.stream().filter(t -> t.name().startsWith("IOPS per CPU")).findFirst().orElse(null);
+            boolean iops = c.judgedByIops();
+            p.printf(Locale.ROOT, "%-26s %-6s %12s %12s %7s %7s %4s | %5s %5s %11s %11s %6s %6s %4s%n", c.label(),
+                    r.throughputUnit(), num(r.oursThroughput(), iops ? 0 : 1), num(r.fioThroughput(), iops ? 0 : 1),
+                    ratio(r.throughputRatio()), thr == null ? "-" : thr.describe(), thr == null ? "-" : yesNo(thr.met()),
+                    num(r.oursCpuCores(), 2), num(r.fioCpuCores(), 2), num(r.oursIopsPerCpuSec(), 0),
+                    num(r.fioIopsPerCpuSec(), 0), ratio(r.cpuEfficiencyRatio()), eff == null ? "-" : eff.describe(),
+                    eff == null ? "-" : yesNo(eff.met()));
+        }
+        p.println("-".repeat(head.length()));
+        p.printf(Locale.ROOT, "targets met: %d of %d judged%s%n", met, judged,
+                fio == null ? " (fio missing: ratios cannot be judged; run `make bench`)" : "");
+        p.println(CPU_ACCOUNTING + ".");
+    }
+
+    private static String yesNo(Boolean b) {
+        return b == null ? "-" : b ? "yes" : "NO";
+    }
+
+    private static String num(double v, int digits) {
+        return Double.isNaN(v) ? "-" : String.format(Locale.ROOT, "%,." + digits + "f", v);
+    }
+
+    private static String ratio(double v) {
+        return Double.isNaN(v) ? "-" : String.format(Locale.ROOT, "%.2fx", v);
+    }
+
+    private Map<String, Object> toMap(Instant started) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("tool", "fdpblock bench");
+        m.put("started", started.toString());
+        m.put("finished", Instant.now().toString());
+        Map<String, Object> host = new LinkedHashMap<>();
+        host.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version"));
+        host.put("cpus", Runtime.getRuntime().availableProcessors());
+        host.put("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
+        // other work on the machine skews every figure: /proc/loadavg before and after
+        host.put("loadavg_start", loadAtStart);
+        host.put("loadavg_end", loadAverage());
+        m.put("host", host);
+        Map<String, Object> opts = new LinkedHashMap<>();
+        opts.put("file", o.file().toString());
+        opts.put("size_bytes", o.sizeBytes());
+        opts.put("device", o.device() == null ? null : o.device().toString());
+        opts.put("seconds", o.seconds());
+        opts.put("ramp_seconds", o.rampSeconds());
+        opts.put("rounds", o.rounds());
+        opts.put("prewrite", o.prewrite());
+        opts.put("pipeline", o.pipeline().name().toLowerCase());
+        opts.put("adapter_keys_per_task", o.adapterKeysPerTask());
+        opts.put("lookup_iterations", o.lookupIterations());
+        m.put("options", opts);
+        if (fio == null) {
+            m.put("fio", null);
+        } else {
+            Map<String, Object> f = new LinkedHashMap<>();
+            f.put("version", fio.version());
+            f.put("path", fio.executable().toString());
+            m.put("fio", f);
+        }
+        m.put("cpu_accounting", CPU_ACCOUNTING);
+        m.put("units", "IOPS = operations per second; MB/s = 10^6 bytes per second; iops_per_cpu_sec = operations per"
+                + " CPU-second (user + system)");
+        m.put("cases", results.stream().map(CaseResult::toMap).toList());
+        return m;
+    }
+
+    /**
+     * A new temp dir whose file system supports O_DIRECT: under java.io.tmpdir, unless that is tmpfs
+     * (open with O_DIRECT fails with EINVAL), then under /var/tmp.
+     */
+    public static Path directIoTempDir() throws IOException {
+        Path dir = Files.createTempDirectory("fdpblock-bench-");
+        Path probe = dir.resolve("probe");
+        try {
+            Files.createFile(probe);
+            NativeFile.open(probe, true, false, true).close();
+            return dir;
+        } catch (Errno.NativeIOException e) {
+            if (e.errno() != Errno.EINVAL) {
+                throw e;
+            }
+            Files.deleteIfExists(probe);
+            Files.deleteIfExists(dir);
+            return Files.createTempDirectory(Path.of("/var/tmp"), "fdpblock-bench-");
+        } finally {
+            Files.deleteIfExists(probe);
+        }
+    }
+
+    private static String loadAverage() {
+        try {
+            return Files.readString(Path.of("/proc/loadavg")).trim();
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    static String human(long bytes) {
+        if (bytes >= 1L << 30 && bytes % (1L << 30) == 0) {
+            return (bytes >> 30) + " GiB";
+        }
+        return bytes >= 1 << 20 ? String.format(Locale.ROOT, "%.0f MiB", bytes / 1048576.0) : (bytes >> 10) + " KiB";
+    }
+}

@@ -1,0 +1,103 @@
+package io.fdpblock.bench;
+
+import io.fdpblock.device.IoEngine;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One comparison of {@code fdpblock bench}: what our side runs and the fio job it is measured against.
+ *
+ * @param id short stable name (JSON, {@code --cases})
+ * @param kind raw device I/O, or the RawBlock L2 adapter
+ * @param engine our engine and fio's ({@code io_uring} / {@code io_uring_cmd})
+ * @param rw fio's {@code --rw}: randread, randwrite, read (sequential), write (sequential)
+ * @param blockSize bytes per operation (the adapter: bytes per chunk)
+ * @param queueDepth operations in flight (the adapter: chunks in flight)
+ */
+public record BenchCase(String id, Kind kind, IoEngine engine, String rw, int blockSize, int queueDepth) {
+    public enum Kind {
+        /** Our BlockDevice pipeline vs fio, same engine and job. */
+        RAW,
+        /** RawBlock adapter storing 1 MiB chunks vs fio sequential write of 1 MiB at the same depth. */
+        ADAPTER_STORE,
+        /** RawBlock adapter loading 1 MiB chunks vs fio sequential read of 1 MiB at the same depth. */
+        ADAPTER_LOAD,
+        /** Adapter lookup-and-lock of 1,000 keys, submit to eventfd signal: a latency, no fio reference. */
+        ADAPTER_LOOKUP
+    }
+
+    public static final int KIB4 = 4096;
+    public static final int MIB = 1 << 20;
+
+    public boolean isRandom() {
+        return rw.startsWith("rand");
+    }
+
+    public boolean isWrite() {
+        return rw.endsWith("write");
+    }
+
+    /** 4 KiB cases are judged by IOPS, 1 MiB ones by bandwidth. */
+    public boolean judgedByIops() {
+        return blockSize < MIB;
+    }
+
+    public boolean hasReference() {
+        return kind != Kind.ADAPTER_LOOKUP;
+    }
+
+    /** fio's --ioengine for this case. */
+    public String fioEngine() {
+        return engine == IoEngine.URING_CMD ? "io_uring_cmd" : "io_uring";
+    }
+
+    /** Human label, e.g. "randread 4k QD32 io_uring" or "adapter store 1m QD16". */
+    public String label() {
+        String bs = blockSize >= MIB ? (blockSize / MIB) + "m" : (blockSize / 1024) + "k";
+        return switch (kind) {
+            case RAW -> (rw.equals("read") ? "seqread" : rw.equals("write") ? "seqwrite" : rw) + " " + bs + " QD"
+                    + queueDepth + " " + (engine == IoEngine.URING_CMD ? "uring_cmd" : "io_uring");
+            case ADAPTER_STORE -> "adapter store " + bs + " QD" + queueDepth;
+            case ADAPTER_LOAD -> "adapter load " + bs + " QD" + queueDepth;
+            case ADAPTER_LOOKUP -> "adapter lookup 1000 keys";
+        };
+    }
+
+    /** The reference side in words. */
+    public String referenceLabel() {
+        return switch (kind) {
+            case RAW -> "fio --ioengine=" + fioEngine() + " --rw=" + rw + " --bs=" + blockSize + " --iodepth=" + queueDepth;
+            case ADAPTER_STORE, ADAPTER_LOAD -> "fio --ioengine=io_uring --rw=" + rw + " --bs=" + blockSize
+                    + " --iodepth=" + queueDepth;
+            case ADAPTER_LOOKUP -> "none (target: median < 200 us)";
+        };
+    }
+
+    /** The raw cases of one engine: 4 KiB random read and write at QD 1 and 32, 1 MiB sequential write and read at QD 16. */
+    public static List<BenchCase> rawCases(IoEngine engine) {
+        String p = engine == IoEngine.URING_CMD ? "nvme-" : "";
+        List<BenchCase> l = new ArrayList<>();
+        l.add(new BenchCase(p + "randread-4k-qd1", Kind.RAW, engine, "randread", KIB4, 1));
+        l.add(new BenchCase(p + "randread-4k-qd32", Kind.RAW, engine, "randread", KIB4, 32));
+        l.add(new BenchCase(p + "randwrite-4k-qd1", Kind.RAW, engine, "randwrite", KIB4, 1));
+        l.add(new BenchCase(p + "randwrite-4k-qd32", Kind.RAW, engine, "randwrite", KIB4, 32));
+        l.add(new BenchCase(p + "seqwrite-1m-qd16", Kind.RAW, engine, "write", MIB, 16));
+        l.add(new BenchCase(p + "seqread-1m-qd16", Kind.RAW, engine, "read", MIB, 16));
+        return l;
+    }
+
+    public static List<BenchCase> adapterCases() {
+        return List.of(new BenchCase("adapter-store-1m-qd16", Kind.ADAPTER_STORE, IoEngine.IO_URING, "write", MIB, 16),
+                new BenchCase("adapter-load-1m-qd16", Kind.ADAPTER_LOAD, IoEngine.IO_URING, "read", MIB, 16),
+                new BenchCase("adapter-lookup-1000", Kind.ADAPTER_LOOKUP, IoEngine.IO_URING, "lookup", 0, 1));
+    }
+
+    /** Every case, in the order they run. */
+    public static List<BenchCase> all() {
+        List<BenchCase> l = new ArrayList<>(rawCases(IoEngine.IO_URING));
+        l.addAll(rawCases(IoEngine.URING_CMD));
+        l.addAll(adapterCases());
+        return l;
+    }
+}

@@ -1,0 +1,122 @@
+package io.fdpblock.bench;
+
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.CategoryChart;
+import org.knowm.xchart.CategoryChartBuilder;
+import org.knowm.xchart.CategorySeries;
+import org.knowm.xchart.style.Styler;
+
+import javax.imageio.ImageIO;
+import java.awt.Color;
+import java.awt.Graphics2D;
+import java.awt.image.BufferedImage;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The chart of a bench run (XChart, PNG): ours/fio ratios with the parity line, then throughput in
+ * operations per second (log scale), then CPU cores busy, ours next to fio for every case.
+ */
+public final class BenchChart {
+    private static final int WIDTH = 1400;
+    private static final int HEIGHT = 460;
+    private static final Color OURS = new Color(0x1f77b4);
+    private static final Color FIO = new Color(0xff7f0e);
+
+    private BenchChart() {}
+
+    /** Draws the chart into {@code png}. @return {@code png} */
+    public static Path write(List<CaseResult> results, Path png, int rounds) throws IOException {
+        System.setProperty("java.awt.headless", "true");
+        List<CaseResult> shown = results.stream()
+                .filter(r -> r.skipped() == null && r.benchCase().hasReference() && r.hasOurs()).toList();
+        if (shown.isEmpty()) {
+            throw new IOException("no case with figures to draw");
+        }
+        List<String> labels = shown.stream().map(r -> r.benchCase().label()).toList();
+        String lookup = results.stream().filter(r -> r.lookup() != null).findFirst()
+                .map(r -> String.format(Locale.ROOT, "; adapter lookup-and-lock of 1,000 keys: median %.1f us (target < 200)",
+                        r.lookup().medianMicros()))
+                .orElse("");
+
+        CategoryChart ratios = chart("fdpblock bench: ours / fio, median of " + rounds + " round(s)" + lookup,
+                "ours / fio");
+        series(ratios, "throughput", labels, shown.stream().map(CaseResult::throughputRatio).toList(), OURS);
+        series(ratios, "IOPS per CPU-second", labels, shown.stream().map(CaseResult::cpuEfficiencyRatio).toList(),
+                new Color(0x2ca02c));
+        CategorySeries parity = ratios.addSeries("parity (1.0)", labels, labels.stream().map(l -> 1.0).toList());
+        parity.setChartCategorySeriesRenderStyle(CategorySeries.CategorySeriesRenderStyle.Line);
+        parity.setLineColor(Color.GRAY);
+        parity.setMarkerColor(Color.GRAY);
+        ratios.getStyler().setYAxisMin(0.0).setYAxisDecimalPattern("0.00");
+        ratios.getStyler().setLabelsVisible(true);
+
+        CategoryChart throughput = chart("Throughput: operations per second (4 KiB or 1 MiB each; adapter: 1 MiB chunks),"
+                + " log scale", "ops/s");
+        series(throughput, "ours", labels, shown.stream().map(r -> r.hasOurs() ? iops(r, true) : Double.NaN).toList(),
+                OURS);
+        if (shown.stream().anyMatch(CaseResult::hasFio)) {
+            series(throughput, "fio", labels, shown.stream().map(r -> r.hasFio() ? iops(r, false) : Double.NaN).toList(),
+                    FIO);
+        }
+        double lowest = shown.stream().flatMapToDouble(r -> java.util.stream.DoubleStream.of(
+                r.hasOurs() ? iops(r, true) : Double.NaN, r.hasFio() ? iops(r, false) : Double.NaN))
+                .filter(d -> !Double.isNaN(d) && d > 0).min().orElse(1);
+        throughput.getStyler().setYAxisLogarithmic(true); // bars start at the axis minimum: a power of ten below all
+        throughput.getStyler().setYAxisMin(Math.pow(10, Math.floor(Math.log10(lowest))));
+        throughput.getStyler().setLabelsVisible(true);
+        throughput.getStyler().setYAxisDecimalPattern("#,##0");
+
+        CategoryChart cpu = chart("CPU busy during the measured window (user + system, in cores; this machine has "
+                + Runtime.getRuntime().availableProcessors() + ")", "cores");
+        series(cpu, "ours (JVM process)", labels, shown.stream().map(CaseResult::oursCpuCores).toList(), OURS);
+        if (shown.stream().anyMatch(CaseResult::hasFio)) {
+            series(cpu, "fio (job process)", labels, shown.stream().map(CaseResult::fioCpuCores).toList(), FIO);
+        }
+        cpu.getStyler().setYAxisMin(0.0).setYAxisDecimalPattern("0.00");
+        cpu.getStyler().setLabelsVisible(true);
+
+        List<CategoryChart> charts = List.of(ratios, throughput, cpu);
+        BufferedImage all = new BufferedImage(WIDTH, HEIGHT * charts.size(), BufferedImage.TYPE_INT_RGB);
+        Graphics2D g = all.createGraphics();
+        try {
+            for (int i = 0; i < charts.size(); i++) {
+                g.drawImage(BitmapEncoder.getBufferedImage(charts.get(i)), 0, i * HEIGHT, null);
+            }
+        } finally {
+            g.dispose();
+        }
+        if (!ImageIO.write(all, "png", png.toFile())) {
+            throw new IOException("no PNG writer in this JDK");
+        }
+        return png;
+    }
+
+    /** Operations per second: IOPS for 4 KiB cases; for 1 MiB cases the same figure (ops of 1 MiB). */
+    private static double iops(CaseResult r, boolean ours) {
+        double t = ours ? r.oursThroughput() : r.fioThroughput();
+        return r.benchCase().judgedByIops() ? t : t * 1e6 / r.benchCase().blockSize();
+    }
+
+    private static CategoryChart chart(String title, String yTitle) {
+        CategoryChart c = new CategoryChartBuilder().width(WIDTH).height(HEIGHT).title(title).yAxisTitle(yTitle).build();
+        c.getStyler().setLegendPosition(Styler.LegendPosition.InsideNE);
+        c.getStyler().setXAxisLabelRotation(12);
+        c.getStyler().setChartBackgroundColor(Color.WHITE);
+        c.getStyler().setPlotGridVerticalLinesVisible(false);
+        c.getStyler().setLabelsFont(c.getStyler().getLabelsFont().deriveFont(10f));
+        return c;
+    }
+
+    private static void series(CategoryChart c, String name, List<String> labels, List<Double> values, Color color) {
+        List<Double> v = new ArrayList<>(values.size());
+        for (Double d : values) {
+            v.add(d == null || Double.isNaN(d) ? null : d);
+        }
+        CategorySeries s = c.addSeries(name, labels, v);
+        s.setFillColor(color);
+    }
+}

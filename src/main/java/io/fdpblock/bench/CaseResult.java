@@ -1,0 +1,239 @@
+package io.fdpblock.bench;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** Every round of one case, the medians, the ratios and the targets it was judged by. */
+public final class CaseResult {
+    /** One round: ours, then the reference (either may be missing, with the reason). */
+    public record Round(int round, Measurement ours, String oursError, Measurement fio, String fioError) {}
+
+    /** A target: {@code actual op required}, e.g. ratio >= 1.0 or median < 200 us. */
+    public record Target(String name, String op, double required, double actual) {
+        public Boolean met() {
+            if (Double.isNaN(actual)) {
+                return null;
+            }
+            return switch (op) {
+                case ">=" -> actual >= required;
+                case "<" -> actual < required;
+                default -> throw new IllegalStateException(op);
+            };
+        }
+
+        public String describe() {
+            return op + (required == Math.rint(required) && required >= 10 ? String.format("%.0f", required)
+                    : String.format("%.2f", required));
+        }
+    }
+
+    private final BenchCase benchCase;
+    private final List<Round> rounds = new ArrayList<>();
+    private String skipped;
+    private String note;
+    private AdapterWorkload.LookupResult lookup;
+    private final List<Double> lookupRoundMedians = new ArrayList<>();
+
+    public CaseResult(BenchCase benchCase) {
+        this.benchCase = benchCase;
+    }
+
+    public BenchCase benchCase() {
+        return benchCase;
+    }
+
+    public List<Round> rounds() {
+        return rounds;
+    }
+
+    public void add(Round r) {
+        rounds.add(r);
+    }
+
+    public String skipped() {
+        return skipped;
+    }
+
+    public void skip(String reason) {
+        skipped = reason;
+    }
+
+    public String note() {
+        return note;
+    }
+
+    public void note(String n) {
+        note = note == null ? n : note + "; " + n;
+    }
+
+    public AdapterWorkload.LookupResult lookup() {
+        return lookup;
+    }
+
+    public void lookup(AdapterWorkload.LookupResult l, List<Double> roundMedians) {
+        lookup = l;
+        lookupRoundMedians.clear();
+        lookupRoundMedians.addAll(roundMedians);
+    }
+
+    private List<Measurement> ours() {
+        return rounds.stream().map(Round::ours).filter(m -> m != null).toList();
+    }
+
+    private List<Measurement> fio() {
+        return rounds.stream().map(Round::fio).filter(m -> m != null).toList();
+    }
+
+    public boolean hasOurs() {
+        return !ours().isEmpty();
+    }
+
+    public boolean hasFio() {
+        return !fio().isEmpty();
+    }
+
+    /** Median of the case's primary figure: IOPS for 4 KiB, MB/s for 1 MiB. */
+    public double oursThroughput() {
+        return Stats.median(ours(), this::throughput);
+    }
+
+    public double fioThroughput() {
+        return Stats.median(fio(), this::throughput);
+    }
+
+    private double throughput(Measurement m) {
+        return benchCase.judgedByIops() ? m.iops() : m.mbPerSec();
+    }
+
+    public String throughputUnit() {
+        return benchCase.judgedByIops() ? "IOPS" : "MB/s";
+    }
+
+    public double oursIopsPerCpuSec() {
+        return Stats.median(ours(), Measurement::iopsPerCpuSec);
+    }
+
+    public double fioIopsPerCpuSec() {
+        return Stats.median(fio(), Measurement::iopsPerCpuSec);
+    }
+
+    public double oursCpuCores() {
+        return Stats.median(ours(), Measurement::cpuCores);
+    }
+
+    public double fioCpuCores() {
+        return Stats.median(fio(), Measurement::cpuCores);
+    }
+
+    public double throughputRatio() {
+        return Stats.ratio(oursThroughput(), fioThroughput());
+    }
+
+    public double cpuEfficiencyRatio() {
+        return Stats.ratio(oursIopsPerCpuSec(), fioIopsPerCpuSec());
+    }
+
+    /** The targets of the issue that apply to this case. */
+    public List<Target> targets() {
+        List<Target> t = new ArrayList<>();
+        BenchCase c = benchCase;
+        switch (c.kind()) {
+            case RAW -> {
+                if (c.judgedByIops() && c.queueDepth() == 32) {
+                    t.add(new Target("IOPS ours/fio", ">=", 1.0, throughputRatio()));
+                } else if (!c.judgedByIops()) {
+                    t.add(new Target("bandwidth ours/fio", ">=", 0.95, throughputRatio()));
+                }
+                t.add(new Target("IOPS per CPU-second ours/fio", ">=", 0.9, cpuEfficiencyRatio()));
+            }
+            case ADAPTER_STORE, ADAPTER_LOAD -> {
+                t.add(new Target("bandwidth ours/fio", ">=", 0.9, throughputRatio()));
+                t.add(new Target("IOPS per CPU-second ours/fio", ">=", 0.9, cpuEfficiencyRatio()));
+            }
+            case ADAPTER_LOOKUP -> t.add(new Target("submit to eventfd signal, median us", "<", 200,
+                    lookup == null ? Double.NaN : lookup.medianMicros()));
+        }
+        return t;
+    }
+
+    public Map<String, Object> toMap() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        BenchCase c = benchCase;
+        m.put("id", c.id());
+        m.put("label", c.label());
+        m.put("kind", c.kind().name().toLowerCase());
+        m.put("engine", c.engine().configName());
+        m.put("rw", c.rw());
+        m.put("block_size", c.blockSize());
+        m.put("queue_depth", c.queueDepth());
+        m.put("reference", c.referenceLabel());
+        if (skipped != null) {
+            m.put("skipped", skipped);
+        }
+        if (note != null) {
+            m.put("note", note);
+        }
+        if (c.kind() == BenchCase.Kind.ADAPTER_LOOKUP) {
+            if (lookup != null) {
+                Map<String, Object> l = new LinkedHashMap<>();
+                l.put("keys", lookup.keys());
+                l.put("iterations", lookup.sortedNanos().length);
+                l.put("on", lookup.where());
+                l.put("median_us", Measurement.round(lookup.medianMicros(), 2));
+                l.put("p90_us", Measurement.round(lookup.percentileMicros(90), 2));
+                l.put("p99_us", Measurement.round(lookup.percentileMicros(99), 2));
+                l.put("max_us", Measurement.round(lookup.percentileMicros(100), 2));
+                l.put("round_medians_us", lookupRoundMedians.stream().map(d -> Measurement.round(d, 2)).toList());
+                l.put("misses", lookup.misses());
+                l.put("adapter_histogram_submit_to_signal", lookup.adapterStatus());
+                m.put("lookup", l);
+            }
+        } else {
+            List<Map<String, Object>> rs = new ArrayList<>();
+            for (Round r : rounds) {
+                Map<String, Object> x = new LinkedHashMap<>();
+                x.put("round", r.round());
+                x.put("ours", r.ours() == null ? null : r.ours().toMap());
+                if (r.oursError() != null) {
+                    x.put("ours_error", r.oursError());
+                }
+                x.put("fio", r.fio() == null ? null : r.fio().toMap());
+                if (r.fioError() != null) {
+                    x.put("fio_error", r.fioError());
+                }
+                rs.add(x);
+            }
+            m.put("rounds", rs);
+            Map<String, Object> med = new LinkedHashMap<>();
+            med.put("unit", throughputUnit());
+            med.put("ours", nullIfNaN(oursThroughput(), 2));
+            med.put("fio", nullIfNaN(fioThroughput(), 2));
+            med.put("ours_iops_per_cpu_sec", nullIfNaN(oursIopsPerCpuSec(), 1));
+            med.put("fio_iops_per_cpu_sec", nullIfNaN(fioIopsPerCpuSec(), 1));
+            med.put("ours_cpu_cores", nullIfNaN(oursCpuCores(), 3));
+            med.put("fio_cpu_cores", nullIfNaN(fioCpuCores(), 3));
+            m.put("median", med);
+            Map<String, Object> ratio = new LinkedHashMap<>();
+            ratio.put("throughput", nullIfNaN(throughputRatio(), 4));
+            ratio.put("iops_per_cpu_sec", nullIfNaN(cpuEfficiencyRatio(), 4));
+            m.put("ours_over_fio", ratio);
+        }
+        List<Map<String, Object>> ts = new ArrayList<>();
+        for (Target t : targets()) {
+            Map<String, Object> x = new LinkedHashMap<>();
+            x.put("name", t.name());
+            x.put("required", t.op() + " " + t.required());
+            x.put("actual", nullIfNaN(t.actual(), 4));
+            x.put("met", t.met());
+            ts.add(x);
+        }
+        m.put("targets", ts);
+        return m;
+    }
+
+    static Double nullIfNaN(double v, int digits) {
+        return Double.isNaN(v) ? null : Measurement.round(v, digits);
+    }
+}

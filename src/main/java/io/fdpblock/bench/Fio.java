@@ -1,0 +1,213 @@
+package io.fdpblock.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The reference side: runs fio with a job generated from a {@link BenchCase} and reads its JSON output.
+ *
+ * <p>CPU time of fio is taken from its own JSON: {@code (usr_cpu + sys_cpu) / 100 x job_runtime}, i.e.
+ * the job process's getrusage (user + system) over its measured window (fio resets it at the end of
+ * {@code ramp_time}), the counterpart of our JVM's process CPU time over our measured window.
+ */
+public final class Fio {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final Path executable;
+    private final String version;
+
+    private Fio(Path executable, String version) {
+        this.executable = executable;
+        this.version = version;
+    }
+
+    /**
+     * Finds fio: {@code explicit} when given, else on the PATH.
+     *
+     * @return null when there is none
+     */
+    public static Fio find(String explicit) {
+        Path exe = null;
+        if (explicit != null && !explicit.isBlank()) {
+            Path p = Path.of(explicit);
+            exe = Files.isExecutable(p) ? p : null;
+        } else {
+            String path = System.getenv("PATH");
+            for (String dir : (path == null ? "/usr/bin:/usr/local/bin" : path).split(File.pathSeparator)) {
+                Path p = Path.of(dir.isEmpty() ? "." : dir, "fio");
+                if (Files.isExecutable(p) && !Files.isDirectory(p)) {
+                    exe = p;
+                    break;
+                }
+            }
+        }
+        if (exe == null) {
+            return null;
+        }
+        String v;
+        try {
+            Process pr = new ProcessBuilder(exe.toString(), "--version").redirectErrorStream(true).start();
+            v = new String(pr.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+            pr.waitFor(10, TimeUnit.SECONDS);
+        } catch (IOException e) {
+            return null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        }
+        return new Fio(exe, v);
+    }
+
+    public Path executable() {
+        return executable;
+    }
+
+    public String version() {
+        return version;
+    }
+
+    /** fio >= 3.32 has the io_uring_cmd engine (NVMe passthru). */
+    public boolean hasUringCmd() {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("fio-(\\d+)\\.(\\d+)").matcher(version);
+        return m.find() && (Integer.parseInt(m.group(1)) > 3
+                || (Integer.parseInt(m.group(1)) == 3 && Integer.parseInt(m.group(2)) >= 32));
+    }
+
+    /**
+     * The job, as fio arguments (without the executable and the output options).
+     *
+     * @param target the file or /dev/ngXnY
+     * @param sizeBytes bytes of it to use (from offset 0)
+     */
+    public static List<String> jobArgs(BenchCase c, Path target, long sizeBytes, int runtimeSeconds, int rampSeconds) {
+        List<String> a = new ArrayList<>();
+        a.add("--name=" + c.id());
+        a.add("--filename=" + target);
+        a.add("--size=" + sizeBytes);
+        a.add("--ioengine=" + c.fioEngine());
+        if (c.fioEngine().equals("io_uring_cmd")) {
+            a.add("--cmd_type=nvme");
+        }
+        a.add("--direct=1");
+        a.add("--rw=" + c.rw());
+        a.add("--bs=" + c.blockSize());
+        a.add("--iodepth=" + c.queueDepth());
+        a.add("--numjobs=1");
+        // ours uses registered buffers and a registered file: so does fio
+        a.add("--fixedbufs=1");
+        a.add("--registerfiles=1");
+        if (c.isRandom()) { // ours draws offsets uniformly with repeats: no random map, no repeatable seed
+            a.add("--norandommap");
+            a.add("--randrepeat=0");
+        }
+        a.add("--time_based");
+        a.add("--runtime=" + runtimeSeconds);
+        if (rampSeconds > 0) {
+            a.add("--ramp_time=" + rampSeconds);
+        }
+        return a;
+    }
+
+    /**
+     * Runs one job and reads its result.
+     *
+     * @param jsonOut where fio writes its JSON (kept next to the results)
+     * @throws IOException when fio fails (its exit code and stderr) or its output has no job
+     */
+    public Measurement run(List<String> jobArgs, Path jsonOut, long timeoutSeconds) throws IOException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(executable.toString());
+        cmd.addAll(jobArgs);
+        cmd.add("--output-format=json");
+        cmd.add("--output=" + jsonOut);
+        Path err = Files.createTempFile("fdpblock-fio-", ".err");
+        try {
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(false)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(err.toFile()).start();
+            boolean finished;
+            try {
+                finished = p.waitFor(timeoutSeconds, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                p.destroyForcibly();
+                Thread.currentThread().interrupt();
+                throw new IOException("interrupted while fio ran", e);
+            }
+            if (!finished) {
+                p.destroyForcibly();
+                throw new IOException("fio did not finish within " + timeoutSeconds + " s: " + String.join(" ", cmd));
+            }
+            String stderr = Files.readString(err).trim();
+            if (p.exitValue() != 0) {
+                throw new IOException("fio exited with " + p.exitValue() + ": " + lastLines(stderr, 5) + " (command: "
+                        + String.join(" ", cmd) + ")");
+            }
+            Measurement m = parse(Files.readString(jsonOut));
+            m.extra().put("command", String.join(" ", cmd));
+            return m;
+        } finally {
+            Files.deleteIfExists(err);
+        }
+    }
+
+    private static String lastLines(String s, int n) {
+        String[] lines = s.split("\n");
+        return String.join(" | ", java.util.Arrays.copyOfRange(lines, Math.max(0, lines.length - n), lines.length));
+    }
+
+    /**
+     * Reads fio's JSON (anything before the first '{' is skipped: fio may print notes there) into a
+     * measurement of its first job: the read or the write side, whichever did the I/O.
+     */
+    public static Measurement parse(String output) throws IOException {
+        int brace = output.indexOf('{');
+        if (brace < 0) {
+            throw new IOException("fio wrote no JSON: " + output.substring(0, Math.min(200, output.length())));
+        }
+        JsonNode root = JSON.readTree(output.substring(brace));
+        JsonNode jobs = root.path("jobs");
+        if (!jobs.isArray() || jobs.isEmpty()) {
+            throw new IOException("fio's JSON has no jobs");
+        }
+        JsonNode job = jobs.get(0);
+        if (job.path("error").asInt(0) != 0) {
+            throw new IOException("fio job " + job.path("jobname").asText() + " failed with error "
+                    + job.path("error").asInt());
+        }
+        JsonNode read = job.path("read");
+        JsonNode write = job.path("write");
+        JsonNode side = write.path("io_bytes").asLong(0) > read.path("io_bytes").asLong(0) ? write : read;
+        long ops = side.path("total_ios").asLong(0);
+        long bytes = side.path("io_bytes").asLong(0);
+        double runtimeMs = side.path("runtime").asDouble(0);
+        double jobRuntimeMs = job.path("job_runtime").asDouble(runtimeMs);
+        double cpuPercent = job.path("usr_cpu").asDouble(Double.NaN) + job.path("sys_cpu").asDouble(Double.NaN);
+        double cpuSeconds = cpuPercent / 100.0 * jobRuntimeMs / 1000.0;
+        Map<String, Object> extra = new LinkedHashMap<>();
+        extra.put("fio_iops", side.path("iops").asDouble());
+        extra.put("fio_bw_bytes", side.path("bw_bytes").asLong());
+        extra.put("usr_cpu_percent", job.path("usr_cpu").asDouble());
+        extra.put("sys_cpu_percent", job.path("sys_cpu").asDouble());
+        extra.put("job_runtime_ms", jobRuntimeMs);
+        extra.put("ctx_switches", job.path("ctx").asLong());
+        JsonNode clat = side.path("clat_ns");
+        if (clat.isObject()) {
+            extra.put("clat_mean_us", Measurement.round(clat.path("mean").asDouble() / 1000.0, 2));
+            JsonNode p50 = clat.path("percentile").path("50.000000");
+            if (!p50.isMissingNode()) {
+                extra.put("clat_p50_us", p50.asDouble() / 1000.0);
+            }
+        }
+        return new Measurement(ops, bytes, runtimeMs / 1000.0, cpuSeconds, extra);
+    }
+}

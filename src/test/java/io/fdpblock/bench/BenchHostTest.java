@@ -1,0 +1,108 @@
+package io.fdpblock.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fdpblock.device.BlockDevice;
+import io.fdpblock.device.BlockDevices;
+import io.fdpblock.device.DeviceOptions;
+import io.fdpblock.device.IoEngine;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The bench's pieces on a real file through io_uring (O_DIRECT: a disk-backed temp dir). */
+@Tag("host")
+class BenchHostTest {
+    private Path dir;
+
+    @BeforeEach
+    void mkdir() throws IOException {
+        Path varTmp = Path.of("/var/tmp");
+        dir = Files.createTempDirectory(Files.isDirectory(varTmp) && Files.isWritable(varTmp) ? varTmp
+                : Path.of(System.getProperty("java.io.tmpdir")), "fdpblock-bench-test-");
+    }
+
+    @AfterEach
+    void rmdir() throws IOException {
+        try (Stream<Path> s = Files.walk(dir)) {
+            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+
+    @Test
+    void pipelineOnIoUringInBothModes() throws IOException {
+        Path f = BlockDevices.createFile(dir.resolve("dev.img"), 64L << 20);
+        try (BlockDevice dev = BlockDevices.open(f, DeviceOptions.of(IoEngine.IO_URING).withQueueDepth(64)
+                .withBuffers(1 << 20, 8))) {
+            for (PipelinedIo.Mode mode : PipelinedIo.Mode.values()) {
+                PipelinedIo w = new PipelinedIo(dev, new PipelinedIo.Spec(true, false, 1 << 20, 8, 0, 64L << 20), 1, mode);
+                assertThat(w.runOps(64).ops()).isEqualTo(64);
+                w.release();
+                PipelinedIo r = new PipelinedIo(dev, new PipelinedIo.Spec(false, true, 4096, 8, 0, 64L << 20), 2, mode);
+                Measurement m = r.run(10_000_000L, 100_000_000L);
+                r.release();
+                assertThat(m.ops()).as(mode.name()).isPositive();
+                assertThat(m.cpuSeconds()).isPositive();
+            }
+        }
+    }
+
+    @Test
+    void adapterStoresLoadsAndLooksUp() throws IOException {
+        Path f = dir.resolve("adapter.img");
+        try (AdapterWorkload w = AdapterWorkload.open(f, 96L << 20, 1 << 20, 16, 4)) {
+            assertThat(w.keyCount()).isGreaterThan(16);
+            Measurement s = w.store(0, 200_000_000L);
+            assertThat(s.ops()).isPositive();
+            assertThat(s.extra()).containsEntry("failed_tasks", 0L);
+            w.populate();
+            Measurement l = w.load(0, 200_000_000L);
+            assertThat(l.ops()).isPositive();
+            assertThat(l.extra()).containsEntry("missed_chunks", 0L);
+            AdapterWorkload.LookupResult r = w.lookup(w.keyCount(), 5, 50);
+            assertThat(r.misses()).isZero();
+            assertThat(r.medianMicros()).isPositive();
+            assertThat(w.adapter().core().keyCount()).isEqualTo(w.keyCount());
+        }
+        AdapterWorkload.LookupResult mem = AdapterWorkload.lookupOnMemory(1000, 5, 20);
+        assertThat(mem.keys()).isEqualTo(1000);
+        assertThat(mem.misses()).isZero();
+    }
+
+    @Test
+    void benchWithoutFioRunsOurSideAndWritesTheFigures() throws IOException {
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        Path out = dir.resolve("out");
+        Bench b = new Bench(new Bench.Options(dir.resolve("bench.img"), 256L << 20, null, 1, 0, 1, out,
+                dir.resolve("no-such-fio").toString(), List.of("randread-4k-qd1", "nvme-randread-4k-qd1",
+                "adapter-lookup"), true, 4, 20, PipelinedIo.Mode.HANDOFF),
+                new PrintStream(buf, true, StandardCharsets.UTF_8));
+        assertThat(b.run()).isZero();
+        String printed = buf.toString(StandardCharsets.UTF_8);
+        assertThat(printed).contains("fio not found", "make bench", "randread 4k QD1 io_uring",
+                "skipped: no --device", "adapter lookup 1000 keys", "targets met:");
+        JsonNode json = new ObjectMapper().readTree(out.resolve("bench-results.json").toFile());
+        assertThat(json.path("cases")).hasSize(3);
+        JsonNode raw = json.path("cases").get(0);
+        assertThat(raw.path("rounds").get(0).path("ours").path("ops").asLong()).isPositive();
+        assertThat(raw.path("rounds").get(0).path("fio").isNull()).isTrue();
+        assertThat(json.path("cases").get(1).path("skipped").asText()).contains("--device");
+        assertThat(json.path("cases").get(2).path("lookup").path("median_us").asDouble()).isPositive();
+        assertThat(out.resolve("bench-results.png")).exists();
+    }
+}

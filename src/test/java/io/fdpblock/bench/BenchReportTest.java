@@ -1,0 +1,119 @@
+package io.fdpblock.bench;
+
+import io.fdpblock.device.IoEngine;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import javax.imageio.ImageIO;
+import java.awt.image.BufferedImage;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+/** Medians, ratios, targets, fio's JSON and command line, and the chart, without running any I/O. */
+@Tag("unit")
+class BenchReportTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void medianOfOddAndEvenCountsIgnoresNaN() {
+        assertThat(Stats.median(3, 1, 2)).isEqualTo(2);
+        assertThat(Stats.median(4, 1, 3, 2)).isEqualTo(2.5);
+        assertThat(Stats.median(Double.NaN, 5)).isEqualTo(5);
+        assertThat(Stats.median()).isNaN();
+        assertThat(Stats.ratio(1, 0)).isNaN();
+        assertThat(Stats.percentile(new long[] {10, 20, 30, 40}, 4, 50)).isEqualTo(20);
+        assertThat(Stats.percentile(new long[] {10, 20, 30, 40}, 4, 100)).isEqualTo(40);
+    }
+
+    static final String FIO_JSON = """
+            fio: some note before the JSON
+            {
+              "fio version" : "fio-3.33",
+              "jobs" : [ {
+                  "jobname" : "randread-4k-qd32", "error" : 0, "job_runtime" : 5000,
+                  "read" : { "io_bytes" : 2048000000, "bw_bytes" : 409600000, "iops" : 100000.0, "runtime" : 5000,
+                             "total_ios" : 500000,
+                             "clat_ns" : { "mean" : 300000.0, "percentile" : { "50.000000" : 290816 } } },
+                  "write" : { "io_bytes" : 0, "bw_bytes" : 0, "iops" : 0.0, "runtime" : 0, "total_ios" : 0 },
+                  "usr_cpu" : 10.0, "sys_cpu" : 30.0, "ctx" : 1234 } ]
+            }
+            """;
+
+    @Test
+    void fioJsonGivesOpsBytesAndCpuSecondsOfTheWindow() throws Exception {
+        Measurement m = Fio.parse(FIO_JSON);
+        assertThat(m.ops()).isEqualTo(500_000);
+        assertThat(m.bytes()).isEqualTo(2_048_000_000L);
+        assertThat(m.seconds()).isEqualTo(5.0);
+        assertThat(m.iops()).isEqualTo(100_000.0);
+        assertThat(m.cpuSeconds()).isCloseTo(2.0, within(1e-9)); // 40% of 5 s
+        assertThat(m.iopsPerCpuSec()).isCloseTo(250_000.0, within(1e-6));
+        assertThat(m.extra()).containsEntry("clat_p50_us", 290.816);
+    }
+
+    @Test
+    void fioJobMatchesOurParameters() {
+        BenchCase c = BenchCase.rawCases(IoEngine.IO_URING).get(1); // randread 4k QD32
+        List<String> args = Fio.jobArgs(c, Path.of("/var/tmp/x.img"), 1L << 30, 5, 1);
+        assertThat(args).contains("--ioengine=io_uring", "--direct=1", "--rw=randread", "--bs=4096", "--iodepth=32",
+                "--numjobs=1", "--time_based", "--runtime=5", "--ramp_time=1", "--fixedbufs=1", "--registerfiles=1",
+                "--norandommap", "--filename=/var/tmp/x.img", "--size=1073741824");
+        BenchCase nvme = BenchCase.rawCases(IoEngine.URING_CMD).get(4); // seqwrite 1m QD16
+        assertThat(Fio.jobArgs(nvme, Path.of("/dev/ng0n1"), 1L << 30, 5, 0))
+                .contains("--ioengine=io_uring_cmd", "--cmd_type=nvme", "--rw=write", "--bs=1048576", "--iodepth=16")
+                .doesNotContain("--norandommap")
+                .noneMatch(a -> a.startsWith("--ramp_time"));
+    }
+
+    private static CaseResult result(BenchCase c, double oursIops, double oursCpu, Double fioIops, double fioCpu) {
+        CaseResult r = new CaseResult(c);
+        for (int i = 1; i <= 3; i++) {
+            double k = 0.9 + 0.1 * i; // rounds at 1.0x, 1.1x, 1.2x: medians at 1.1x
+            Measurement ours = new Measurement((long) (oursIops * 5 * k), (long) (oursIops * 5 * k) * c.blockSize(), 5,
+                    oursCpu);
+            Measurement fio = fioIops == null ? null : new Measurement((long) (fioIops * 5 * k),
+                    (long) (fioIops * 5 * k) * c.blockSize(), 5, fioCpu);
+            r.add(new CaseResult.Round(i, ours, null, fio, fio == null ? "fio not installed" : null));
+        }
+        return r;
+    }
+
+    @Test
+    void ratiosAndTargetsFromMedians() {
+        BenchCase qd32 = BenchCase.rawCases(IoEngine.IO_URING).get(1);
+        CaseResult r = result(qd32, 90_000, 2.0, 100_000.0, 2.5);
+        assertThat(r.oursThroughput()).isCloseTo(99_000, within(1.0));
+        assertThat(r.throughputRatio()).isCloseTo(0.9, within(1e-4));
+        List<CaseResult.Target> t = r.targets();
+        assertThat(t).hasSize(2);
+        assertThat(t.get(0).met()).isFalse(); // 0.9 < 1.0
+        assertThat(t.get(1).actual()).isCloseTo(0.9 * 2.5 / 2.0, within(1e-3));
+        assertThat(t.get(1).met()).isTrue();
+
+        BenchCase qd1 = BenchCase.rawCases(IoEngine.IO_URING).get(0);
+        assertThat(result(qd1, 1, 1, 1.0, 1).targets()).hasSize(1); // no throughput target at QD1
+
+        CaseResult noFio = result(qd32, 90_000, 2.0, null, 0);
+        assertThat(noFio.throughputRatio()).isNaN();
+        assertThat(noFio.targets().get(0).met()).isNull();
+        assertThat(noFio.toMap()).containsKey("median");
+    }
+
+    @Test
+    void chartIsAPngEvenWithoutFio() throws Exception {
+        List<BenchCase> raw = BenchCase.rawCases(IoEngine.IO_URING);
+        List<CaseResult> withFio = List.of(result(raw.get(0), 10_000, 1, 12_000.0, 0.8),
+                result(raw.get(1), 90_000, 2, 100_000.0, 2.5), result(raw.get(4), 3000, 0.5, 3100.0, 0.3));
+        Path png = BenchChart.write(withFio, dir.resolve("a.png"), 3);
+        BufferedImage img = ImageIO.read(png.toFile());
+        assertThat(img.getWidth()).isGreaterThan(1000);
+        List<CaseResult> noFio = List.of(result(raw.get(0), 10_000, 1, null, 0), result(raw.get(4), 3000, 0.5, null, 0));
+        assertThat(Files.size(BenchChart.write(noFio, dir.resolve("b.png"), 3))).isGreaterThan(1000);
+    }
+}

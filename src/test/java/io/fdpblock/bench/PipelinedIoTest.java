@@ -1,0 +1,68 @@
+package io.fdpblock.bench;
+
+import io.fdpblock.device.BlockDevice;
+import io.fdpblock.device.BlockDevices;
+import io.fdpblock.device.DeviceOptions;
+import io.fdpblock.device.IoEngine;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.io.IOException;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Our pipelined loop on a memory device (completions on the submitting thread, so CALLBACK falls back
+ * to HANDOFF; BenchHostTest runs both modes on io_uring).
+ */
+@Tag("unit")
+class PipelinedIoTest {
+    private static BlockDevice memory() {
+        return BlockDevices.memory(16L << 20, 4096, DeviceOptions.of(IoEngine.MEMORY).withBuffers(1 << 20, 8));
+    }
+
+    @ParameterizedTest
+    @EnumSource(PipelinedIo.Mode.class)
+    void countsExactlyTheOperationsAskedFor(PipelinedIo.Mode mode) throws IOException {
+        try (BlockDevice dev = memory()) {
+            PipelinedIo p = new PipelinedIo(dev, new PipelinedIo.Spec(true, false, 1 << 20, 8, 0, 16L << 20), 1, mode);
+            Measurement m = p.runOps(40); // 2.5 passes over the 16 MiB, wrapping
+            p.release();
+            assertThat(p.mode()).isEqualTo(PipelinedIo.Mode.HANDOFF);
+            assertThat(m.ops()).isEqualTo(40);
+            assertThat(m.bytes()).isEqualTo(40L << 20);
+            assertThat(dev.buffers().available()).isEqualTo(8);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(PipelinedIo.Mode.class)
+    void runsForTheWindowAfterTheRamp(PipelinedIo.Mode mode) throws IOException {
+        try (BlockDevice dev = memory()) {
+            PipelinedIo p = new PipelinedIo(dev, new PipelinedIo.Spec(false, true, 4096, 4, 0, 16L << 20), 2, mode);
+            long t0 = System.nanoTime();
+            Measurement m = p.run(20_000_000L, 50_000_000L);
+            long took = System.nanoTime() - t0;
+            p.release();
+            assertThat(m.ops()).isPositive();
+            assertThat(m.seconds()).isBetween(0.005, 1.0); // from the first completion after the ramp
+            assertThat(took).isGreaterThanOrEqualTo(70_000_000L);
+            assertThat(m.cpuSeconds()).isGreaterThanOrEqualTo(0);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(PipelinedIo.Mode.class)
+    void aFailingOperationIsThrownNamingIt(PipelinedIo.Mode mode) {
+        try (BlockDevice dev = memory()) {
+            // a region larger than the device: random offsets soon fall past its end
+            PipelinedIo p = new PipelinedIo(dev, new PipelinedIo.Spec(true, true, 4096, 4, 0, 1L << 30), 3, mode);
+            assertThatThrownBy(() -> p.run(0, 2_000_000_000L)).isInstanceOf(IOException.class)
+                    .hasMessageContaining("write(");
+            p.release();
+            assertThat(dev.buffers().available()).isEqualTo(8);
+        }
+    }
+}

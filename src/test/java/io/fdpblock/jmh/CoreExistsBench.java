@@ -1,0 +1,90 @@
+package io.fdpblock.jmh;
+
+import io.fdpblock.core.KeyCodec;
+import io.fdpblock.core.PutRequest;
+import io.fdpblock.core.RawBlockCore;
+import io.fdpblock.core.RawBlockCoreConfig;
+import io.fdpblock.device.BlockDevice;
+import io.fdpblock.device.BlockDevices;
+import io.fdpblock.device.IoEngine;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@link RawBlockCore#exists} of 1,000 keys on a memory device holding them (an in-memory question:
+ * the index under the core's lock), plain and with lock + unlock.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+public class CoreExistsBench {
+    static final int KEYS = 1000;
+
+    private BlockDevice device;
+    private RawBlockCore core;
+    private Arena arena;
+    private List<String> keys;
+
+    @Setup(Level.Trial)
+    public void open() throws IOException {
+        int slot = 8192;
+        long meta = 1L << 20;
+        long capacity = meta + (long) (KEYS + 8) * slot;
+        device = BlockDevices.memory(capacity, 4096);
+        RawBlockCoreConfig cfg = RawBlockCoreConfig.builder("memory:jmh", slot).capacityBytes(capacity)
+                .metaTotalBytes(meta).ioEngine(IoEngine.MEMORY).loadCheckpointOnInit(false)
+                .metaEnablePeriodic(false).build();
+        core = RawBlockCore.open(cfg, device);
+        arena = Arena.ofShared();
+        MemorySegment payload = arena.allocate(4096, 4096);
+        keys = new ArrayList<>(KEYS);
+        List<PutRequest> puts = new ArrayList<>(KEYS);
+        for (int i = 0; i < KEYS; i++) {
+            byte[] hash = new byte[16];
+            java.nio.ByteBuffer.wrap(hash).putLong(8, i);
+            String k = KeyCodec.encode("jmh/model", 0, hash, "", 0);
+            keys.add(k);
+            puts.add(PutRequest.of(k, payload));
+        }
+        boolean[] ok = core.put(puts);
+        for (boolean b : ok) {
+            if (!b) {
+                throw new IllegalStateException("pre-populating " + KEYS + " keys failed: " + core.status());
+            }
+        }
+        keys = List.copyOf(keys);
+    }
+
+    @TearDown(Level.Trial)
+    public void close() {
+        core.close();
+        device.close();
+        arena.close();
+    }
+
+    @Benchmark
+    public boolean[] exists1000() {
+        return core.exists(keys, false);
+    }
+
+    @Benchmark
+    public boolean[] existsLockUnlock1000() {
+        boolean[] r = core.exists(keys, true);
+        core.unlock(keys);
+        return r;
+    }
+}
