@@ -6,8 +6,6 @@ import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;
 import io.fdpblock.device.IoEngine;
-import io.fdpblock.uring.Errno;
-import io.fdpblock.uring.NativeFile;
 import io.fdpblock.uring.Uring;
 
 import java.io.IOException;
@@ -467,29 +465,6 @@ public final class Bench {
                 + " CPU-second (user + system)");
         m.put("cases", results.stream().map(CaseResult::toMap).toList());
         return m;
-    }
-
-    /**
-     * A new temp dir whose file system supports O_DIRECT: under java.io.tmpdir, unless that is tmpfs
-     * (open with O_DIRECT fails with EINVAL), then under /var/tmp.
-     */
-    public static Path directIoTempDir() throws IOException {
-        Path dir = Files.createTempDirectory("fdpblock-bench-");
-        Path probe = dir.resolve("probe");
-        try {
-            Files.createFile(probe);
-            NativeFile.open(probe, true, false, true).close();
-            return dir;
-        } catch (Errno.NativeIOException e) {
-            if (e.errno() != Errno.EINVAL) {
-                throw e;
-            }
-            Files.deleteIfExists(probe);
-            Files.deleteIfExists(dir);
-            return Files.createTempDirectory(Path.of("/var/tmp"), "fdpblock-bench-");
-        } finally {
-            Files.deleteIfExists(probe);
-        }
     }
 
     private static String loadAverage() {

@@ -82,7 +82,7 @@ public final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         boolean temp = file == null;
-        Path dir = temp ? Bench.directIoTempDir() : null;
+        Path dir = temp ? io.fdpblock.device.BlockDevices.directIoTempDir("fdpblock-bench-") : null;
         Path f = temp ? dir.resolve("fdpblock-bench.img") : file;
         try {
             Bench bench = new Bench(new Bench.Options(f, size, device, seconds, ramp, rounds, out, fio, cases,

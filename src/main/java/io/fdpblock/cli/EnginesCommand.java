@@ -4,8 +4,6 @@ import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;
 import io.fdpblock.device.IoEngine;
-import io.fdpblock.uring.Errno;
-import io.fdpblock.uring.NativeFile;
 import io.fdpblock.uring.Uring;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -71,7 +69,7 @@ public final class EnginesCommand implements Callable<Integer> {
             list.remove(IoEngine.IO_URING);
         }
         boolean tempDir = dir == null;
-        Path workDir = tempDir ? directIoTempDir() : dir;
+        Path workDir = tempDir ? BlockDevices.directIoTempDir("fdpblock-engines-") : dir;
         Path file = BlockDevices.createFile(workDir.resolve("fdpblock-device.img"), size);
         try {
             out.printf("fdpblock engines: %s device file %s, %d x 4 KiB + %d x 1 MiB random blocks per engine,"
@@ -128,23 +126,4 @@ public final class EnginesCommand implements Callable<Integer> {
         return bytes >= 1 << 20 ? String.format("%.1f MiB", bytes / 1048576.0) : (bytes >> 10) + " KiB";
     }
 
-    /** java.io.tmpdir, unless it is a file system without O_DIRECT (tmpfs): then /var/tmp. */
-    static Path directIoTempDir() throws IOException {
-        Path dir = Files.createTempDirectory("fdpblock-run-");
-        Path probe = dir.resolve("probe");
-        try {
-            Files.createFile(probe);
-            NativeFile.open(probe, true, false, true).close();
-            return dir;
-        } catch (Errno.NativeIOException e) {
-            if (e.errno() != Errno.EINVAL) {
-                throw e;
-            }
-            Files.deleteIfExists(probe);
-            Files.deleteIfExists(dir);
-            return Files.createTempDirectory(Path.of("/var/tmp"), "fdpblock-run-");
-        } finally {
-            Files.deleteIfExists(probe);
-        }
-    }
 }

@@ -91,7 +91,7 @@ public final class RunCommand implements Callable<Integer> {
         Path tempDir = null;
         String path = device;
         if (path == null) {
-            tempDir = EnginesCommand.directIoTempDir();
+            tempDir = BlockDevices.directIoTempDir("fdpblock-run-");
             path = BlockDevices.createFile(tempDir.resolve("kvcache.img"), size).toString();
         }
         long slotBytes = chunkBytes + 4096L;

@@ -1,5 +1,7 @@
 package io.fdpblock.controller;
 
+import io.fdpblock.util.Threads;
+
 import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.L2StoreResult;
 import io.fdpblock.l2.MemoryObj;
@@ -388,18 +390,7 @@ public final class StoreController implements AutoCloseable {
         l1.removeListener(listener);
         wakeFd.signal();
         if (t != null) {
-            boolean interrupted = false;
-            while (true) {
-                try {
-                    t.join();
-                    break;
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
+            Threads.joinUninterruptibly(t);
         } else {
             releaseInFlight();
         }

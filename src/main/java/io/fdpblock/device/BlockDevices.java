@@ -73,6 +73,29 @@ public final class BlockDevices {
         return path;
     }
 
+    /**
+     * A new temp dir whose file system supports O_DIRECT: under java.io.tmpdir, unless that is tmpfs
+     * (open with O_DIRECT fails with EINVAL there), then under /var/tmp.
+     */
+    public static Path directIoTempDir(String prefix) throws IOException {
+        Path dir = Files.createTempDirectory(prefix);
+        Path probe = dir.resolve("probe");
+        try {
+            Files.createFile(probe);
+            NativeFile.open(probe, true, false, true).close();
+            return dir;
+        } catch (io.fdpblock.uring.Errno.NativeIOException e) {
+            if (e.errno() != io.fdpblock.uring.Errno.EINVAL) {
+                throw e;
+            }
+            Files.deleteIfExists(probe);
+            Files.deleteIfExists(dir);
+            return Files.createTempDirectory(Path.of("/var/tmp"), prefix);
+        } finally {
+            Files.deleteIfExists(probe);
+        }
+    }
+
     /** A device in memory (for tests of the layers above), with O_DIRECT-like alignment rules. */
     public static BlockDevice memory(long sizeBytes, int logicalBlockSize) {
         return memory(sizeBytes, logicalBlockSize, DeviceOptions.of(IoEngine.MEMORY));

@@ -1,6 +1,7 @@
 package io.fdpblock.device;
 
 import io.fdpblock.uring.EventFd;
+import io.fdpblock.util.Threads;
 import io.fdpblock.uring.NativeFile;
 import io.fdpblock.uring.Ring;
 import io.fdpblock.uring.RingOptions;
@@ -554,28 +555,13 @@ class IoUringBlockDevice extends AbstractBlockDevice {
         closing = true;
         wake.signal();
         if (Thread.currentThread() != reactor) {
-            joinUninterruptibly(reactor);
+            Threads.joinUninterruptibly(reactor);
             release();
         } else { // called from a completion callback: the reactor finishes by itself
             Thread.ofPlatform().daemon().start(() -> {
-                joinUninterruptibly(reactor);
+                Threads.joinUninterruptibly(reactor);
                 release();
             });
-        }
-    }
-
-    private static void joinUninterruptibly(Thread t) {
-        boolean interrupted = false;
-        while (true) {
-            try {
-                t.join();
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
         }
     }
 
