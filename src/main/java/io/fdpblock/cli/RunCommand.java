@@ -76,6 +76,10 @@ public final class RunCommand implements Callable<Integer> {
     @Option(names = "--no-progress", description = "No progress bar")
     boolean noProgress;
 
+    @Option(names = "--status", description = "Also print the adapter's full reportStatus() (counters, latency"
+            + " histograms, store state) as JSON")
+    boolean printStatus;
+
     @Override
     public Integer call() throws Exception {
         PrintStream out = System.out;
@@ -114,6 +118,10 @@ public final class RunCommand implements Callable<Integer> {
             } // closes the adapter: final checkpoint
             Reopened again = reopenAndCheck(json, chunkBytes);
             report(out, r, status, again, chunkBytes);
+            if (printStatus) {
+                out.println(new com.fasterxml.jackson.databind.ObjectMapper()
+                        .enable(com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT).writeValueAsString(status));
+            }
             return r.chunksMismatched == 0 && again.mismatched == 0 ? 0 : 1;
         } finally {
             if (tempDir != null) {
