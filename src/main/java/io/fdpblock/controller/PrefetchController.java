@@ -114,11 +114,7 @@ public final class PrefetchController implements AutoCloseable {
     private volatile int activeCount;
     private volatile int pendingCount;
 
-    private final Object lifecycle = new Object();
-    private volatile boolean running;
-    private boolean started;
-    private volatile boolean stopped;
-    private Thread thread;
+    private final ControllerThread worker = new ControllerThread("prefetch controller", "fdpblock-prefetch-controller");
     private volatile StepHook hook;
     private volatile Duration stopLookupGrace = Duration.ofSeconds(2);
 
@@ -157,17 +153,7 @@ public final class PrefetchController implements AutoCloseable {
     }
 
     public void start() {
-        synchronized (lifecycle) {
-            if (stopped) {
-                throw new IllegalStateException("prefetch controller was stopped");
-            }
-            if (started) {
-                return;
-            }
-            started = true;
-            running = true;
-            thread = Thread.ofPlatform().daemon().name("fdpblock-prefetch-controller").start(this::run);
-        }
+        worker.start(this::run);
     }
 
     // ------------------------------------------------------------------ external API (any thread)
@@ -192,15 +178,13 @@ public final class PrefetchController implements AutoCloseable {
             throw new IllegalArgumentException("prefetch objects of " + layout.objectBytes()
                     + " bytes do not fit L1 chunks of " + l1.chunkBytes() + " bytes");
         }
-        synchronized (lifecycle) {
-            if (stopped) {
-                throw new IllegalStateException("prefetch controller is stopped");
-            }
-            long id = nextId.getAndIncrement();
-            submissions.add(new Request(id, List.copyOf(keys), layout));
+        long[] id = new long[1];
+        worker.unlessStopped(() -> {
+            id[0] = nextId.getAndIncrement();
+            submissions.add(new Request(id[0], List.copyOf(keys), layout));
             requestFd.signal();
-            return id;
-        }
+        });
+        return id[0];
     }
 
     /**
@@ -268,9 +252,9 @@ public final class PrefetchController implements AutoCloseable {
                 poller.add(a.lookupAndLockEventFd());
                 poller.add(a.loadEventFd());
             }
-            while (running) {
+            while (worker.isRunning()) {
                 poller.poll(POLL_TIMEOUT);
-                if (!running) {
+                if (!worker.isRunning()) {
                     break;
                 }
                 drainReadable(poller);
@@ -686,15 +670,10 @@ public final class PrefetchController implements AutoCloseable {
      * adapters before the L1 memory is freed or reused. Idempotent.
      */
     public void stop() {
-        Thread t;
-        synchronized (lifecycle) {
-            if (stopped) {
-                return;
-            }
-            stopped = true;
-            running = false;
-            t = thread;
+        if (!worker.markStopped()) {
+            return;
         }
+        Thread t = worker.thread();
         requestFd.signal();
         if (t != null) {
             Threads.joinUninterruptibly(t);

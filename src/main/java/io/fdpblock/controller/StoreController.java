@@ -67,11 +67,7 @@ public final class StoreController implements AutoCloseable {
     private long completedTasks;
     private long failedTasks;
 
-    private final Object lifecycle = new Object();
-    private volatile boolean running;
-    private boolean started;
-    private volatile boolean stopped;
-    private Thread thread;
+    private final ControllerThread worker = new ControllerThread("store controller", "fdpblock-store-controller");
     private volatile StepHook hook;
 
     /**
@@ -98,22 +94,12 @@ public final class StoreController implements AutoCloseable {
 
     /** Starts the background thread. */
     public void start() {
-        synchronized (lifecycle) {
-            if (stopped) {
-                throw new IllegalStateException("store controller was stopped");
-            }
-            if (started) {
-                return;
-            }
-            started = true;
-            running = true;
-            thread = Thread.ofPlatform().daemon().name("fdpblock-store-controller").start(this::run);
-        }
+        worker.start(this::run);
     }
 
     /** The L1 listener: runs inside L1's lock, so it only queues and signals. */
     private void onKeysWriteFinished(List<ObjectKey> keys) {
-        if (stopped) {
+        if (worker.isStopped()) {
             return;
         }
         newKeys.addAll(keys);
@@ -131,9 +117,9 @@ public final class StoreController implements AutoCloseable {
             for (L2Adapter a : adapters) {
                 poller.add(a.storeEventFd());
             }
-            while (running) {
+            while (worker.isRunning()) {
                 int ready = poller.poll(POLL_TIMEOUT);
-                if (!running) {
+                if (!worker.isRunning()) {
                     break;
                 }
                 boolean storeSignalled = ready == 0; // on a timeout look anyway: cheap, and nothing can stall
@@ -337,7 +323,7 @@ public final class StoreController implements AutoCloseable {
     public boolean awaitIdle(Duration timeout) throws InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         synchronized (idle) {
-            while (!stopped && (unprocessedKeys > 0 || inFlightTasks > 0)) {
+            while (!worker.isStopped() && (unprocessedKeys > 0 || inFlightTasks > 0)) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
                     return false;
@@ -378,15 +364,10 @@ public final class StoreController implements AutoCloseable {
      * still be reading: close the adapters before the L1 memory is freed or reused). Idempotent.
      */
     public void stop() {
-        Thread t;
-        synchronized (lifecycle) {
-            if (stopped) {
-                return;
-            }
-            stopped = true;
-            running = false;
-            t = thread;
+        if (!worker.markStopped()) {
+            return;
         }
+        Thread t = worker.thread();
         l1.removeListener(listener);
         wakeFd.signal();
         if (t != null) {
