@@ -540,43 +540,20 @@ public final class L1Manager implements AutoCloseable {
     }
 
     public boolean contains(ObjectKey key) {
-        lock.lock();
-        try {
-            return entries.containsKey(key);
-        } finally {
-            lock.unlock();
-        }
+        return about(key, e -> e != null);
     }
 
     /** Present and not write-locked. */
     public boolean isReady(ObjectKey key) {
-        lock.lock();
-        try {
-            Entry e = entries.get(key);
-            return e != null && !e.writing;
-        } finally {
-            lock.unlock();
-        }
+        return about(key, e -> e != null && !e.writing);
     }
 
     public boolean isWriteLocked(ObjectKey key) {
-        lock.lock();
-        try {
-            Entry e = entries.get(key);
-            return e != null && e.writing;
-        } finally {
-            lock.unlock();
-        }
+        return about(key, e -> e != null && e.writing);
     }
 
     public int readLockCount(ObjectKey key) {
-        lock.lock();
-        try {
-            Entry e = entries.get(key);
-            return e == null ? 0 : e.readers;
-        } finally {
-            lock.unlock();
-        }
+        return about(key, e -> e == null ? 0 : e.readers);
     }
 
     public boolean isReadLocked(ObjectKey key) {
@@ -584,46 +561,40 @@ public final class L1Manager implements AutoCloseable {
     }
 
     public boolean isTemporary(ObjectKey key) {
-        lock.lock();
-        try {
-            Entry e = entries.get(key);
-            return e != null && e.temporary;
-        } finally {
-            lock.unlock();
-        }
+        return about(key, e -> e != null && e.temporary);
     }
 
     /** How many keys L1 holds (any state). */
     public int size() {
-        lock.lock();
-        try {
-            return entries.size();
-        } finally {
-            lock.unlock();
-        }
+        return sumOver(e -> 1);
     }
 
     /** The sum of every key's read-lock count. */
     public int totalReadLocks() {
+        return sumOver(e -> e.readers);
+    }
+
+    /** How many keys are write-locked. */
+    public int writeLockedKeys() {
+        return sumOver(e -> e.writing ? 1 : 0);
+    }
+
+    /** A question about one key's entry (null when absent), answered under the lock. */
+    private <T> T about(ObjectKey key, java.util.function.Function<Entry, T> question) {
         lock.lock();
         try {
-            int n = 0;
-            for (Entry e : entries.values()) {
-                n += e.readers;
-            }
-            return n;
+            return question.apply(entries.get(key));
         } finally {
             lock.unlock();
         }
     }
 
-    /** How many keys are write-locked. */
-    public int writeLockedKeys() {
+    private int sumOver(java.util.function.ToIntFunction<Entry> count) {
         lock.lock();
         try {
             int n = 0;
             for (Entry e : entries.values()) {
-                n += e.writing ? 1 : 0;
+                n += count.applyAsInt(e);
             }
             return n;
         } finally {
