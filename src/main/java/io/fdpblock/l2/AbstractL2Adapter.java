@@ -156,6 +156,22 @@ abstract class AbstractL2Adapter implements L2Adapter {
         loadFd.signal();
     }
 
+    /**
+     * A lookup that completes at submit: {@code lookup} answers (and locks) in memory; an internal
+     * failure still completes the task, all-zero.
+     */
+    final long lookupAtSubmit(List<ObjectKey> keys, java.util.function.Function<List<ObjectKey>, Bitmap> lookup) {
+        checkKeys(keys);
+        long id = newTaskId();
+        long start = System.nanoTime();
+        try {
+            completeLookup(id, lookup.apply(keys), start);
+        } catch (RuntimeException e) {
+            failLookup(id, keys.size(), start, e);
+        }
+        return id;
+    }
+
     /** An internal failure still completes the task: with an all-zero bitmap of the submitted size. */
     final void failLookup(long taskId, int size, long submitNanos, RuntimeException cause) {
         LOG.log(System.Logger.Level.WARNING, describe() + ": lookup task " + taskId + " failed: " + cause.getMessage());

@@ -122,27 +122,21 @@ public final class MockL2Adapter extends AbstractL2Adapter {
 
     @Override
     public long submitLookupAndLockTask(List<ObjectKey> keys) {
-        checkKeys(keys);
-        long id = newTaskId();
-        long start = System.nanoTime();
-        try {
+        return lookupAtSubmit(keys, k -> {
             if (broken) {
                 throw new IllegalStateException("injected internal failure");
             }
-            Bitmap hits = new Bitmap(keys.size());
+            Bitmap hits = new Bitmap(k.size());
             synchronized (this) {
-                for (int i = 0; i < keys.size(); i++) {
-                    if (store.containsKey(keys.get(i))) {
+                for (int i = 0; i < k.size(); i++) {
+                    if (store.containsKey(k.get(i))) {
                         hits.set(i);
-                        locks.merge(keys.get(i), 1, Integer::sum);
+                        locks.merge(k.get(i), 1, Integer::sum);
                     }
                 }
             }
-            completeLookup(id, hits, start);
-        } catch (RuntimeException e) {
-            failLookup(id, keys.size(), start, e);
-        }
-        return id;
+            return hits;
+        });
     }
 
     @Override

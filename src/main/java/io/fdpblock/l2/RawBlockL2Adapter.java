@@ -126,15 +126,7 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
 
     @Override
     public long submitLookupAndLockTask(List<ObjectKey> keys) {
-        checkKeys(keys);
-        long id = newTaskId();
-        long start = System.nanoTime();
-        try {
-            completeLookup(id, Bitmap.of(core.exists(encoded(keys), true)), start);
-        } catch (RuntimeException e) {
-            failLookup(id, keys.size(), start, e);
-        }
-        return id;
+        return lookupAtSubmit(keys, k -> Bitmap.of(core.exists(encoded(k), true)));
     }
 
     @Override
