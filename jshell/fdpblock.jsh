@@ -5,6 +5,7 @@
 import java.lang.foreign.*;
 import java.nio.file.*;
 import java.util.*;
+import io.fdpblock.linux.*;
 import io.fdpblock.uring.*;
 import io.fdpblock.device.*;
 import io.fdpblock.nvme.*;

@@ -9,7 +9,7 @@ import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
 import io.fdpblock.nvme.NvmeNamespace;
 import io.fdpblock.device.BlockDevices;
-import io.fdpblock.uring.EventFd;
+import io.fdpblock.linux.EventFd;
 import org.HdrHistogram.Histogram;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;

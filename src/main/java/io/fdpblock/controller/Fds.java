@@ -1,6 +1,6 @@
 package io.fdpblock.controller;
 
-import io.fdpblock.uring.EventFd;
+import io.fdpblock.linux.EventFd;
 
 import java.io.UncheckedIOException;
 

@@ -1,6 +1,6 @@
 package io.fdpblock.controller;
 
-import io.fdpblock.device.BlockDevice;
+import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
 
@@ -81,7 +81,7 @@ public final class L1Manager implements AutoCloseable {
     /** Ready, unlocked temporary keys, oldest first. */
     private final LinkedHashSet<ObjectKey> evictable = new LinkedHashSet<>();
     private final CopyOnWriteArrayList<Listener> listeners = new CopyOnWriteArrayList<>();
-    private final List<BlockDevice> registeredWith = new ArrayList<>();
+    private final List<L2Adapter> registeredWith = new ArrayList<>();
     private long evictions;
     private boolean closed;
 
@@ -145,26 +145,26 @@ public final class L1Manager implements AutoCloseable {
     }
 
     /**
-     * Registers the pool with {@code device} (an io_uring device then uses READ_FIXED/WRITE_FIXED on L1
-     * buffers). {@link #close()} unregisters it again.
+     * Offers the pool to {@code adapter} ({@link L2Adapter#registerMemory}: a raw-block adapter on
+     * io_uring then reads and writes L1 buffers with fixed-buffer I/O). {@link #unregisterAll()} undoes it.
      *
-     * @return false when the device has no use for it (or could not register it)
+     * @return false when the adapter has no use for it
      */
-    public boolean registerWith(BlockDevice device) throws IOException {
+    public boolean registerWith(L2Adapter adapter) throws IOException {
         lock.lock();
         try {
             checkOpen();
-            if (registeredWith.contains(device)) {
+            if (registeredWith.contains(adapter)) {
                 return true;
             }
         } finally {
             lock.unlock();
         }
-        boolean ok = device.registerBuffers(region);
+        boolean ok = adapter.registerMemory(region);
         if (ok) {
             lock.lock();
             try {
-                registeredWith.add(device);
+                registeredWith.add(adapter);
             } finally {
                 lock.unlock();
             }
@@ -172,38 +172,21 @@ public final class L1Manager implements AutoCloseable {
         return ok;
     }
 
-    /** Undoes {@link #registerWith} for one device (if it is still open). */
-    public void unregisterFrom(BlockDevice device) {
-        lock.lock();
-        try {
-            if (!registeredWith.remove(device)) {
-                return;
-            }
-        } finally {
-            lock.unlock();
-        }
-        try {
-            device.unregisterBuffers(region);
-        } catch (IOException | RuntimeException e) {
-            LOG.log(System.Logger.Level.DEBUG, "L1 pool not unregistered from " + device.path() + ": " + e.getMessage());
-        }
-    }
-
-    /** Undoes every {@link #registerWith}; devices already closed are skipped. Idempotent. */
+    /** Undoes every {@link #registerWith}; adapters already closed are skipped. Idempotent. */
     public void unregisterAll() {
-        List<BlockDevice> devices;
+        List<L2Adapter> adapters;
         lock.lock();
         try {
-            devices = new ArrayList<>(registeredWith);
+            adapters = new ArrayList<>(registeredWith);
             registeredWith.clear();
         } finally {
             lock.unlock();
         }
-        for (BlockDevice d : devices) {
+        for (L2Adapter a : adapters) {
             try {
-                d.unregisterBuffers(region);
+                a.unregisterMemory(region);
             } catch (IOException | RuntimeException e) {
-                LOG.log(System.Logger.Level.DEBUG, "L1 pool not unregistered from " + d.path() + ": " + e.getMessage());
+                LOG.log(System.Logger.Level.DEBUG, "L1 pool not unregistered from " + a + ": " + e.getMessage());
             }
         }
     }

@@ -4,7 +4,6 @@ import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.L2Adapters;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
-import io.fdpblock.l2.RawBlockL2Adapter;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -31,7 +30,7 @@ import java.util.List;
  * Stores go L1 first ({@code reserveWrite} + fill + {@code finishWrite}); the store controller then
  * copies them to every adapter the store policy names. A prefetch first read-locks the contiguous L1
  * prefix hits and hands only the remaining keys to the prefetch controller. The adapters' devices get
- * the L1 pool registered for fixed-buffer I/O where they support it (raw_block on io_uring).
+ * the L1 pool offered for zero-copy I/O ({@link L2Adapter#registerMemory}).
  */
 public final class StorageManager implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("io.fdpblock.controller");
@@ -40,7 +39,6 @@ public final class StorageManager implements AutoCloseable {
     private final boolean ownsL1;
     private final List<L2Adapter> adapters;
     private final List<L2Adapter> owned;
-    private final List<io.fdpblock.device.BlockDevice> registered = new ArrayList<>();
     private final StoreController storeController;
     private final PrefetchController prefetchController;
     private final Object lifecycle = new Object();
@@ -52,15 +50,11 @@ public final class StorageManager implements AutoCloseable {
         this.adapters = List.copyOf(adapters);
         this.owned = List.copyOf(owned);
         for (L2Adapter a : this.adapters) {
-            if (a instanceof RawBlockL2Adapter rb) {
-                try {
-                    if (l1.registerWith(rb.core().device())) {
-                        registered.add(rb.core().device());
-                    }
-                } catch (IOException | RuntimeException e) {
-                    LOG.log(System.Logger.Level.WARNING, "L1 pool not registered with " + rb.core().device().path()
-                            + " (its I/O on L1 takes the non-fixed path): " + e.getMessage());
-                }
+            try {
+                l1.registerWith(a);
+            } catch (IOException | RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "L1 pool not registered with " + a
+                        + " (its I/O on L1 takes the non-fixed path): " + e.getMessage());
             }
         }
         StoreController sc = new StoreController(l1, this.adapters, StorePolicies.create(b.storePolicy));
@@ -247,9 +241,7 @@ public final class StorageManager implements AutoCloseable {
         }
         storeController.stop();
         prefetchController.stop();
-        for (io.fdpblock.device.BlockDevice d : registered) {
-            l1.unregisterFrom(d);
-        }
+        l1.unregisterAll();
         for (L2Adapter a : owned) {
             try {
                 a.close();

@@ -6,8 +6,8 @@ import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.L2StoreResult;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
-import io.fdpblock.uring.EventFd;
-import io.fdpblock.uring.Poller;
+import io.fdpblock.linux.EventFd;
+import io.fdpblock.linux.Poller;
 
 import java.io.IOException;
 import java.time.Duration;

@@ -1,5 +1,6 @@
 package io.fdpblock.core;
 
+import io.fdpblock.l2.ObjectMeta;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.json.JsonWriteFeature;
@@ -25,7 +26,7 @@ final class CheckpointCodec {
     private static final ObjectMapper MAPPER = new ObjectMapper();
 
     /** A committed entry as the checkpoint sees it. */
-    record SnapshotEntry(String key, long offset, long size, EntryMeta meta) {}
+    record SnapshotEntry(String key, long offset, long size, ObjectMeta meta) {}
 
     /** The layout a checkpoint was written for. */
     record Layout(String devicePath, long capacityBytes, int blockAlign, int headerBytes, long slotBytes,
@@ -51,7 +52,7 @@ final class CheckpointCodec {
                 g.writeObjectFieldStart(e.key());
                 g.writeNumberField("offset", e.offset());
                 g.writeNumberField("size", e.size());
-                EntryMeta m = e.meta();
+                ObjectMeta m = e.meta();
                 writeInts(g, "shape", m == null ? null : m.shape());
                 g.writeFieldName("dtype");
                 if (m == null || m.dtype() == null) {
@@ -91,7 +92,7 @@ final class CheckpointCodec {
     record Decoded(JsonNode root, Long nextSlot, List<RawEntry> entries) {}
 
     /** An entry as read, before the range checks. */
-    record RawEntry(String key, long offset, long size, EntryMeta meta) {}
+    record RawEntry(String key, long offset, long size, ObjectMeta meta) {}
 
     static Decoded decode(byte[] payload) throws IOException {
         JsonNode root = MAPPER.readTree(payload);
@@ -110,7 +111,7 @@ final class CheckpointCodec {
                     continue; // not an entry: skipped, like the reference
                 }
                 entries.add(new RawEntry(e.getKey(), longOr(v.get("offset"), 0), longOr(v.get("size"), 0),
-                        new EntryMeta(ints(v.get("shape")), textOrNull(v.get("dtype")), textOrNull(v.get("fmt")),
+                        new ObjectMeta(ints(v.get("shape")), textOrNull(v.get("dtype")), textOrNull(v.get("fmt")),
                                 ints(v.get("cached_positions")))));
             }
         }

@@ -1,5 +1,6 @@
 package io.fdpblock.core;
 
+import io.fdpblock.l2.KeyCodec;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
@@ -106,7 +107,7 @@ public final class Inspector {
                     OnDiskFormat.SlotHeader h = OnDiskFormat.readSlotHeader(read(device, arena, e.offset(), headerBytes));
                     checked++;
                     String problem = !h.magicOk() ? "no LMCBLK01 magic"
-                            : h.identity() != KeyCodec.slotIdentity(e.key()) ? "identity differs (another key's data)"
+                            : h.identity() != SlotIdentity.of(e.key()) ? "identity differs (another key's data)"
                             : h.payloadLength() != e.size() ? "length " + h.payloadLength() + " != " + e.size() : null;
                     if (problem != null) {
                         bad.add(new BadSlot(e.key(), e.offset(), problem));

@@ -1,5 +1,7 @@
 package io.fdpblock.core;
 
+import io.fdpblock.l2.ObjectMeta;
+import io.fdpblock.l2.KeyCodec;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -11,7 +13,7 @@ import java.lang.foreign.MemorySegment;
  * @param meta what LMCache keeps with the entry (shape, dtype, format, cached positions); may be null
  * @param placementId FDP placement id 1..65535 for the slot's header and payload, or null for none
  */
-public record PutRequest(String key, MemorySegment payload, EntryMeta meta, Integer placementId) {
+public record PutRequest(String key, MemorySegment payload, ObjectMeta meta, Integer placementId) {
     public PutRequest {
         if (key == null || key.isEmpty()) {
             throw new IllegalArgumentException("put: key must be a non-empty encoded key");
@@ -29,7 +31,7 @@ public record PutRequest(String key, MemorySegment payload, EntryMeta meta, Inte
         return new PutRequest(key, payload, meta, id);
     }
 
-    public PutRequest withMeta(EntryMeta m) {
+    public PutRequest withMeta(ObjectMeta m) {
         return new PutRequest(key, payload, m, placementId);
     }
 }

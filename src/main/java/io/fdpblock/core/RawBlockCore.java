@@ -1,5 +1,6 @@
 package io.fdpblock.core;
 
+import io.fdpblock.l2.ObjectMeta;
 import io.fdpblock.device.AlignedBufferPool;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
@@ -73,14 +74,14 @@ public final class RawBlockCore implements AutoCloseable {
     private static final class Entry {
         final int slot;
         final int size;
-        final EntryMeta meta;
+        final ObjectMeta meta;
         final int crc;
         final boolean hasCrc;
         int locks;
         int readers;
         boolean deleted;
 
-        Entry(int slot, int size, EntryMeta meta, int crc, boolean hasCrc) {
+        Entry(int slot, int size, ObjectMeta meta, int crc, boolean hasCrc) {
             this.slot = slot;
             this.size = size;
             this.meta = meta;
@@ -124,7 +125,7 @@ public final class RawBlockCore implements AutoCloseable {
     private final ReentrantLock lock = new ReentrantLock();
     private final HashMap<String, Entry> index = new HashMap<>();
     private final HashMap<String, Inflight> inflight = new HashMap<>();
-    private final HashMap<EntryMeta, EntryMeta> metaInterner = new HashMap<>();
+    private final HashMap<ObjectMeta, ObjectMeta> metaInterner = new HashMap<>();
     private final SlotAllocator slots;
     private long dirtyCount;
     private long persistedCount;
@@ -457,7 +458,7 @@ public final class RawBlockCore implements AutoCloseable {
                 long len = payload.byteSize();
                 int crc = OnDiskFormat.crc32c(payload);
                 headers[k] = headerBuffer();
-                OnDiskFormat.writeSlotHeader(headers[k], KeyCodec.slotIdentity(p.key()), len, crc);
+                OnDiskFormat.writeSlotHeader(headers[k], SlotIdentity.of(p.key()), len, crc);
                 long off = slotOffset(p.inflight().slot);
                 batch.write(off, headers[k], p.placementId());
                 batch.write(off + headerBytes, writablePayload(payload), p.placementId());
@@ -505,7 +506,7 @@ public final class RawBlockCore implements AutoCloseable {
                     }
                     results[p.index()] = false;
                 } else {
-                    EntryMeta meta = intern(p.request().meta());
+                    ObjectMeta meta = intern(p.request().meta());
                     index.put(p.key(), new Entry(inf.slot, (int) p.request().payload().byteSize(), meta, p.crc(), true));
                     slots.markUsed(inf.slot);
                     bytesByPlacement.computeIfAbsent(p.placementId(), k -> new java.util.concurrent.atomic.LongAdder())
@@ -521,11 +522,11 @@ public final class RawBlockCore implements AutoCloseable {
         leave(chunk.size());
     }
 
-    private EntryMeta intern(EntryMeta meta) {
+    private ObjectMeta intern(ObjectMeta meta) {
         if (meta == null) {
             return null;
         }
-        EntryMeta known = metaInterner.get(meta);
+        ObjectMeta known = metaInterner.get(meta);
         if (known != null) {
             return known;
         }
@@ -1112,7 +1113,7 @@ public final class RawBlockCore implements AutoCloseable {
                     Entry e = all.get(i).getValue();
                     OnDiskFormat.SlotHeader h = OnDiskFormat.readSlotHeader(
                             buf.asSlice((long) (i - from) * headerBytes, headerBytes));
-                    if (!h.magicOk() || h.identity() != KeyCodec.slotIdentity(key) || h.payloadLength() != e.size) {
+                    if (!h.magicOk() || h.identity() != SlotIdentity.of(key) || h.payloadLength() != e.size) {
                         index.remove(key);
                         used[e.slot] = false;
                         dropped++;

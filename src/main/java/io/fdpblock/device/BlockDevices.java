@@ -1,6 +1,6 @@
 package io.fdpblock.device;
 
-import io.fdpblock.uring.NativeFile;
+import io.fdpblock.linux.NativeFile;
 import io.fdpblock.uring.Uring;
 
 import java.io.IOException;
@@ -84,8 +84,8 @@ public final class BlockDevices {
             Files.createFile(probe);
             NativeFile.open(probe, true, false, true).close();
             return dir;
-        } catch (io.fdpblock.uring.Errno.NativeIOException e) {
-            if (e.errno() != io.fdpblock.uring.Errno.EINVAL) {
+        } catch (io.fdpblock.linux.Errno.NativeIOException e) {
+            if (e.errno() != io.fdpblock.linux.Errno.EINVAL) {
                 throw e;
             }
             Files.deleteIfExists(probe);

@@ -2,7 +2,7 @@ package io.fdpblock.device;
 
 import io.fdpblock.nvme.NvmeStatus;
 import io.fdpblock.nvme.NvmeStatusException;
-import io.fdpblock.uring.Errno;
+import io.fdpblock.linux.Errno;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;

@@ -1,8 +1,8 @@
 package io.fdpblock.device;
 
-import io.fdpblock.uring.EventFd;
+import io.fdpblock.linux.EventFd;
 import io.fdpblock.util.Threads;
-import io.fdpblock.uring.NativeFile;
+import io.fdpblock.linux.NativeFile;
 import io.fdpblock.uring.Ring;
 import io.fdpblock.uring.RingOptions;
 

@@ -1,7 +1,7 @@
 package io.fdpblock.device;
 
-import io.fdpblock.uring.Errno;
-import io.fdpblock.uring.NativeFile;
+import io.fdpblock.linux.Errno;
+import io.fdpblock.linux.NativeFile;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;

@@ -1,6 +1,6 @@
 package io.fdpblock.l2;
 
-import io.fdpblock.uring.EventFd;
+import io.fdpblock.linux.EventFd;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -19,8 +19,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code complete*}, which records the result and then signals: whoever wakes up on the fd finds the
  * result, and listeners have already heard of it.
  */
-abstract class AbstractL2Adapter implements L2Adapter {
-    static final System.Logger LOG = System.getLogger("io.fdpblock.l2");
+public abstract class AbstractL2Adapter implements L2Adapter {
+    protected static final System.Logger LOG = System.getLogger("io.fdpblock.l2");
 
     private final EventFd storeFd;
     private final EventFd lookupFd;
@@ -37,7 +37,7 @@ abstract class AbstractL2Adapter implements L2Adapter {
     private final OpStats loadStats = new OpStats();
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    AbstractL2Adapter() throws IOException {
+    protected AbstractL2Adapter() throws IOException {
         EventFd s = null;
         EventFd l = null;
         try {
@@ -58,18 +58,18 @@ abstract class AbstractL2Adapter implements L2Adapter {
     }
 
     /** A short name for messages, e.g. "raw_block adapter on /dev/ng0n1". */
-    abstract String describe();
+    protected abstract String describe();
 
-    abstract long capacityBytes();
+    protected abstract long capacityBytes();
 
     /** Every key held now, with its size: replayed to a new listener. */
-    abstract Map<ObjectKey, Long> heldKeys();
+    protected abstract Map<ObjectKey, Long> heldKeys();
 
     /** Backend state for {@link #reportStatus()}. */
-    abstract Map<String, Object> backendStatus();
+    protected abstract Map<String, Object> backendStatus();
 
     /** Waits for the backend's work in flight and releases it. */
-    abstract void closeBackend();
+    protected abstract void closeBackend();
 
     @Override
     public final int storeEventFd() {
@@ -86,22 +86,22 @@ abstract class AbstractL2Adapter implements L2Adapter {
         return loadFd.fd();
     }
 
-    final void checkOpen() {
+    protected final void checkOpen() {
         if (closed.get()) {
             throw new IllegalStateException(describe() + " is closed");
         }
     }
 
-    final boolean isClosed() {
+    protected final boolean isClosed() {
         return closed.get();
     }
 
-    final long newTaskId() {
+    protected final long newTaskId() {
         checkOpen();
         return nextTaskId.getAndIncrement();
     }
 
-    static void checkKeys(List<ObjectKey> keys) {
+    protected static void checkKeys(List<ObjectKey> keys) {
         if (keys == null || keys.isEmpty()) {
             throw new IllegalArgumentException("keys must be a non-empty list");
         }
@@ -112,7 +112,7 @@ abstract class AbstractL2Adapter implements L2Adapter {
         }
     }
 
-    static void checkKeysAndObjects(List<ObjectKey> keys, List<MemoryObj> objects) {
+    protected static void checkKeysAndObjects(List<ObjectKey> keys, List<MemoryObj> objects) {
         checkKeys(keys);
         if (objects == null || objects.size() != keys.size()) {
             throw new IllegalArgumentException("keys (" + keys.size() + ") and objects ("
@@ -125,7 +125,7 @@ abstract class AbstractL2Adapter implements L2Adapter {
         }
     }
 
-    static List<String> encoded(List<ObjectKey> keys) {
+    protected static List<String> encoded(List<ObjectKey> keys) {
         List<String> out = new ArrayList<>(keys.size());
         for (ObjectKey k : keys) {
             out.add(k.encoded());
@@ -138,19 +138,19 @@ abstract class AbstractL2Adapter implements L2Adapter {
     /**
      * @param submitNanos {@link System#nanoTime()} at submit: the latency recorded is submit to signal
      */
-    final void completeStore(long taskId, L2StoreResult result, long submitNanos) {
+    protected final void completeStore(long taskId, L2StoreResult result, long submitNanos) {
         completedStores.put(taskId, result);
         storeStats.record(submitNanos, result.success() ? 0 : 1, result.bytesWritten());
         storeFd.signal();
     }
 
-    final void completeLookup(long taskId, Bitmap hits, long submitNanos) {
+    protected final void completeLookup(long taskId, Bitmap hits, long submitNanos) {
         lookupResults.put(taskId, hits);
         lookupStats.record(submitNanos, hits.size() - hits.cardinality(), 0);
         lookupFd.signal();
     }
 
-    final void completeLoad(long taskId, Bitmap hits, long submitNanos) {
+    protected final void completeLoad(long taskId, Bitmap hits, long submitNanos) {
         loadResults.put(taskId, hits);
         loadStats.record(submitNanos, hits.size() - hits.cardinality(), 0);
         loadFd.signal();
@@ -160,7 +160,7 @@ abstract class AbstractL2Adapter implements L2Adapter {
      * A lookup that completes at submit: {@code lookup} answers (and locks) in memory; an internal
      * failure still completes the task, all-zero.
      */
-    final long lookupAtSubmit(List<ObjectKey> keys, java.util.function.Function<List<ObjectKey>, Bitmap> lookup) {
+    protected final long lookupAtSubmit(List<ObjectKey> keys, java.util.function.Function<List<ObjectKey>, Bitmap> lookup) {
         checkKeys(keys);
         long id = newTaskId();
         long start = System.nanoTime();
@@ -173,18 +173,18 @@ abstract class AbstractL2Adapter implements L2Adapter {
     }
 
     /** An internal failure still completes the task: with an all-zero bitmap of the submitted size. */
-    final void failLookup(long taskId, int size, long submitNanos, RuntimeException cause) {
+    protected final void failLookup(long taskId, int size, long submitNanos, RuntimeException cause) {
         LOG.log(System.Logger.Level.WARNING, describe() + ": lookup task " + taskId + " failed: " + cause.getMessage());
         completeLookup(taskId, new Bitmap(size), submitNanos);
     }
 
-    final void failLoad(long taskId, int size, long submitNanos, RuntimeException cause) {
+    protected final void failLoad(long taskId, int size, long submitNanos, RuntimeException cause) {
         LOG.log(System.Logger.Level.WARNING, describe() + ": load task " + taskId + " failed: " + cause.getMessage());
         completeLoad(taskId, new Bitmap(size), submitNanos);
     }
 
     /** The keys whose bits are set. */
-    static List<ObjectKey> hitsOf(Bitmap hits, List<ObjectKey> keys) {
+    protected static List<ObjectKey> hitsOf(Bitmap hits, List<ObjectKey> keys) {
         List<ObjectKey> out = new ArrayList<>(hits.cardinality());
         for (int i : hits.indices()) {
             out.add(keys.get(i));
@@ -278,7 +278,7 @@ abstract class AbstractL2Adapter implements L2Adapter {
         }
     }
 
-    final void notifyStored(List<ObjectKey> keys, List<Long> sizes) {
+    protected final void notifyStored(List<ObjectKey> keys, List<Long> sizes) {
         if (!keys.isEmpty()) {
             for (L2AdapterListener l : listeners) {
                 call(l, x -> x.onKeysStored(keys, sizes));
@@ -286,7 +286,7 @@ abstract class AbstractL2Adapter implements L2Adapter {
         }
     }
 
-    final void notifyAccessed(List<ObjectKey> keys) {
+    protected final void notifyAccessed(List<ObjectKey> keys) {
         if (!keys.isEmpty()) {
             for (L2AdapterListener l : listeners) {
                 call(l, x -> x.onKeysAccessed(keys));
@@ -294,7 +294,7 @@ abstract class AbstractL2Adapter implements L2Adapter {
         }
     }
 
-    final void notifyDeleted(List<ObjectKey> keys) {
+    protected final void notifyDeleted(List<ObjectKey> keys) {
         if (!keys.isEmpty()) {
             for (L2AdapterListener l : listeners) {
                 call(l, x -> x.onKeysDeleted(keys));
@@ -304,7 +304,7 @@ abstract class AbstractL2Adapter implements L2Adapter {
 
     // ---- usage ----
 
-    final void charge(String cacheSalt, long bytes) {
+    protected final void charge(String cacheSalt, long bytes) {
         bytesBySalt.computeIfAbsent(cacheSalt, s -> new AtomicLong()).addAndGet(bytes);
     }
 

@@ -1,5 +1,7 @@
 package io.fdpblock.l2;
 
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Map;
 
@@ -43,7 +45,31 @@ public interface L2Adapter extends AutoCloseable {
     Bitmap queryLoadResult(long taskId);
 
     /** Removes keys; locked keys are kept. Listeners hear only of keys really removed. */
-    void delete(List<ObjectKey> keys);
+    default void delete(List<ObjectKey> keys) {
+        delete(keys, false);
+    }
+
+    /**
+     * Removes keys; a locked key is kept unless {@code force}. Listeners hear only of keys really
+     * removed.
+     */
+    void delete(List<ObjectKey> keys, boolean force);
+
+    /**
+     * Tells the adapter that stores and loads will use buffers inside {@code region} (e.g. a caller's
+     * buffer pool), so that it can register the region for zero-copy I/O (io_uring fixed buffers). The
+     * caller keeps the region alive until {@link #unregisterMemory} or {@link #close()}.
+     *
+     * @return true when the adapter registered it; false when it has no use for it (the default)
+     * @throws IOException when registering failed (I/O on the region still works, without the fast path)
+     */
+    default boolean registerMemory(MemorySegment region) throws IOException {
+        return false;
+    }
+
+    /** Undoes {@link #registerMemory}; call it before freeing the region. No-op by default. */
+    default void unregisterMemory(MemorySegment region) throws IOException {
+    }
 
     /** Registers a listener and replays the keys already held to it as stored. */
     void registerListener(L2AdapterListener listener);

@@ -1,6 +1,5 @@
 package io.fdpblock.l2;
 
-import io.fdpblock.core.EntryMeta;
 
 import java.lang.foreign.MemorySegment;
 import java.util.List;
@@ -11,9 +10,9 @@ import java.util.List;
  */
 public final class MemoryObj {
     private final MemorySegment segment;
-    private final EntryMeta meta;
+    private final ObjectMeta meta;
 
-    private MemoryObj(MemorySegment segment, EntryMeta meta) {
+    private MemoryObj(MemorySegment segment, ObjectMeta meta) {
         if (segment == null) {
             throw new IllegalArgumentException("MemoryObj needs a segment");
         }
@@ -27,7 +26,7 @@ public final class MemoryObj {
 
     /** With LMCache's metadata: tensor shape, dtype name (e.g. "bfloat16"), format name, cached positions. */
     public MemoryObj withMeta(List<Integer> shape, String dtype, String fmt, List<Integer> cachedPositions) {
-        return new MemoryObj(segment, new EntryMeta(shape, dtype, fmt, cachedPositions));
+        return new MemoryObj(segment, new ObjectMeta(shape, dtype, fmt, cachedPositions));
     }
 
     public MemorySegment segment() {
@@ -40,7 +39,7 @@ public final class MemoryObj {
     }
 
     /** May be null. */
-    public EntryMeta meta() {
+    public ObjectMeta meta() {
         return meta;
     }
 

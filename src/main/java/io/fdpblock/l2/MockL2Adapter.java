@@ -1,7 +1,6 @@
 package io.fdpblock.l2;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.fdpblock.core.EntryMeta;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -23,7 +22,7 @@ import java.util.concurrent.TimeUnit;
  * completes at submit.
  */
 public final class MockL2Adapter extends AbstractL2Adapter {
-    private record Stored(byte[] data, EntryMeta meta) {}
+    private record Stored(byte[] data, ObjectMeta meta) {}
 
     private final long capacityBytes;
     private final long bandwidthBytesPerSec;
@@ -60,12 +59,12 @@ public final class MockL2Adapter extends AbstractL2Adapter {
     }
 
     @Override
-    String describe() {
+    protected String describe() {
         return "mock L2 adapter";
     }
 
     @Override
-    long capacityBytes() {
+    protected long capacityBytes() {
         return capacityBytes;
     }
 
@@ -200,7 +199,7 @@ public final class MockL2Adapter extends AbstractL2Adapter {
     }
 
     @Override
-    public void delete(List<ObjectKey> keys) {
+    public void delete(List<ObjectKey> keys, boolean force) {
         checkOpen();
         if (keys == null) {
             return;
@@ -210,7 +209,10 @@ public final class MockL2Adapter extends AbstractL2Adapter {
         synchronized (this) {
             for (ObjectKey k : keys) {
                 if (locks.getOrDefault(k, 0) > 0) {
-                    continue;
+                    if (!force) {
+                        continue;
+                    }
+                    locks.remove(k);
                 }
                 Stored s = store.remove(k);
                 if (s != null) {
@@ -227,14 +229,14 @@ public final class MockL2Adapter extends AbstractL2Adapter {
     }
 
     @Override
-    synchronized Map<ObjectKey, Long> heldKeys() {
+    protected synchronized Map<ObjectKey, Long> heldKeys() {
         Map<ObjectKey, Long> out = new LinkedHashMap<>();
         store.forEach((k, s) -> out.put(k, (long) s.data().length));
         return out;
     }
 
     @Override
-    synchronized Map<String, Object> backendStatus() {
+    protected synchronized Map<String, Object> backendStatus() {
         Map<String, Object> s = new LinkedHashMap<>();
         s.put("type", "mock");
         s.put("keys", store.size());
@@ -245,7 +247,7 @@ public final class MockL2Adapter extends AbstractL2Adapter {
     }
 
     @Override
-    void closeBackend() {
+    protected void closeBackend() {
         if (timer != null) {
             timer.shutdown(); // lets the scheduled completions run
             try {

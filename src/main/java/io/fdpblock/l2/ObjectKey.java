@@ -1,6 +1,5 @@
 package io.fdpblock.l2;
 
-import io.fdpblock.core.KeyCodec;
 
 import java.util.Arrays;
 import java.util.HexFormat;

@@ -2,7 +2,7 @@ package io.fdpblock.nvme;
 
 import io.fdpblock.ffi.FdpNative;
 import io.fdpblock.ffi.nvme_passthru_cmd64;
-import io.fdpblock.uring.NativeFile;
+import io.fdpblock.linux.NativeFile;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -216,7 +216,7 @@ public final class NvmeNamespace implements AutoCloseable {
             }
             int res = (int) out[0];
             if (res < 0) {
-                throw io.fdpblock.uring.Errno.exception("uring_cmd NVME_URING_CMD_ADMIN " + cmd + " on " + ctrl, -res);
+                throw io.fdpblock.linux.Errno.exception("uring_cmd NVME_URING_CMD_ADMIN " + cmd + " on " + ctrl, -res);
             }
             if (res > 0) {
                 throw new NvmeStatusException(cmd + " on " + ctrl, new NvmeStatus(res));

@@ -1,5 +1,6 @@
 package io.fdpblock.uring;
 
+import io.fdpblock.linux.Errno;
 import io.fdpblock.ffi.FdpNative;
 import io.fdpblock.ffi.io_uring;
 import io.fdpblock.ffi.io_uring_cq;

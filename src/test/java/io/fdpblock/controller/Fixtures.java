@@ -8,8 +8,8 @@ import io.fdpblock.l2.L2StoreResult;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.MockL2Adapter;
 import io.fdpblock.l2.ObjectKey;
-import io.fdpblock.l2.RawBlockL2Adapter;
-import io.fdpblock.uring.EventFd;
+import io.fdpblock.core.RawBlockL2Adapter;
+import io.fdpblock.linux.EventFd;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;

@@ -114,8 +114,8 @@ final class GatedAdapter implements L2Adapter {
     }
 
     @Override
-    public void delete(List<ObjectKey> keys) {
-        delegate.delete(keys);
+    public void delete(List<ObjectKey> keys, boolean force) {
+        delegate.delete(keys, force);
     }
 
     @Override

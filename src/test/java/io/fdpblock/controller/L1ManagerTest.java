@@ -1,5 +1,10 @@
 package io.fdpblock.controller;
 
+import io.fdpblock.core.RawBlockL2Adapter;
+import io.fdpblock.l2.MockL2Adapter;
+import io.fdpblock.core.PutRequest;
+import io.fdpblock.core.LoadRequest;
+import io.fdpblock.testing.DiskTempDirFactory;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;
@@ -201,22 +206,21 @@ class L1ManagerTest {
     }
 
     @Test
-    void thePoolRegistersWithAnIoUringDeviceAndItsChunksDoDirectIo() throws Exception {
-        Path file = BlockDevices.createFile(dir.resolve("l1-dev.img"), 1 << 20);
-        try (BlockDevice dev = BlockDevices.open(file, DeviceOptions.of(IoEngine.IO_URING).withBuffers(1 << 20, 0));
+    void thePoolIsOfferedToEachAdapterAndARawBlockAdapterOnIoUringRegistersIt() throws Exception {
+        try (RawBlockL2Adapter rawBlock = (RawBlockL2Adapter) Fixtures.open(Fixtures.Kind.RAW_BLOCK, dir, "l1-reg");
+             MockL2Adapter mock = new MockL2Adapter();
              L1Manager l1 = new L1Manager(CHUNK, 4)) {
-            assertThat(l1.registerWith(dev)).isTrue();
-            List<MemoryObj> objs = l1.reserveWrite(keys(0, 2), LAYOUT, false);
+            assertThat(l1.registerWith(mock)).as("the mock has no use for memory registration").isFalse();
+            assertThat(l1.registerWith(rawBlock)).isTrue();
+            List<ObjectKey> ks = keys(0, 2);
+            List<MemoryObj> objs = l1.reserveWrite(ks, LAYOUT, false);
             objs.get(0).segment().fill((byte) 0x5a);
-            IoBatch b = new IoBatch();
-            b.write(0, objs.get(0).segment());
-            dev.execute(b);
-            b.reset();
-            b.read(0, objs.get(1).segment());
-            dev.execute(b);
+            String key = ks.get(0).encoded();
+            assertThat(rawBlock.core().put(List.of(PutRequest.of(key, objs.get(0).segment())))).containsExactly(true);
+            assertThat(rawBlock.core().load(List.of(new LoadRequest(key, objs.get(1).segment())))).containsExactly(true);
             assertThat(objs.get(1).segment().mismatch(objs.get(0).segment())).isEqualTo(-1);
-            l1.unregisterFrom(dev);
-            assertThat(l1.registerWith(dev)).isTrue(); // close() unregisters it again
+            l1.unregisterAll();
+            assertThat(l1.registerWith(rawBlock)).isTrue(); // close() unregisters it again
         }
     }
 

@@ -1,5 +1,6 @@
 package io.fdpblock.core;
 
+import io.fdpblock.l2.KeyCodec;
 import io.fdpblock.device.IoEngine;
 
 import java.io.IOException;

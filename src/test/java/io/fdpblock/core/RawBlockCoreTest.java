@@ -1,5 +1,6 @@
 package io.fdpblock.core;
 
+import io.fdpblock.l2.ObjectMeta;
 import io.fdpblock.device.FaultInjectingDevice;
 import io.fdpblock.device.IoEngine;
 import org.junit.jupiter.api.Tag;
@@ -248,7 +249,7 @@ class RawBlockCoreTest {
             RawBlockCore core = f.open();
             List<PutRequest> reqs = new ArrayList<>();
             for (int i = 0; i < 40; i++) {
-                EntryMeta meta = new EntryMeta(List.of(2, 32, 16, 8), "bfloat16", "KV_2LTD", i % 2 == 0 ? null : List.of(i));
+                ObjectMeta meta = new ObjectMeta(List.of(2, 32, 16, 8), "bfloat16", "KV_2LTD", i % 2 == 0 ? null : List.of(i));
                 reqs.add(PutRequest.of(CoreFixture.key(i), f.payload(CoreFixture.key(i), 1000 + i * 997)).withMeta(meta));
             }
             core.put(reqs);

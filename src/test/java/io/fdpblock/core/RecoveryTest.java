@@ -1,5 +1,7 @@
 package io.fdpblock.core;
 
+import io.fdpblock.l2.ObjectMeta;
+import io.fdpblock.l2.KeyCodec;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
 import io.fdpblock.device.IoEngine;
@@ -80,7 +82,7 @@ class RecoveryTest {
             // LMCache's slot header has no CRC tail: magic, BLAKE2b-64 identity, length
             patch(f.device, slot1, 24, s -> {
                 MemorySegment.copy(bytes("LMCBLK01"), 0, s, 0, 8);
-                s.set(U64, 8, KeyCodec.slotIdentity(key));
+                s.set(U64, 8, SlotIdentity.of(key));
                 s.set(U64, 16, 1024L);
             });
             MemorySegment data = f.payload(key, 1024);
@@ -110,7 +112,7 @@ class RecoveryTest {
             RawBlockCore core = f.open();
             String key = CoreFixture.key(1);
             core.put(List.of(PutRequest.of(key, f.payload(key, 100))
-                    .withMeta(new EntryMeta(List.of(4), "uint8", "BINARY", null))));
+                    .withMeta(new ObjectMeta(List.of(4), "uint8", "BINARY", null))));
             core.close();
             byte[][] header = new byte[1][];
             patch(f.device, 0, 32, s -> header[0] = s.toArray(ValueLayout.JAVA_BYTE));

@@ -1,5 +1,6 @@
 package io.fdpblock.device;
 
+import io.fdpblock.uring.Ring;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,6 +1,6 @@
 package io.fdpblock.jmh;
 
-import io.fdpblock.core.KeyCodec;
+import io.fdpblock.l2.KeyCodec;
 import io.fdpblock.core.PutRequest;
 import io.fdpblock.core.RawBlockCore;
 import io.fdpblock.core.RawBlockCoreConfig;

@@ -1,5 +1,6 @@
 package io.fdpblock.l2;
 
+import io.fdpblock.core.RawBlockL2Adapter;
 import io.fdpblock.core.PutRequest;
 import io.fdpblock.core.RawBlockCore;
 import io.fdpblock.core.RawBlockCoreConfig;

@@ -1,6 +1,6 @@
 package io.fdpblock.l2;
 
-import io.fdpblock.uring.EventFd;
+import io.fdpblock.linux.EventFd;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;

@@ -1,5 +1,8 @@
 package io.fdpblock.uring;
 
+import io.fdpblock.testing.DiskTempDirFactory;
+import io.fdpblock.linux.Errno;
+import io.fdpblock.linux.NativeFile;
 import io.fdpblock.ffi.FdpNative;
 import io.fdpblock.ffi.iovec;
 import org.junit.jupiter.api.Tag;

@@ -1,4 +1,4 @@
-package io.fdpblock.uring;
+package io.fdpblock.linux;
 
 import io.fdpblock.ffi.FdpNative;
 

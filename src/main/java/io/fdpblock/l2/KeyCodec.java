@@ -1,12 +1,10 @@
-package io.fdpblock.core;
-
-import org.bouncycastle.crypto.digests.Blake2bDigest;
+package io.fdpblock.l2;
 
 import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
 
 /**
- * The store's key format and slot identity, byte-compatible with LMCache's raw_block (state v1).
+ * The encoded form of an {@link ObjectKey}, byte-compatible with LMCache's raw_block (state v1).
  *
  * <p>Encoded key: {@code <model>@0x<kvRank, 8 lowercase hex>@<chunkHash lowercase hex>}, then
  * {@code @<cacheSalt>} when the salt is not empty. The model name is percent-encoded with only
@@ -91,7 +89,7 @@ public final class KeyCodec {
         return out.toString(StandardCharsets.UTF_8);
     }
 
-    static void percentEncode(String s, StringBuilder out) {
+    private static void percentEncode(String s, StringBuilder out) {
         for (byte b : s.getBytes(StandardCharsets.UTF_8)) {
             int c = b & 0xFF;
             if (c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '.'
@@ -101,22 +99,5 @@ public final class KeyCodec {
                 out.append('%').append(UPPER_HEX[c >> 4]).append(UPPER_HEX[c & 0xF]);
             }
         }
-    }
-
-    /**
-     * BLAKE2b with the digest-length parameter set to 8 (not a truncated 64-byte digest) over the UTF-8
-     * bytes of the encoded key, read little-endian: what slot headers carry.
-     */
-    public static long slotIdentity(String encodedKey) {
-        byte[] in = encodedKey.getBytes(StandardCharsets.UTF_8);
-        Blake2bDigest d = new Blake2bDigest(64);
-        d.update(in, 0, in.length);
-        byte[] out = new byte[8];
-        d.doFinal(out, 0);
-        long v = 0;
-        for (int i = 7; i >= 0; i--) {
-            v = (v << 8) | (out[i] & 0xFF);
-        }
-        return v;
     }
 }

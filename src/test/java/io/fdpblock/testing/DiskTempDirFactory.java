@@ -1,4 +1,4 @@
-package io.fdpblock.uring;
+package io.fdpblock.testing;
 
 import org.junit.jupiter.api.extension.AnnotatedElementContext;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -13,7 +13,7 @@ import java.nio.file.Path;
  * O_DIRECT works. {@code /tmp} is tmpfs on many machines (tmpfs rejects O_DIRECT with EINVAL);
  * {@code /var/tmp} is disk-backed by convention. JUnit deletes the directory afterwards as usual.
  */
-final class DiskTempDirFactory implements TempDirFactory {
+public final class DiskTempDirFactory implements TempDirFactory {
     private static final Path VAR_TMP = Path.of("/var/tmp");
 
     @Override

@@ -1,5 +1,7 @@
-package io.fdpblock.uring;
+package io.fdpblock.linux;
 
+import io.fdpblock.uring.Ring;
+import io.fdpblock.uring.RingOptions;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 

@@ -1,4 +1,4 @@
-package io.fdpblock.core;
+package io.fdpblock.l2;
 
 import java.util.List;
 
@@ -10,8 +10,8 @@ import java.util.List;
  * @param fmt memory format name, e.g. {@code "KV_2LTD"} (LMCache's MemoryFormat name; may be null)
  * @param cachedPositions token positions the chunk covers, or null
  */
-public record EntryMeta(List<Integer> shape, String dtype, String fmt, List<Integer> cachedPositions) {
-    public EntryMeta {
+public record ObjectMeta(List<Integer> shape, String dtype, String fmt, List<Integer> cachedPositions) {
+    public ObjectMeta {
         shape = shape == null ? null : List.copyOf(shape);
         cachedPositions = cachedPositions == null ? null : List.copyOf(cachedPositions);
     }

@@ -1,5 +1,6 @@
-package io.fdpblock.uring;
+package io.fdpblock.linux;
 
+import io.fdpblock.testing.DiskTempDirFactory;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

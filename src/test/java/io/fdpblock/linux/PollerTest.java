@@ -1,4 +1,4 @@
-package io.fdpblock.uring;
+package io.fdpblock.linux;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;

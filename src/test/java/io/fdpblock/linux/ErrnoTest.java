@@ -1,4 +1,4 @@
-package io.fdpblock.uring;
+package io.fdpblock.linux;
 
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;

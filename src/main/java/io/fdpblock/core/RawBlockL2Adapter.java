@@ -1,7 +1,14 @@
-package io.fdpblock.l2;
+package io.fdpblock.core;
 
+import io.fdpblock.l2.ObjectKey;
+import io.fdpblock.l2.MemoryObj;
+import io.fdpblock.l2.Bitmap;
+import io.fdpblock.l2.L2StoreResult;
+import io.fdpblock.l2.L2AdapterFactory;
+import io.fdpblock.l2.L2Adapter;
+import io.fdpblock.l2.AbstractL2Adapter;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.fdpblock.core.KeyCodec;
+import io.fdpblock.l2.KeyCodec;
 import io.fdpblock.core.LoadRequest;
 import io.fdpblock.core.PutRequest;
 import io.fdpblock.core.RawBlockCore;
@@ -9,6 +16,7 @@ import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.BlockDevice;
 
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -71,13 +79,27 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
         }
     }
 
+    /** Registers {@code region} with the device (io_uring: fixed buffers for stores and loads in it). */
     @Override
-    String describe() {
+    public boolean registerMemory(MemorySegment region) throws IOException {
+        checkOpen();
+        return core.device().registerBuffers(region);
+    }
+
+    @Override
+    public void unregisterMemory(MemorySegment region) throws IOException {
+        if (!isClosed()) {
+            core.device().unregisterBuffers(region);
+        }
+    }
+
+    @Override
+    protected String describe() {
         return "raw_block L2 adapter on " + core.config().devicePath();
     }
 
     @Override
-    long capacityBytes() {
+    protected long capacityBytes() {
         return core.capacityBytes();
     }
 
@@ -162,12 +184,12 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
     }
 
     @Override
-    public void delete(List<ObjectKey> keys) {
+    public void delete(List<ObjectKey> keys, boolean force) {
         checkOpen();
         if (keys == null || keys.isEmpty()) {
             return;
         }
-        RawBlockCore.DeleteOutcome[] outcome = core.deleteWithOutcome(encoded(keys), false);
+        RawBlockCore.DeleteOutcome[] outcome = core.deleteWithOutcome(encoded(keys), force);
         List<ObjectKey> gone = new ArrayList<>();
         for (int i = 0; i < outcome.length; i++) {
             if (outcome[i] == RawBlockCore.DeleteOutcome.REMOVED) { // a cancelled write was never charged
@@ -179,7 +201,7 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
     }
 
     @Override
-    Map<ObjectKey, Long> heldKeys() {
+    protected Map<ObjectKey, Long> heldKeys() {
         Map<ObjectKey, Long> out = new LinkedHashMap<>();
         core.keySizes().forEach((k, size) -> {
             try {
@@ -192,7 +214,7 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
     }
 
     @Override
-    Map<String, Object> backendStatus() {
+    protected Map<String, Object> backendStatus() {
         Map<String, Object> s = new LinkedHashMap<>();
         s.put("type", "raw_block");
         s.putAll(core.status());
@@ -205,7 +227,7 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
     }
 
     @Override
-    void closeBackend() {
+    protected void closeBackend() {
         core.close();
     }
 

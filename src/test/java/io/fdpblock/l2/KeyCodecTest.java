@@ -1,5 +1,6 @@
-package io.fdpblock.core;
+package io.fdpblock.l2;
 
+import io.fdpblock.core.SlotIdentity;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -21,9 +22,9 @@ class KeyCodecTest {
     @Test
     void slotIdentityIsBlake2bWithAnEightByteDigestReadLittleEndian() {
         // Test vectors computed with Python: int.from_bytes(blake2b(k.encode(), digest_size=8).digest(), "little")
-        assertThat(KeyCodec.slotIdentity("org%2Fmodel@0x00000007@00000315")).isEqualTo(0xd7969063f32639faL);
-        assertThat(KeyCodec.slotIdentity("org%2Fmodel@0x00000007@0@00000315")).isEqualTo(0x755612764f4e1cc0L);
-        assertThat(KeyCodec.slotIdentity("m@0x00000000@1@00000001")).isEqualTo(0x9f7b44bcfbebef20L);
+        assertThat(SlotIdentity.of("org%2Fmodel@0x00000007@00000315")).isEqualTo(0xd7969063f32639faL);
+        assertThat(SlotIdentity.of("org%2Fmodel@0x00000007@0@00000315")).isEqualTo(0x755612764f4e1cc0L);
+        assertThat(SlotIdentity.of("m@0x00000000@1@00000001")).isEqualTo(0x9f7b44bcfbebef20L);
     }
 
     @Test
@@ -35,7 +36,7 @@ class KeyCodecTest {
         assertThat(g1).isNotEqualTo(g2).isEqualTo("m@0x00000001@00000315@s/g1");
         // a salt can never produce the group suffix: '/' is not allowed in salts
         assertThat(KeyCodec.encode("m", 1, HASH, "", 5)).isNotEqualTo(KeyCodec.encode("m", 1, HASH, "g5", 0));
-        assertThat(KeyCodec.slotIdentity(g0)).isNotEqualTo(KeyCodec.slotIdentity(g1));
+        assertThat(SlotIdentity.of(g0)).isNotEqualTo(SlotIdentity.of(g1));
     }
 
     @Test

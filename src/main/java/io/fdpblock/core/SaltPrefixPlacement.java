@@ -1,5 +1,6 @@
-package io.fdpblock.l2;
+package io.fdpblock.core;
 
+import io.fdpblock.l2.ObjectKey;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -46,7 +47,7 @@ final class SaltPrefixPlacement {
                 fallbacks.incrementAndGet();
                 if (!warned) {
                     warned = true;
-                    AbstractL2Adapter.LOG.log(System.Logger.Level.WARNING, "FDP placement: all " + ids.size()
+                    RawBlockCore.LOG.log(System.Logger.Level.WARNING, "FDP placement: all " + ids.size()
                             + " data placement ids are taken by buckets " + buckets.keySet() + "; bucket '" + bucket
                             + "' and later ones are written without a placement directive");
                 }
