@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/file.h>        /* flock: one store owns a device */
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <errno.h>
