@@ -116,14 +116,18 @@ jmh: jdk deps
 
 # Regenerates bindings/ from headers/fdpblock.h and jextract.conf (bindings/GENERATED.md: the recipe that
 # reproduces the committed files byte for byte). jextract writes into target/ first: bindings/ is replaced
-# only by a complete output. The one known trap gets its own message: a jextract image that carries a
-# copy of clang's headers (<image>/runtime/conf/jextract/*.h) while its libclang also finds the system's
-# reads stdint.h twice and glibc's never ("unknown type name 'intmax_t'").
+# only by a complete output. The two known traps get their own messages: a jextract on libclang >= 16
+# (it fails on anonymous unions), and a jextract image that carries a copy of clang's headers
+# (<image>/runtime/conf/jextract/*.h) while its libclang also finds the system's, which reads stdint.h
+# twice and glibc's never ("unknown type name 'intmax_t'").
 JEXTRACT_OUT := target/jextract-out
 bindings:
 	@if [ -z "$(JEXTRACT)" ]; then \
 	  echo "fdpblock: jextract not found (not on the PATH, JEXTRACT unset): build it from openjdk/jextract master with JDK 25 and Debian's libclang-14-dev (README, Bindings), then run make bindings JEXTRACT=/path/to/jextract/bin/jextract" >&2; exit 1; fi; \
 	if [ ! -x "$(JEXTRACT)" ]; then echo "fdpblock: JEXTRACT=$(JEXTRACT) is not an executable file: give the jextract launcher, e.g. JEXTRACT=/path/to/jextract/bin/jextract" >&2; exit 1; fi
+	@clang=$$("$(JEXTRACT)" --version 2>&1 | sed -n 's/^LibClang version .*clang version \([0-9][0-9]*\)\..*/\1/p'); \
+	if [ "$${clang:-0}" -ge 16 ]; then \
+	  echo "fdpblock: $(JEXTRACT) runs on libclang $$clang, and jextract fails on anonymous unions (liburing's SQE) with libclang 16 and later: use one built against libclang 13 to 15, e.g. Debian 12's libclang-14-dev (Debian 13 packages only 17 and later: build and run jextract on Debian 12, in a container or chroot if need be)" >&2; exit 1; fi
 	@$(call apt-install,$(BINDINGS_PACKAGES))
 	@rm -rf $(JEXTRACT_OUT) && mkdir -p $(JEXTRACT_OUT)
 	@echo "$(JEXTRACT) @jextract.conf --output $(JEXTRACT_OUT) headers/fdpblock.h"
