@@ -24,4 +24,6 @@
 #include <errno.h>
 #include <string.h>
 
+#include "sqe_write_stream.h" /* after liburing.h: it checks itself against struct io_uring_sqe */
+
 #endif
