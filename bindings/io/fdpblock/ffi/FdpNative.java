@@ -2262,15 +2262,6 @@ public class FdpNative extends FdpNative$shared {
     public static int IORING_FSYNC_DATASYNC() {
         return IORING_FSYNC_DATASYNC;
     }
-    private static final int IORING_ASYNC_CANCEL_ANY = (int)4L;
-    /**
-     * {@snippet lang=c :
-     * #define IORING_ASYNC_CANCEL_ANY 4
-     * }
-     */
-    public static int IORING_ASYNC_CANCEL_ANY() {
-        return IORING_ASYNC_CANCEL_ANY;
-    }
     private static final int IORING_FEAT_SINGLE_MMAP = (int)1L;
     /**
      * {@snippet lang=c :
