@@ -233,6 +233,28 @@ abstract class L2AdapterContractTest {
     }
 
     @Test
+    void aForcedDeleteRemovesALockedKeyAndAnnouncesIt() throws Exception {
+        L2Adapter a = open();
+        List<ObjectKey> deleted = new CopyOnWriteArrayList<>();
+        a.registerListener(new L2AdapterListener() {
+            @Override
+            public void onKeysDeleted(List<ObjectKey> keys) {
+                deleted.addAll(keys);
+            }
+        });
+        store(a, 1);
+        awaitLookup(a, a.submitLookupAndLockTask(List.of(key(1))));
+        assertThat(lockCount(a, key(1))).isEqualTo(1);
+        a.delete(List.of(key(1)), false);
+        assertThat(deleted).as("a plain delete keeps a locked key").isEmpty();
+        a.delete(List.of(key(1)), true);
+        assertThat(deleted).containsExactly(key(1));
+        assertThat(awaitLookup(a, a.submitLookupAndLockTask(List.of(key(1)))).toString()).isEqualTo("0");
+        a.submitUnlock(List.of(key(1))); // the holder's unlock of a key forced away is a no-op
+        assertThat(a.usage().totalBytesUsed()).isZero();
+    }
+
+    @Test
     void duplicateStoreGivesOneListenerEvent() throws Exception {
         L2Adapter a = open();
         List<ObjectKey> stored = new CopyOnWriteArrayList<>();
