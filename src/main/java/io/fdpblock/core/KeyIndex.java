@@ -94,6 +94,52 @@ final class KeyIndex {
         return committed.entrySet();
     }
 
+    /** @return per key: committed; with {@code lockHits}, each hit's lock count goes up by one */
+    boolean[] lookup(java.util.List<String> keys, boolean lockHits) {
+        boolean[] out = new boolean[keys.size()];
+        for (int i = 0; i < out.length; i++) {
+            Entry e = committed.get(keys.get(i));
+            if (e != null) {
+                out[i] = true;
+                if (lockHits) {
+                    e.locks++;
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Lock count -1 per key, never below zero; unknown keys are ignored. */
+    void unlock(java.util.List<String> keys) {
+        for (String k : keys) {
+            Entry e = committed.get(k);
+            if (e != null && e.locks > 0) {
+                e.locks--;
+            }
+        }
+    }
+
+    /**
+     * Removes {@code key} (kept when locked, unless {@code force}) or cancels its write in flight. Its
+     * slot goes to {@code freed} at once, or, while loads of it are in flight, when the last one ends.
+     */
+    DeleteOutcome delete(String key, boolean force, java.util.function.IntConsumer freed) {
+        Entry e = committed.get(key);
+        if (e == null) {
+            return cancelWrite(key) != null ? DeleteOutcome.CANCELLED : DeleteOutcome.MISSING;
+        }
+        if (e.locks > 0 && !force) {
+            return DeleteOutcome.LOCKED;
+        }
+        committed.remove(key);
+        if (e.readers > 0) {
+            e.deleted = true;
+        } else {
+            freed.accept(e.slot);
+        }
+        return DeleteOutcome.REMOVED;
+    }
+
     boolean isInflight(String key) {
         return inflight.containsKey(key);
     }

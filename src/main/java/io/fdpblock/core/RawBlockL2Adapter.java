@@ -192,10 +192,10 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
         if (keys == null || keys.isEmpty()) {
             return;
         }
-        RawBlockCore.DeleteOutcome[] outcome = core.deleteWithOutcome(encoded(keys), force);
+        DeleteOutcome[] outcome = core.deleteWithOutcome(encoded(keys), force);
         List<ObjectKey> gone = new ArrayList<>();
         for (int i = 0; i < outcome.length; i++) {
-            if (outcome[i] == RawBlockCore.DeleteOutcome.REMOVED) { // a cancelled write was never charged
+            if (outcome[i] == DeleteOutcome.REMOVED) { // a cancelled write was never charged
                 gone.add(keys.get(i));
                 charge(keys.get(i).cacheSalt(), -slotBytes);
             }
