@@ -42,7 +42,9 @@ deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
 
-$(JAR): jdk $(shell find src/main bindings -type f 2>/dev/null) pom.xml
+# The runnable jar (command line and benchmark included, src/assembly/cli.xml); the library jar beside it,
+# target/fdpblock-<version>.jar, is what `mvn install` installs.
+$(JAR): jdk $(shell find src/main src/assembly bindings -type f 2>/dev/null) pom.xml
 	$(MVN) -DskipTests package
 	install -m 755 src/main/scripts/fdpblock target/fdpblock
 
