@@ -14,7 +14,7 @@ JAR := target/fdpblock.jar
 # System packages the project needs at run time (Debian names).
 DEB_PACKAGES := liburing2
 
-.PHONY: help jdk deps build test test-image device-env test-hardware run bench jmh bindings jshell clean
+.PHONY: help jdk deps build test test-image device-env test-hardware run bench jmh bindings jshell clean consumer-check
 
 help:
 	@echo "make run       the main job on the embedded default (a file-backed device in a temp dir)"
@@ -26,6 +26,7 @@ help:
 	@echo "make jshell    jshell with fdpblock on the class path and jshell/fdpblock.jsh loaded"
 	@echo "make bench     fdpblock bench: ours vs fio side by side (installs fio when missing); BENCH_ARGS=... to pass options"
 	@echo "make jmh       the JMH microbenchmarks (src/test/java/io/fdpblock/jmh), briefly; JMH_ARGS=... to change"
+	@echo "make consumer-check  mvn install, then a service project outside the repo uses the installed library (src/it/)"
 
 jdk:
 	@if [ -z "$(JDK)" ]; then \
@@ -102,6 +103,14 @@ jmh: jdk deps
 	$(JAVA) --sun-misc-unsafe-memory-access=allow -cp "target/classes:target/test-classes:$$(cat target/jmh.classpath)" \
 	  org.openjdk.jmh.Main $(JMH_ARGS) -jvmArgsAppend "--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow" \
 	  -rf json -rff target/jmh-result.json $(JMH_FILTER)
+
+# Is the installed library what a service needs? Installs it (tests skipped: `make test` runs them), then
+# src/it/consumer-check.sh builds a project outside the repository that depends on it: no CLI or chart
+# libraries in its dependency tree, a RawBlockCore put/load on the module path and on the class path,
+# and the missing --enable-native-access named when it is forgotten.
+consumer-check: jdk deps
+	$(MVN) $(MVN_ARGS) -DskipTests install
+	JAVA_HOME=$(JDK) MAVEN_OPTS="$(MAVEN_OPTS) --sun-misc-unsafe-memory-access=allow" bash src/it/consumer-check.sh
 
 bindings:
 	@command -v jextract >/dev/null || { echo "fdpblock: jextract is not on the PATH. Build it from https://github.com/openjdk/jextract (master builds with JDK 25 and Debian's libclang 14: apt-get install libclang-14-dev), put its bin/ on the PATH, then run make bindings again." >&2; exit 1; }
