@@ -32,7 +32,7 @@ import java.util.zip.CRC32;
 
 /**
  * A durable store of KV-cache chunks on a raw device, a file, or an NVMe namespace: LMCache's
- * raw_block state v1 on the device (see {@code RAWBLOCK.md}), with these rules:
+ * raw_block state v1 on the device (see {@code docs/on-device-format.md}), with these rules:
  *
  * <ul>
  * <li>put is two-phase: a slot is reserved and the key is in flight (invisible) while header and
