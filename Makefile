@@ -13,6 +13,26 @@ JAVA := $(JDK)/bin/java --enable-native-access=ALL-UNNAMED
 JAR := target/fdpblock.jar
 # System packages the project needs at run time (Debian names).
 DEB_PACKAGES := liburing2
+# The headers `make bindings` reads (Debian names, the same on Debian 12 and 13): liburing.h and its copy
+# of the io_uring uapi header, the kernel's uapi headers (linux/nvme_ioctl.h, linux/fs.h), glibc's.
+BINDINGS_PACKAGES := liburing-dev linux-libc-dev libc6-dev
+# jextract: on the PATH, or given as `make bindings JEXTRACT=/path/to/jextract/bin/jextract`.
+JEXTRACT ?= $(shell command -v jextract 2>/dev/null)
+
+# $(call apt-install,PACKAGES): installs those of the Debian PACKAGES that are missing (as root, or through
+# sudo); fails with one line naming them when it cannot.
+define apt-install
+missing=""; for p in $(1); do \
+  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; done; \
+if [ -n "$$missing" ]; then \
+  if ! command -v apt-get >/dev/null; then \
+    echo "fdpblock: no apt-get here ($$(. /etc/os-release 2>/dev/null; echo "$${PRETTY_NAME:-unknown system}")): install the equivalents of the Debian packages$$missing yourself" >&2; exit 1; fi; \
+  echo "fdpblock: installing$$missing"; \
+  if [ "$$(id -u)" -eq 0 ]; then SUDO=""; elif command -v sudo >/dev/null; then SUDO="sudo"; else \
+    echo "fdpblock: missing packages:$$missing; install them as root (apt-get install$$missing)" >&2; exit 1; fi; \
+  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+fi
+endef
 
 .PHONY: help jdk deps build test test-image device-env test-hardware run bench jmh bindings jshell clean consumer-check
 
@@ -22,7 +42,7 @@ help:
 	@echo "make test-image build the emulated NVMe FDP guest's container image (test-images/; reused when present)"
 	@echo "make test-hardware  the device tests on a real FDP SSD: FDPBLOCK_NVME_DEVICE=/dev/ngXnY make test-hardware"
 	@echo "make deps      install missing system packages ($(DEB_PACKAGES))"
-	@echo "make bindings  regenerate bindings/ with jextract (must be on the PATH)"
+	@echo "make bindings  regenerate bindings/ with jextract (on the PATH, or JEXTRACT=...; installs $(BINDINGS_PACKAGES))"
 	@echo "make jshell    jshell with fdpblock on the class path and jshell/fdpblock.jsh loaded"
 	@echo "make bench     fdpblock bench: ours vs fio side by side (installs fio when missing); BENCH_ARGS=... to pass options"
 	@echo "make jmh       the JMH microbenchmarks (src/test/java/io/fdpblock/jmh), briefly; JMH_ARGS=... to change"
@@ -34,14 +54,7 @@ jdk:
 	  exit 1; fi
 
 deps:
-	@missing=""; for p in $(DEB_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  echo "fdpblock: installing$$missing"; \
-	  if [ "$$(id -u)" -eq 0 ]; then SUDO=""; elif command -v sudo >/dev/null; then SUDO="sudo"; else \
-	    echo "fdpblock: missing packages:$$missing; install them as root (apt-get install$$missing)" >&2; exit 1; fi; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
-	fi
+	@$(call apt-install,$(DEB_PACKAGES))
 
 # The runnable jar (command line and benchmark included, src/assembly/cli.xml); the library jar beside it,
 # target/fdpblock-<version>.jar, is what `mvn install` installs.
@@ -112,11 +125,36 @@ consumer-check: jdk deps
 	$(MVN) $(MVN_ARGS) -DskipTests install
 	JAVA_HOME=$(JDK) MAVEN_OPTS="$(MAVEN_OPTS) --sun-misc-unsafe-memory-access=allow" bash src/it/consumer-check.sh
 
+# Regenerates bindings/ from headers/fdpblock.h and jextract.conf (bindings/GENERATED.md: the recipe that
+# reproduces the committed files byte for byte). jextract writes into target/ first: bindings/ is replaced
+# only by a complete output. The two known traps get their own messages: a jextract on libclang >= 16
+# (it fails on anonymous unions), and a jextract image that carries a copy of clang's headers
+# (<image>/runtime/conf/jextract/*.h) while its libclang also finds the system's, which reads stdint.h
+# twice and glibc's never ("unknown type name 'intmax_t'").
+JEXTRACT_OUT := target/jextract-out
 bindings:
-	@command -v jextract >/dev/null || { echo "fdpblock: jextract is not on the PATH. Build it from https://github.com/openjdk/jextract (master builds with JDK 25 and Debian's libclang 14: apt-get install libclang-14-dev), put its bin/ on the PATH, then run make bindings again." >&2; exit 1; }
-	rm -rf bindings/io
-	jextract @jextract.conf headers/fdpblock.h
-	@test -f bindings/io/fdpblock/ffi/FdpNative.java || { echo "fdpblock: jextract produced no output; see its messages above" >&2; exit 1; }
+	@if [ -z "$(JEXTRACT)" ]; then \
+	  echo "fdpblock: jextract not found (not on the PATH, JEXTRACT unset): build it from openjdk/jextract master with JDK 25 and Debian's libclang-14-dev (README, Bindings), then run make bindings JEXTRACT=/path/to/jextract/bin/jextract" >&2; exit 1; fi; \
+	if [ ! -x "$(JEXTRACT)" ]; then echo "fdpblock: JEXTRACT=$(JEXTRACT) is not an executable file: give the jextract launcher, e.g. JEXTRACT=/path/to/jextract/bin/jextract" >&2; exit 1; fi
+	@clang=$$("$(JEXTRACT)" --version 2>&1 | sed -n 's/^LibClang version .*clang version \([0-9][0-9]*\)\..*/\1/p'); \
+	if [ "$${clang:-0}" -ge 16 ]; then \
+	  echo "fdpblock: $(JEXTRACT) runs on libclang $$clang, and jextract fails on anonymous unions (liburing's SQE) with libclang 16 and later: use one built against libclang 13 to 15, e.g. Debian 12's libclang-14-dev (Debian 13 packages only 17 and later: build and run jextract on Debian 12, in a container or chroot if need be)" >&2; exit 1; fi
+	@$(call apt-install,$(BINDINGS_PACKAGES))
+	@rm -rf $(JEXTRACT_OUT) && mkdir -p $(JEXTRACT_OUT)
+	@echo "$(JEXTRACT) @jextract.conf --output $(JEXTRACT_OUT) headers/fdpblock.h"
+	@"$(JEXTRACT)" @jextract.conf --output $(JEXTRACT_OUT) headers/fdpblock.h 2>&1 | tee $(JEXTRACT_OUT).log; \
+	rc=$${PIPESTATUS[0]}; \
+	if grep -q "unknown type name '\(u\)\?intmax_t'" $(JEXTRACT_OUT).log; then \
+	  conf="$$(dirname "$$(readlink -f "$(JEXTRACT)")")/../runtime/conf/jextract"; \
+	  if [ -d "$$conf" ]; then conf="$$(cd "$$conf" && pwd)"; else conf="<jextract image>/runtime/conf/jextract"; fi; \
+	  echo "fdpblock: this jextract reads clang's stdint.h twice and glibc's never: its image carries a copy of clang's headers ($$conf/*.h) while its libclang also finds the system's; remove the copy (rm $$conf/*.h; nothing else reads it), then run make bindings again" >&2; exit 1; fi; \
+	if [ "$$rc" -ne 0 ] || [ ! -f $(JEXTRACT_OUT)/io/fdpblock/ffi/FdpNative.java ]; then \
+	  echo "fdpblock: jextract failed (exit $$rc) and bindings/ is unchanged; see its messages above" >&2; exit 1; fi
+	rm -rf bindings/io && mv $(JEXTRACT_OUT)/io bindings/io
+	@if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+	  if [ -z "$$(git status --porcelain -- bindings/io)" ]; then echo "fdpblock: bindings/ regenerated, identical to the committed files"; \
+	  else echo "fdpblock: bindings/ differs from the committed files (git status bindings/). Unless headers/ or jextract.conf changed, the header versions did: here $$(dpkg-query -W -f='$${Package} $${Version}, ' $(BINDINGS_PACKAGES) 2>/dev/null)on $$(. /etc/os-release 2>/dev/null; echo "$$PRETTY_NAME"); the committed files come from those in bindings/GENERATED.md"; fi; \
+	fi
 
 clean:
 	rm -rf target

@@ -18,9 +18,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/file.h>        /* flock: one store owns a device */
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <errno.h>
 #include <string.h>
+
+#include "sqe_write_stream.h" /* after liburing.h: it checks itself against struct io_uring_sqe */
 
 #endif

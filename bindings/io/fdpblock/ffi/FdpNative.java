@@ -33,6 +33,15 @@ public class FdpNative extends FdpNative$shared {
     public static int EINTR() {
         return EINTR;
     }
+    private static final int EIO = (int)5L;
+    /**
+     * {@snippet lang=c :
+     * #define EIO 5
+     * }
+     */
+    public static int EIO() {
+        return EIO;
+    }
     private static final int EBADF = (int)9L;
     /**
      * {@snippet lang=c :
@@ -78,6 +87,33 @@ public class FdpNative extends FdpNative$shared {
     public static int EINVAL() {
         return EINVAL;
     }
+    private static final int EFBIG = (int)27L;
+    /**
+     * {@snippet lang=c :
+     * #define EFBIG 27
+     * }
+     */
+    public static int EFBIG() {
+        return EFBIG;
+    }
+    private static final int ENOSPC = (int)28L;
+    /**
+     * {@snippet lang=c :
+     * #define ENOSPC 28
+     * }
+     */
+    public static int ENOSPC() {
+        return ENOSPC;
+    }
+    private static final int EOPNOTSUPP = (int)95L;
+    /**
+     * {@snippet lang=c :
+     * #define EOPNOTSUPP 95
+     * }
+     */
+    public static int EOPNOTSUPP() {
+        return EOPNOTSUPP;
+    }
     private static final int ECANCELED = (int)125L;
     /**
      * {@snippet lang=c :
@@ -122,6 +158,42 @@ public class FdpNative extends FdpNative$shared {
      */
     public static int O_CREAT() {
         return O_CREAT;
+    }
+    private static final int O_EXCL = (int)128L;
+    /**
+     * {@snippet lang=c :
+     * #define O_EXCL 128
+     * }
+     */
+    public static int O_EXCL() {
+        return O_EXCL;
+    }
+    private static final int LOCK_EX = (int)2L;
+    /**
+     * {@snippet lang=c :
+     * #define LOCK_EX 2
+     * }
+     */
+    public static int LOCK_EX() {
+        return LOCK_EX;
+    }
+    private static final int LOCK_NB = (int)4L;
+    /**
+     * {@snippet lang=c :
+     * #define LOCK_NB 4
+     * }
+     */
+    public static int LOCK_NB() {
+        return LOCK_NB;
+    }
+    private static final int LOCK_UN = (int)8L;
+    /**
+     * {@snippet lang=c :
+     * #define LOCK_UN 8
+     * }
+     */
+    public static int LOCK_UN() {
+        return LOCK_UN;
     }
     private static final int POLLIN = (int)1L;
     /**
@@ -529,6 +601,69 @@ public class FdpNative extends FdpNative$shared {
         }
     }
 
+    private static class fallocate {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            FdpNative.C_INT,
+            FdpNative.C_INT,
+            FdpNative.C_INT,
+            FdpNative.C_LONG,
+            FdpNative.C_LONG
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("fallocate");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern int fallocate(int __fd, int __mode, __off_t __offset, __off_t __len)
+     * }
+     */
+    public static FunctionDescriptor fallocate$descriptor() {
+        return fallocate.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern int fallocate(int __fd, int __mode, __off_t __offset, __off_t __len)
+     * }
+     */
+    public static MethodHandle fallocate$handle() {
+        return fallocate.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern int fallocate(int __fd, int __mode, __off_t __offset, __off_t __len)
+     * }
+     */
+    public static MemorySegment fallocate$address() {
+        return fallocate.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern int fallocate(int __fd, int __mode, __off_t __offset, __off_t __len)
+     * }
+     */
+    public static int fallocate(int __fd, int __mode, long __offset, long __len) {
+        var mh$ = fallocate.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("fallocate", __fd, __mode, __offset, __len);
+            }
+            return (int)mh$.invokeExact(__fd, __mode, __offset, __len);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     /**
      * Variadic invoker class for:
      * {@snippet lang=c :
@@ -654,6 +789,15 @@ public class FdpNative extends FdpNative$shared {
      */
     public static int IORING_OP_WRITE_FIXED() {
         return IORING_OP_WRITE_FIXED;
+    }
+    private static final int IORING_OP_ASYNC_CANCEL = (int)14L;
+    /**
+     * {@snippet lang=c :
+     * enum io_uring_op.IORING_OP_ASYNC_CANCEL = 14
+     * }
+     */
+    public static int IORING_OP_ASYNC_CANCEL() {
+        return IORING_OP_ASYNC_CANCEL;
     }
     private static final int IORING_OP_READ = (int)22L;
     /**
@@ -1758,6 +1902,67 @@ public class FdpNative extends FdpNative$shared {
         }
     }
 
+    private static class flock {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            FdpNative.C_INT,
+            FdpNative.C_INT,
+            FdpNative.C_INT
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("flock");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern int flock(int __fd, int __operation)
+     * }
+     */
+    public static FunctionDescriptor flock$descriptor() {
+        return flock.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern int flock(int __fd, int __operation)
+     * }
+     */
+    public static MethodHandle flock$handle() {
+        return flock.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern int flock(int __fd, int __operation)
+     * }
+     */
+    public static MemorySegment flock$address() {
+        return flock.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern int flock(int __fd, int __operation)
+     * }
+     */
+    public static int flock(int __fd, int __operation) {
+        var mh$ = flock.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("flock", __fd, __operation);
+            }
+            return (int)mh$.invokeExact(__fd, __operation);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static class strerror {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             FdpNative.C_POINTER,
@@ -1912,6 +2117,15 @@ public class FdpNative extends FdpNative$shared {
      */
     public static int S_IFREG() {
         return S_IFREG;
+    }
+    private static final int EWOULDBLOCK = (int)11L;
+    /**
+     * {@snippet lang=c :
+     * #define EWOULDBLOCK 11
+     * }
+     */
+    public static int EWOULDBLOCK() {
+        return EWOULDBLOCK;
     }
     private static final int O_CLOEXEC = (int)524288L;
     /**

@@ -99,7 +99,7 @@ public final class AdapterWorkload implements AutoCloseable {
                 .metaTotalBytes(16L << 20)
                 .ioEngine(IoEngine.IO_URING)
                 .iouringQueueDepth(Math.max(64, 4 * chunksInFlight))
-                .loadCheckpointOnInit(false) // the file holds fio's bytes between rounds: always start empty
+                .format(true) // the bench's own scratch file, holding fio's bytes between rounds: formatted as asked
                 .metaEnablePeriodic(false) // no checkpoint lands inside a measured window by chance
                 .build();
     }

@@ -222,7 +222,7 @@ public final class RunCommand implements Callable<Integer> {
         out.printf("              %-36s %9.0f %9.0f %9.0f %9.0f%n", "request (prefetch+check+store)",
                 h.getValueAtPercentile(50) / 1e3, h.getValueAtPercentile(99) / 1e3, h.getValueAtPercentile(99.9) / 1e3,
                 h.getMaxValue() / 1e3);
-        out.printf("placement     bytes written by placement id %s (0 = no directive)%n",
+        out.printf("placement     bytes written by placement id %s (none = no directive)%n",
                 status.get("bytes_written_by_placement_id"));
         if (status.containsKey("fdp_buckets")) {
             out.printf("              buckets %s, fallbacks %s%n", status.get("fdp_buckets"),

@@ -3,6 +3,7 @@ package io.fdpblock.core;
 import io.fdpblock.l2.ObjectMeta;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.json.JsonWriteFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -23,7 +24,14 @@ final class CheckpointCodec {
 
     private static final JsonFactory FACTORY = JsonFactory.builder()
             .enable(JsonWriteFeature.ESCAPE_NON_ASCII).build();
-    private static final ObjectMapper MAPPER = new ObjectMapper();
+    /**
+     * Reads what any valid checkpoint holds: Jackson's default limit on names (50,000 chars) would let
+     * one long key make a whole checkpoint unreadable.
+     */
+    private static final ObjectMapper MAPPER = new ObjectMapper(JsonFactory.builder()
+            .streamReadConstraints(StreamReadConstraints.builder().maxNameLength(Integer.MAX_VALUE)
+                    .maxStringLength(Integer.MAX_VALUE).build())
+            .build());
 
     /** A committed entry as the checkpoint sees it. */
     record SnapshotEntry(String key, long offset, long size, ObjectMeta meta) {}
@@ -135,34 +143,43 @@ final class CheckpointCodec {
         return out;
     }
 
+    /** A layout field whose stored value differs from the configured one. */
+    record Mismatch(String field, String stored, String configured) {
+        @Override
+        public String toString() {
+            return field + " is " + stored + " on the device but " + configured + " in the configuration";
+        }
+    }
+
     /**
      * Compares the layout fields present in {@code root} with {@code expected}.
      *
-     * @return null when they agree, else which field differs (the state is then rejected)
+     * @return null when they agree, else the first field that differs (the state is then rejected)
      */
-    static String layoutMismatch(JsonNode root, Layout expected) {
+    static Mismatch layoutMismatch(JsonNode root, Layout expected) {
         JsonNode v = root.get("version");
-        if (v == null || v.asInt(0) != 1) {
-            return "version " + v + " (expected 1)";
+        if (v == null || !v.isIntegralNumber() || v.asLong() != 1) {
+            return new Mismatch("version", String.valueOf(v), "1 (this store reads checkpoint version 1)");
         }
-        String m = compare(root, "block_align", expected.blockAlign());
+        Mismatch m = compare(root, "block_align", expected.blockAlign());
         m = m != null ? m : compare(root, "header_bytes", expected.headerBytes());
         m = m != null ? m : compare(root, "slot_bytes", expected.slotBytes());
         m = m != null ? m : compare(root, "meta_total_bytes", expected.metaTotalBytes());
+        m = m != null ? m : compare(root, "capacity_bytes", expected.capacityBytes());
         m = m != null ? m : compare(root, "meta_version", RawBlockCoreConfig.META_VERSION);
         m = m != null ? m : compare(root, "data_base_offset", expected.dataBaseOffset());
         if (m == null && root.has("meta_magic") && !RawBlockCoreConfig.META_MAGIC.equals(root.get("meta_magic").asText())) {
-            m = "meta_magic " + root.get("meta_magic") + " (expected " + RawBlockCoreConfig.META_MAGIC + ")";
+            m = new Mismatch("meta_magic", root.get("meta_magic").toString(), RawBlockCoreConfig.META_MAGIC);
         }
         return m;
     }
 
-    private static String compare(JsonNode root, String field, long expected) {
+    private static Mismatch compare(JsonNode root, String field, long expected) {
         JsonNode n = root.get(field);
         if (n == null || n.isNull()) {
             return null; // absent fields are not compared (as in the reference)
         }
         return n.isIntegralNumber() && n.asLong() == expected ? null
-                : field + " " + n + " (configured " + expected + ")";
+                : new Mismatch(field, n.toString(), Long.toString(expected));
     }
 }

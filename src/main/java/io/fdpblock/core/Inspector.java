@@ -8,13 +8,11 @@ import io.fdpblock.device.IoBatch;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.zip.CRC32;
 
 /**
  * Reads what a store left on a device without changing it: both checkpoint containers, the winning
@@ -38,84 +36,55 @@ public final class Inspector {
      */
     public static Report inspect(BlockDevice device, int blockAlign, long metaTotalBytes, boolean verify)
             throws IOException {
-        try (Arena arena = Arena.ofShared()) {
-            List<Container> containers = new ArrayList<>();
-            byte[][] payloads = new byte[2][];
-            long containerBytes = metaTotalBytes / 2 / blockAlign * blockAlign;
-            for (int c = 0; c < 2; c++) {
-                long off = c * containerBytes;
-                MemorySegment block = read(device, arena, off, blockAlign);
-                OnDiskFormat.ContainerHeader h = OnDiskFormat.readContainerHeader(block);
-                String problem = null;
-                if (!h.plausible(containerBytes - blockAlign)) {
-                    problem = h.magicOk() ? "implausible header (version " + h.version() + ", length "
-                            + h.payloadLength() + ")" : "no LMCIDX01 header";
-                } else {
-                    byte[] p = read(device, arena, off + blockAlign, OnDiskFormat.roundUp(h.payloadLength(), blockAlign))
-                            .asSlice(0, h.payloadLength()).toArray(ValueLayout.JAVA_BYTE);
-                    CRC32 crc = new CRC32();
-                    crc.update(p);
-                    if ((int) crc.getValue() != h.crc32()) {
-                        problem = "CRC mismatch";
-                    } else {
-                        payloads[c] = p;
-                        if (c == 0) { // the checkpoint knows where container 1 is
-                            JsonNode root = CheckpointCodec.decode(p).root();
-                            long meta = root.path("meta_total_bytes").asLong(metaTotalBytes);
-                            int align = root.path("block_align").asInt(blockAlign);
-                            containerBytes = meta / 2 / align * align;
-                        }
-                    }
-                }
-                containers.add(new Container(c, off, problem == null, h.seq(), h.payloadLength(), problem));
+        MetadataArea area = new MetadataArea(device, blockAlign, metaTotalBytes);
+        List<Container> containers = new ArrayList<>();
+        List<MetadataArea.Container> read = area.readContainers();
+        for (MetadataArea.Container c : read) {
+            containers.add(new Container(c.index(), c.offset(), c.valid(), c.header().seq(),
+                    c.header().payloadLength(), c.problem()));
+        }
+        List<MetadataArea.Container> valid = MetadataArea.newestFirst(read);
+        if (valid.isEmpty()) {
+            return new Report(containers, null, Map.of(), 0, 0, Map.of(), 0, List.of());
+        }
+        MetadataArea.Container winner = valid.get(0);
+        CheckpointCodec.Decoded d = CheckpointCodec.decode(winner.payload());
+        Map<String, Object> layout = new LinkedHashMap<>();
+        for (String f : List.of("device_path", "capacity_bytes", "block_align", "header_bytes", "slot_bytes",
+                "meta_total_bytes", "data_base_offset", "next_slot")) {
+            JsonNode n = d.root().get(f);
+            layout.put(f, n == null ? null : n.isNumber() ? (Object) n.asLong() : n.asText());
+        }
+        Map<String, long[]> bySalt = new TreeMap<>();
+        long bytes = 0;
+        for (CheckpointCodec.RawEntry e : d.entries()) {
+            String salt;
+            try {
+                salt = KeyCodec.decode(e.key()).cacheSalt();
+            } catch (IllegalArgumentException ex) {
+                salt = "?";
             }
-            Integer winner = null;
-            for (Container c : containers) {
-                if (c.valid() && (winner == null || c.seq() > containers.get(winner).seq())) {
-                    winner = c.index();
-                }
-            }
-            if (winner == null) {
-                return new Report(containers, null, Map.of(), 0, 0, Map.of(), 0, List.of());
-            }
-            CheckpointCodec.Decoded d = CheckpointCodec.decode(payloads[winner]);
-            Map<String, Object> layout = new LinkedHashMap<>();
-            for (String f : List.of("device_path", "capacity_bytes", "block_align", "header_bytes", "slot_bytes",
-                    "meta_total_bytes", "data_base_offset", "next_slot")) {
-                JsonNode n = d.root().get(f);
-                layout.put(f, n == null ? null : n.isNumber() ? (Object) n.asLong() : n.asText());
-            }
-            Map<String, long[]> bySalt = new TreeMap<>();
-            long bytes = 0;
-            for (CheckpointCodec.RawEntry e : d.entries()) {
-                String salt;
-                try {
-                    salt = KeyCodec.decode(e.key()).cacheSalt();
-                } catch (IllegalArgumentException ex) {
-                    salt = "?";
-                }
-                long[] v = bySalt.computeIfAbsent(salt, k -> new long[2]);
-                v[0]++;
-                v[1] += e.size();
-                bytes += e.size();
-            }
-            List<BadSlot> bad = new ArrayList<>();
-            int checked = 0;
-            if (verify) {
-                int headerBytes = d.root().path("header_bytes").asInt(4096);
+            long[] v = bySalt.computeIfAbsent(salt, k -> new long[2]);
+            v[0]++;
+            v[1] += e.size();
+            bytes += e.size();
+        }
+        List<BadSlot> bad = new ArrayList<>();
+        int checked = 0;
+        if (verify) {
+            int headerBytes = d.root().path("header_bytes").asInt(4096);
+            try (Arena arena = Arena.ofShared()) {
                 for (CheckpointCodec.RawEntry e : d.entries()) {
                     OnDiskFormat.SlotHeader h = OnDiskFormat.readSlotHeader(read(device, arena, e.offset(), headerBytes));
                     checked++;
-                    String problem = !h.magicOk() ? "no LMCBLK01 magic"
-                            : h.identity() != SlotIdentity.of(e.key()) ? "identity differs (another key's data)"
-                            : h.payloadLength() != e.size() ? "length " + h.payloadLength() + " != " + e.size() : null;
+                    String problem = MetadataArea.slotHeaderProblem(h, e.key(), e.size());
                     if (problem != null) {
                         bad.add(new BadSlot(e.key(), e.offset(), problem));
                     }
                 }
             }
-            return new Report(containers, winner, layout, d.entries().size(), bytes, bySalt, checked, bad);
         }
+        return new Report(containers, winner.index(), layout, d.entries().size(), bytes, bySalt, checked, bad);
     }
 
     private static MemorySegment read(BlockDevice device, Arena arena, long offset, long length) throws IOException {

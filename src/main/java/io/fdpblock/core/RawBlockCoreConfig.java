@@ -1,9 +1,11 @@
 package io.fdpblock.core;
 
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.nvme.PlacementId;
 
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -27,6 +29,11 @@ public final class RawBlockCoreConfig {
     public static final int MIN_HEADER_BYTES = 24;
     /** Keys per device submission in a batched put (header + payload = two writes per key). */
     public static final int DEFAULT_MAX_BATCH_KEYS = 64;
+    /** How long close waits for puts, loads and deallocations in flight before it gives them up. */
+    public static final int DEFAULT_CLOSE_TIMEOUT_MS = 60_000;
+    /** Keys LMCache accepts in its raw_block JSON that have no effect here (see the README). */
+    public static final Set<String> ACCEPTED_AND_IGNORED = Set.of("enable_zero_copy", "max_data_transfer_size",
+            "num_store_workers", "num_lookup_workers", "num_load_workers", "meta_idle_quiet_ms");
 
     public enum PlacementPolicy {
         NONE("none"), CACHE_SALT_PREFIX("cache_salt_prefix");
@@ -70,8 +77,10 @@ public final class RawBlockCoreConfig {
     private final boolean fdpEnabled;
     private final List<Integer> fdpPlacementIds;
     private final PlacementPolicy fdpDataPlacementPolicy;
-    private final int metaCheckpointPlacementId;
+    private final PlacementId metaCheckpointPlacementId;
     private final boolean fdpSlotAffinityEnabled;
+    private final boolean format;
+    private final int closeTimeoutMs;
 
     private RawBlockCoreConfig(Builder b) {
         devicePath = require("device_path", b.devicePath);
@@ -97,6 +106,8 @@ public final class RawBlockCoreConfig {
         fdpDataPlacementPolicy = b.fdpDataPlacementPolicy;
         metaCheckpointPlacementId = b.metaCheckpointPlacementId;
         fdpSlotAffinityEnabled = b.fdpSlotAffinityEnabled;
+        format = b.format;
+        closeTimeoutMs = b.closeTimeoutMs;
 
         if (blockAlign < 512 || Integer.bitCount(blockAlign) != 1) {
             throw invalid("block_align", blockAlign, "must be a power of two >= 512");
@@ -142,21 +153,15 @@ public final class RawBlockCoreConfig {
             throw invalid("max_batch_keys", maxBatchKeys, "must be in 1..1024");
         }
         for (int id : fdpPlacementIds) {
-            checkPlacementId("fdp_placement_ids", id);
+            PlacementId.check("raw_block config: fdp_placement_ids entry", id);
         }
-        if (metaCheckpointPlacementId != 0) {
-            checkPlacementId("meta_checkpoint_placement_id", metaCheckpointPlacementId);
+        if (!fdpEnabled && (!fdpPlacementIds.isEmpty() || fdpDataPlacementPolicy != PlacementPolicy.NONE
+                || !metaCheckpointPlacementId.isNone())) {
+            throw invalid("fdp_enabled", false, "must be true when fdp_placement_ids, fdp_data_placement_policy or"
+                    + " meta_checkpoint_placement_id is set");
         }
-        if (!fdpEnabled && (!fdpPlacementIds.isEmpty() || fdpDataPlacementPolicy != PlacementPolicy.NONE)) {
-            throw invalid("fdp_enabled", false, "must be true when fdp_placement_ids or fdp_data_placement_policy"
-                    + " is set");
-        }
-    }
-
-    static void checkPlacementId(String field, int id) {
-        if (id < 1 || id > 0xFFFF) {
-            throw invalid(field, id, "placement ids must be in 1..65535 (0 is the device default and is never"
-                    + " sent explicitly)");
+        if (closeTimeoutMs < 1) {
+            throw invalid("close_timeout_ms", closeTimeoutMs, "must be >= 1");
         }
     }
 
@@ -177,7 +182,8 @@ public final class RawBlockCoreConfig {
 
     // ---- JSON (LMCache --l2-adapter style) ----
 
-    private static final ObjectMapper JSON = new ObjectMapper();
+    /** Duplicate keys are an error: with two values for one key, one would silently win. */
+    private static final ObjectMapper JSON = new ObjectMapper().enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
     /** Keys of the adapter JSON that belong to the adapter, not the core. */
     private static final Set<String> ADAPTER_KEYS = Set.of("type", "module_path", "class_name", "adapter_params");
     private static final Map<String, BiConsumer<Builder, JsonNode>> FIELDS = new LinkedHashMap<>();
@@ -227,11 +233,11 @@ public final class RawBlockCoreConfig {
         });
         FIELDS.put("meta_checkpoint_placement_id", (b, n) -> {
             if (!n.isNull()) {
-                int id = toInt("meta_checkpoint_placement_id", n);
-                checkPlacementId("meta_checkpoint_placement_id", id);
-                b.metaCheckpointPlacementId(id);
+                b.metaCheckpointPlacementId(toInt("meta_checkpoint_placement_id", n));
             }
         });
+        FIELDS.put("format", (b, n) -> b.format(bool("format", n)));
+        FIELDS.put("close_timeout_ms", (b, n) -> b.closeTimeoutMs(toInt("close_timeout_ms", n)));
         FIELDS.put("fdp_slot_affinity_enabled", (b, n) -> b.fdpSlotAffinityEnabled(bool("fdp_slot_affinity_enabled", n)));
         FIELDS.put("fdp_slot_reuse_policy", (b, n) -> { // LMCache's name for the same switch
             String v = n.isNull() ? "none" : text("fdp_slot_reuse_policy", n);
@@ -256,8 +262,9 @@ public final class RawBlockCoreConfig {
                 b.ioEngine(IoEngine.IO_URING);
             }
         });
-        // No effect here: buffers are always zero-copy where aligned, transfers are split by the
-        // device's own limit, and there are no worker pools to size (no thread hop that buys nothing).
+        // No effect here (ACCEPTED_AND_IGNORED): buffers are always zero-copy where aligned, transfers are
+        // split by the device's own limit, and there are no worker pools to size (no thread hop that buys
+        // nothing). meta_idle_quiet_ms is parsed above: checkpoints never wait for idle I/O.
         FIELDS.put("enable_zero_copy", (b, n) -> bool("enable_zero_copy", n));
         FIELDS.put("max_data_transfer_size", (b, n) -> {
             if (integer("max_data_transfer_size", n) < 0) {
@@ -288,7 +295,8 @@ public final class RawBlockCoreConfig {
         try {
             root = JSON.readTree(json);
         } catch (JsonProcessingException e) {
-            throw new IllegalArgumentException("raw_block config is not valid JSON: " + e.getOriginalMessage(), e);
+            throw new IllegalArgumentException("raw_block config is not valid JSON (" + e.getOriginalMessage()
+                    + ", line " + e.getLocation().getLineNr() + " column " + e.getLocation().getColumnNr() + ")", e);
         }
         if (root == null || !root.isObject()) {
             throw new IllegalArgumentException("raw_block config must be a JSON object, got: " + json);
@@ -361,9 +369,12 @@ public final class RawBlockCoreConfig {
     public boolean fdpEnabled() { return fdpEnabled; }
     public List<Integer> fdpPlacementIds() { return fdpPlacementIds; }
     public PlacementPolicy fdpDataPlacementPolicy() { return fdpDataPlacementPolicy; }
-    /** 0 = none. */
-    public int metaCheckpointPlacementId() { return metaCheckpointPlacementId; }
+    /** The placement id checkpoints are written with ({@link PlacementId#NONE}: no directive). */
+    public PlacementId metaCheckpointPlacementId() { return metaCheckpointPlacementId; }
     public boolean fdpSlotAffinityEnabled() { return fdpSlotAffinityEnabled; }
+    /** Format the device at open: whatever it holds is discarded. Only ever done when asked. */
+    public boolean format() { return format; }
+    public int closeTimeoutMs() { return closeTimeoutMs; }
     /** Bytes of payload a slot holds. */
     public long maxPayloadBytes() { return slotBytes - headerBytes; }
     /** Each of the two checkpoint containers. */
@@ -377,14 +388,16 @@ public final class RawBlockCoreConfig {
                 .metaVerifyOnLoad(metaVerifyOnLoad).useOdirect(useOdirect).ioEngine(ioEngine)
                 .iouringQueueDepth(iouringQueueDepth).maxBatchKeys(maxBatchKeys).fdpEnabled(fdpEnabled)
                 .fdpPlacementIds(fdpPlacementIds).fdpDataPlacementPolicy(fdpDataPlacementPolicy)
-                .metaCheckpointPlacementId(metaCheckpointPlacementId).fdpSlotAffinityEnabled(fdpSlotAffinityEnabled);
+                .metaCheckpointPlacementId(metaCheckpointPlacementId).fdpSlotAffinityEnabled(fdpSlotAffinityEnabled)
+                .format(format).closeTimeoutMs(closeTimeoutMs);
     }
 
     @Override
     public String toString() {
         return "RawBlockCoreConfig{device_path=" + devicePath + ", capacity_bytes=" + capacityBytes + ", slot_bytes="
                 + slotBytes + ", block_align=" + blockAlign + ", header_bytes=" + headerBytes + ", meta_total_bytes="
-                + metaTotalBytes + ", io_engine=" + ioEngine + ", fdp_enabled=" + fdpEnabled + "}";
+                + metaTotalBytes + ", io_engine=" + ioEngine + ", fdp_enabled=" + fdpEnabled
+                + (format ? ", format=true" : "") + "}";
     }
 
     /** Builds a config; {@link #build()} checks every rule. */
@@ -407,8 +420,10 @@ public final class RawBlockCoreConfig {
         private boolean fdpEnabled;
         private List<Integer> fdpPlacementIds = List.of();
         private PlacementPolicy fdpDataPlacementPolicy = PlacementPolicy.NONE;
-        private int metaCheckpointPlacementId;
+        private PlacementId metaCheckpointPlacementId = PlacementId.NONE;
         private boolean fdpSlotAffinityEnabled;
+        private boolean format;
+        private int closeTimeoutMs = DEFAULT_CLOSE_TIMEOUT_MS;
 
         public Builder devicePath(String v) { devicePath = v; return this; }
         public Builder capacityBytes(long v) { capacityBytes = v; return this; }
@@ -428,8 +443,15 @@ public final class RawBlockCoreConfig {
         public Builder fdpEnabled(boolean v) { fdpEnabled = v; return this; }
         public Builder fdpPlacementIds(List<Integer> v) { fdpPlacementIds = v; return this; }
         public Builder fdpDataPlacementPolicy(PlacementPolicy v) { fdpDataPlacementPolicy = v; return this; }
-        public Builder metaCheckpointPlacementId(int v) { metaCheckpointPlacementId = v; return this; }
+        /** @throws IllegalArgumentException for an id outside 0..65535 */
+        public Builder metaCheckpointPlacementId(int v) {
+            metaCheckpointPlacementId = PlacementId.of(PlacementId.check("raw_block config: meta_checkpoint_placement_id", v));
+            return this;
+        }
+        public Builder metaCheckpointPlacementId(PlacementId v) { metaCheckpointPlacementId = v; return this; }
         public Builder fdpSlotAffinityEnabled(boolean v) { fdpSlotAffinityEnabled = v; return this; }
+        public Builder format(boolean v) { format = v; return this; }
+        public Builder closeTimeoutMs(int v) { closeTimeoutMs = v; return this; }
 
         public RawBlockCoreConfig build() {
             if (slotBytes == -1) {

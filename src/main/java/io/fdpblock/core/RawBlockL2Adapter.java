@@ -15,7 +15,10 @@ import io.fdpblock.core.RawBlockCore;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.BlockDevice;
 
+import io.fdpblock.nvme.PlacementId;
+
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -112,7 +115,7 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
         for (int i = 0; i < keys.size(); i++) {
             MemoryObj o = objects.get(i);
             reqs.add(new PutRequest(keys.get(i).encoded(), o.segment(), o.meta(),
-                    placement == null ? null : placement.placementFor(keys.get(i))));
+                    placement == null ? PlacementId.NONE : placement.placementFor(keys.get(i))));
         }
         try {
             core.putAsync(reqs, (RawBlockCore.PutCompletion) (results, fresh) -> onStored(id, keys, objects, results, fresh,
@@ -137,7 +140,7 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
             if (fresh[i]) {
                 ObjectKey k = keys.get(i);
                 stored.add(k);
-                sizes.add(objects.get(i).size());
+                sizes.add(slotBytes); // charged as LMCache does: the slot it occupies
                 bytes += objects.get(i).size();
                 charge(k.cacheSalt(), slotBytes);
             }
@@ -200,12 +203,13 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
         notifyDeleted(gone);
     }
 
+    /** Replayed with the size they are charged: the slot each occupies, as for new keys. */
     @Override
     protected Map<ObjectKey, Long> heldKeys() {
         Map<ObjectKey, Long> out = new LinkedHashMap<>();
         core.keySizes().forEach((k, size) -> {
             try {
-                out.put(ObjectKey.fromEncoded(k), (long) size);
+                out.put(ObjectKey.fromEncoded(k), slotBytes);
             } catch (IllegalArgumentException e) {
                 // not a key of this format: not announced
             }
@@ -226,9 +230,14 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
         return s;
     }
 
+    /** @throws UncheckedIOException when the store's final checkpoint could not be written */
     @Override
     protected void closeBackend() {
-        core.close();
+        try {
+            core.close();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** Registered for {@code "type": "raw_block"}. */

@@ -1,6 +1,8 @@
 package io.fdpblock.core;
 
 import io.fdpblock.l2.ObjectKey;
+import io.fdpblock.nvme.PlacementId;
+
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -25,17 +27,17 @@ final class SaltPrefixPlacement {
         this.ids = List.copyOf(dataPlacementIds);
     }
 
-    /** @return the placement id for {@code key}, or null for no directive */
-    Integer placementFor(ObjectKey key) {
+    /** @return the placement id for {@code key}, or {@link PlacementId#NONE} for no directive */
+    PlacementId placementFor(ObjectKey key) {
         String salt = key.cacheSalt();
         int colon = salt.indexOf(':');
         if (colon < 0) {
-            return null;
+            return PlacementId.NONE;
         }
         String bucket = salt.substring(0, colon).toLowerCase(Locale.ROOT);
         Integer id = buckets.get(bucket);
         if (id != null) {
-            return id;
+            return PlacementId.of(id);
         }
         synchronized (this) {
             id = buckets.get(bucket);
@@ -52,7 +54,7 @@ final class SaltPrefixPlacement {
                             + "' and later ones are written without a placement directive");
                 }
             }
-            return id;
+            return id == null ? PlacementId.NONE : PlacementId.of(id);
         }
     }
 

@@ -106,23 +106,38 @@ abstract class AbstractBlockDevice implements BlockDevice {
     /** Checks every operation of {@code batch} before any I/O. */
     final void validate(IoBatch batch) throws IOException {
         batch.devicePath = path;
+        if (batch.buffersMayBeInUse()) {
+            throw new IOException(batch + " was abandoned with operations in the kernel: it must not be reused");
+        }
         for (int i = 0; i < batch.size(); i++) {
             byte kind = batch.kind(i);
             if (kind == IoBatch.FLUSH) {
                 continue;
             }
             long offset = batch.offset(i);
-            MemorySegment buf = batch.buffer(i);
-            long len = buf.byteSize();
+            long len = batch.length(i);
             String what = batch.describe(i);
             if (offset < 0 || offset % logicalBlockSize != 0) {
-                throw new IOException(what + ": offset " + offset + " is not a multiple of the logical block size "
-                        + logicalBlockSize + (isDirectIo() ? " (O_DIRECT)" : "") + "; align offsets to it");
+                throw new IOException(what + ": offset " + offset + " is not a non-negative multiple of the logical"
+                        + " block size " + logicalBlockSize + (isDirectIo() ? " (O_DIRECT)" : "") + "; align offsets to it");
             }
             if (len <= 0 || len % logicalBlockSize != 0) {
                 throw new IOException(what + ": length " + len + " is not a positive multiple of the logical block"
                         + " size " + logicalBlockSize + (isDirectIo() ? " (O_DIRECT)" : ""));
             }
+            // offset + len may overflow a long: compare against what is left instead
+            if ((kind == IoBatch.WRITE || kind == IoBatch.DEALLOCATE) && (offset > sizeBytes || len > sizeBytes - offset)) {
+                throw new IOException(what + ": ends past the end of the device (" + sizeBytes + " bytes); the last"
+                        + " valid byte is at " + (sizeBytes - 1));
+            }
+            if (kind == IoBatch.READ && offset > sizeBytes) {
+                throw new IOException(what + ": starts past the end of the device (" + sizeBytes + " bytes)");
+            }
+            if (kind == IoBatch.DEALLOCATE) {
+                validateDeallocate(batch, i);
+                continue;
+            }
+            MemorySegment buf = batch.buffer(i);
             if (len > maxTransferBytes) {
                 throw new IOException(what + ": length " + len + " exceeds the maximum transfer of " + maxTransferBytes
                         + " bytes; split it");
@@ -138,14 +153,11 @@ abstract class AbstractBlockDevice implements BlockDevice {
             if (!buf.isNative()) {
                 throw new IOException(what + ": the buffer is on the Java heap; native I/O needs an off-heap segment");
             }
-            if (kind == IoBatch.WRITE && offset + len > sizeBytes) {
-                throw new IOException(what + ": ends at " + (offset + len) + ", past the end of the device ("
-                        + sizeBytes + " bytes)");
-            }
-            if (kind == IoBatch.READ && offset > sizeBytes) {
-                throw new IOException(what + ": starts past the end of the device (" + sizeBytes + " bytes)");
-            }
         }
+    }
+
+    /** An engine's own limits on deallocation {@code i} of {@code batch}. */
+    void validateDeallocate(IoBatch batch, int i) throws IOException {
     }
 
     /** Whether buffers/offsets follow O_DIRECT rules (for messages). */

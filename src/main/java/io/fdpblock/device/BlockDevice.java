@@ -3,7 +3,6 @@ package io.fdpblock.device;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 
 /**
  * A device that stores bytes at offsets: a file, a block device, an NVMe namespace, or memory.
@@ -48,7 +47,7 @@ public interface BlockDevice extends AutoCloseable {
         return 0;
     }
 
-    /** {@link #deallocate} tells the device something (it is not a no-op). */
+    /** A deallocation ({@link IoBatch#deallocate}) tells the device something (it is not a no-op). */
     default boolean supportsDeallocate() {
         return false;
     }
@@ -66,18 +65,15 @@ public interface BlockDevice extends AutoCloseable {
      */
     void submit(IoBatch batch, IoBatch.Callback callback) throws IOException;
 
-    /** Submits {@code batch} and waits for it; throws the first failure or short transfer. */
+    /**
+     * Submits {@code batch} and waits for it; throws the first failure or short transfer. The wait
+     * ignores interrupts (the thread's interrupt status is kept): an I/O is never abandoned while the
+     * kernel may still read or write its buffers.
+     */
     default void execute(IoBatch batch) throws IOException {
         CompletableFuture<IoBatch> done = new CompletableFuture<>();
         submit(batch, done::complete);
-        try {
-            done.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted while waiting for " + batch + " on " + path(), e);
-        } catch (ExecutionException e) {
-            throw new IOException(e.getCause());
-        }
+        done.join(); // uninterruptible; the callback only ever completes it normally
         batch.throwIfFailed();
     }
 
@@ -99,18 +95,17 @@ public interface BlockDevice extends AutoCloseable {
     }
 
     /** Makes every write that has completed durable. */
-    void flush() throws IOException;
-
-    /**
-     * Tells the device that a range holds no live data (NVMe deallocate).
-     *
-     * @return false when this engine cannot (the data then simply stays)
-     */
-    default boolean deallocate(long offset, long length) throws IOException {
-        return false;
+    default void flush() throws IOException {
+        IoBatch b = new IoBatch(1);
+        b.flush();
+        execute(b);
     }
 
-    /** Completes or fails everything in flight, then releases the device. Idempotent. */
+    /**
+     * Completes everything accepted, then releases the device. Idempotent. Memory the kernel may still
+     * touch is never freed: if an operation does not complete within a bound, close says so in the
+     * log and leaves that memory allocated.
+     */
     @Override
     void close();
 }

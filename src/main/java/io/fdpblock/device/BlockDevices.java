@@ -4,7 +4,6 @@ import io.fdpblock.linux.NativeFile;
 import io.fdpblock.uring.Uring;
 
 import java.io.IOException;
-import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -23,7 +22,7 @@ public final class BlockDevices {
             case MEMORY -> throw new IllegalArgumentException("the memory engine has no path: use BlockDevices.memory");
             case URING_CMD -> UringCmdBlockDevice.open(path.toString(), options);
             case POSIX -> {
-                NativeFile f = NativeFile.open(path, true, false, options.direct());
+                NativeFile f = openFile(path, options, options.direct());
                 try {
                     yield PosixBlockDevice.open(f, options);
                 } catch (IOException | RuntimeException e) {
@@ -33,7 +32,7 @@ public final class BlockDevices {
             }
             case IO_URING -> {
                 Uring.ensureAvailable();
-                NativeFile f = NativeFile.open(path, true, false, true);
+                NativeFile f = openFile(path, options, true);
                 try {
                     yield IoUringBlockDevice.open(f, options);
                 } catch (IOException | RuntimeException e) {
@@ -42,6 +41,10 @@ public final class BlockDevices {
                 }
             }
         };
+    }
+
+    private static NativeFile openFile(Path path, DeviceOptions options, boolean direct) throws IOException {
+        return options.exclusive() ? NativeFile.openExclusive(path, direct) : NativeFile.open(path, true, false, direct);
     }
 
     /** Opens a file or device read-only through pread (for inspection: nothing can be written). */
@@ -56,9 +59,13 @@ public final class BlockDevices {
     }
 
     /**
-     * Creates (or resizes) a regular file of {@code sizeBytes}, sparse, to serve as a device.
+     * Creates a regular file of {@code sizeBytes} to serve as a device, its blocks reserved at once
+     * ({@code fallocate}): a device that reports space it does not have would fail writes later, after
+     * they were accepted. An existing file is left as it is.
      *
      * @return the path
+     * @throws IOException naming the path, the size and what to do when the file system lacks the space
+     *         (the partly created file is removed)
      */
     public static Path createFile(Path path, long sizeBytes) throws IOException {
         if (sizeBytes <= 0 || sizeBytes % 4096 != 0) {
@@ -67,8 +74,17 @@ public final class BlockDevices {
         if (Files.isDirectory(path)) {
             throw new IOException(path + " is a directory; name a file to create");
         }
-        try (RandomAccessFile raf = new RandomAccessFile(path.toFile(), "rw")) {
-            raf.setLength(sizeBytes);
+        if (Files.exists(path)) {
+            return path;
+        }
+        boolean done = false;
+        try (NativeFile f = NativeFile.open(path, true, true, false)) {
+            f.allocate(sizeBytes);
+            done = true;
+        } finally {
+            if (!done) {
+                Files.deleteIfExists(path);
+            }
         }
         return path;
     }

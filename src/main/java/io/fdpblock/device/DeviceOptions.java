@@ -9,9 +9,11 @@ package io.fdpblock.device;
  * @param bufferSize bytes per buffer of the device's {@link AlignedBufferPool}
  * @param bufferCount buffers in that pool (0: none)
  * @param sqPollIdleMillis {@code > 0}: io_uring SQPOLL with this idle time; 0: off
+ * @param exclusive one owner: an exclusive {@code flock} on the device (and {@code O_EXCL} for a block
+ *        device), so a second opener, in this process or another, fails at once (on by default)
  */
 public record DeviceOptions(IoEngine engine, int queueDepth, boolean direct, int bufferSize, int bufferCount,
-        int sqPollIdleMillis) {
+        int sqPollIdleMillis, boolean exclusive) {
     public static final int DEFAULT_QUEUE_DEPTH = 256;
     public static final int DEFAULT_BUFFER_SIZE = 1 << 20;
     public static final int DEFAULT_BUFFER_COUNT = 64;
@@ -36,22 +38,26 @@ public record DeviceOptions(IoEngine engine, int queueDepth, boolean direct, int
     }
 
     public static DeviceOptions of(IoEngine engine) {
-        return new DeviceOptions(engine, DEFAULT_QUEUE_DEPTH, true, DEFAULT_BUFFER_SIZE, DEFAULT_BUFFER_COUNT, 0);
+        return new DeviceOptions(engine, DEFAULT_QUEUE_DEPTH, true, DEFAULT_BUFFER_SIZE, DEFAULT_BUFFER_COUNT, 0, true);
     }
 
     public DeviceOptions withQueueDepth(int qd) {
-        return new DeviceOptions(engine, qd, direct, bufferSize, bufferCount, sqPollIdleMillis);
+        return new DeviceOptions(engine, qd, direct, bufferSize, bufferCount, sqPollIdleMillis, exclusive);
     }
 
     public DeviceOptions withDirect(boolean on) {
-        return new DeviceOptions(engine, queueDepth, on, bufferSize, bufferCount, sqPollIdleMillis);
+        return new DeviceOptions(engine, queueDepth, on, bufferSize, bufferCount, sqPollIdleMillis, exclusive);
     }
 
     public DeviceOptions withBuffers(int size, int count) {
-        return new DeviceOptions(engine, queueDepth, direct, size, count, sqPollIdleMillis);
+        return new DeviceOptions(engine, queueDepth, direct, size, count, sqPollIdleMillis, exclusive);
     }
 
     public DeviceOptions withSqPoll(int idleMillis) {
-        return new DeviceOptions(engine, queueDepth, direct, bufferSize, bufferCount, idleMillis);
+        return new DeviceOptions(engine, queueDepth, direct, bufferSize, bufferCount, idleMillis, exclusive);
+    }
+
+    public DeviceOptions withExclusive(boolean on) {
+        return new DeviceOptions(engine, queueDepth, direct, bufferSize, bufferCount, sqPollIdleMillis, on);
     }
 }

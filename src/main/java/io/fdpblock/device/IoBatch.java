@@ -1,29 +1,28 @@
 package io.fdpblock.device;
 
-import io.fdpblock.nvme.NvmeStatus;
-import io.fdpblock.nvme.NvmeStatusException;
 import io.fdpblock.linux.Errno;
+import io.fdpblock.nvme.PlacementId;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 
 /**
- * A batch of reads and writes handed to a {@link BlockDevice} in one submission, and then their
- * results. Reusable: {@link #reset()} and fill it again; its arrays grow once and are kept, so a
- * steady stream of batches allocates nothing per operation.
+ * A batch of reads, writes, flushes and deallocations handed to a {@link BlockDevice} in one
+ * submission, and then their results. Reusable: {@link #reset()} and fill it again; its arrays grow
+ * once and are kept, so a steady stream of batches allocates nothing per operation.
  *
- * <p>Each write may carry a placement id (FDP: 1..65535; 0 = no directive). A batch belongs to one
- * submitter at a time: do not touch it between {@link BlockDevice#submit} and its completion.
+ * <p>Each write may carry a {@link PlacementId} (FDP). A batch belongs to one submitter at a time: do
+ * not touch it between {@link BlockDevice#submit} and its completion. Buffers handed to a batch must
+ * stay alive and unchanged until its callback ran; if the callback finds
+ * {@link #buffersMayBeInUse()} true (the device was torn down with the operation still in the
+ * kernel), they must never be freed or reused.
  */
 public final class IoBatch {
-    /** Placement id meaning "no directive". */
-    public static final int NO_PLACEMENT = 0;
-    public static final int MAX_PLACEMENT_ID = 0xFFFF;
-
     static final byte READ = 0;
     static final byte WRITE = 1;
     static final byte FLUSH = 2;
+    static final byte DEALLOCATE = 3;
 
     /** Called once when every operation of the batch has completed; on the device's I/O thread. */
     @FunctionalInterface
@@ -34,14 +33,16 @@ public final class IoBatch {
     private int size;
     private byte[] kinds;
     private long[] offsets;
+    private long[] lengths;
     private MemorySegment[] buffers;
     private int[] placements;
     /** Bytes transferred, or {@code -errno}. */
     private long[] results;
-    /** When non-null, a failure that is not an errno (e.g. the device was closed). */
-    private String[] errors;
+    /** When non-null, the failure of an operation that is not a plain errno (an NVMe status, a cancellation). */
+    private IOException[] failures;
     /** Parts (SQEs) of an operation still in flight, for engines that split. */
     private int[] partsLeft;
+    private volatile boolean buffersMayBeInUse;
 
     // Set by the device at submission.
     String devicePath = "?";
@@ -56,42 +57,47 @@ public final class IoBatch {
         int c = Math.max(1, initialCapacity);
         kinds = new byte[c];
         offsets = new long[c];
+        lengths = new long[c];
         buffers = new MemorySegment[c];
         placements = new int[c];
         results = new long[c];
-        errors = new String[c];
+        failures = new IOException[c];
         partsLeft = new int[c];
     }
 
     /** Reads {@code buffer.byteSize()} bytes at {@code offset} into {@code buffer}. @return its index */
     public int read(long offset, MemorySegment buffer) {
-        return add(READ, offset, buffer, NO_PLACEMENT);
+        return add(READ, offset, buffer, buffer == null ? 0 : buffer.byteSize(), PlacementId.NONE_VALUE);
     }
 
     /** Writes {@code buffer} at {@code offset} with no placement directive. @return its index */
     public int write(long offset, MemorySegment buffer) {
-        return add(WRITE, offset, buffer, NO_PLACEMENT);
+        return write(offset, buffer, PlacementId.NONE);
+    }
+
+    /** Writes {@code buffer} at {@code offset} with a placement id ({@link PlacementId#NONE}: none). @return its index */
+    public int write(long offset, MemorySegment buffer, PlacementId placement) {
+        if (placement == null) {
+            throw new NullPointerException("placement (use PlacementId.NONE for no directive)");
+        }
+        return add(WRITE, offset, buffer, buffer == null ? 0 : buffer.byteSize(), placement.value());
+    }
+
+    /** A write barrier: makes every completed write durable (fdatasync / NVMe flush). @return its index */
+    public int flush() {
+        return add(FLUSH, 0, MemorySegment.NULL, 0, PlacementId.NONE_VALUE);
     }
 
     /**
-     * Writes {@code buffer} at {@code offset} with a placement id (1..65535, or {@link #NO_PLACEMENT}).
-     *
-     * @return its index
+     * Tells the device that {@code [offset, offset + length)} holds no live data (NVMe Dataset
+     * Management deallocate). On engines that cannot, it completes at once as a no-op
+     * ({@link BlockDevice#supportsDeallocate()} says which). @return its index
      */
-    public int write(long offset, MemorySegment buffer, int placementId) {
-        if (placementId < 0 || placementId > MAX_PLACEMENT_ID) {
-            throw new IllegalArgumentException("placement id " + placementId + " is outside 1.." + MAX_PLACEMENT_ID
-                    + " (0 = no placement directive)");
-        }
-        return add(WRITE, offset, buffer, placementId);
+    public int deallocate(long offset, long length) {
+        return add(DEALLOCATE, offset, MemorySegment.NULL, length, PlacementId.NONE_VALUE);
     }
 
-    /** A write barrier: makes every completed write durable (fdatasync / NVMe flush). */
-    int flush() {
-        return add(FLUSH, 0, MemorySegment.NULL, NO_PLACEMENT);
-    }
-
-    private int add(byte kind, long offset, MemorySegment buffer, int placementId) {
+    private int add(byte kind, long offset, MemorySegment buffer, long length, int placementId) {
         if (buffer == null) {
             throw new NullPointerException("buffer");
         }
@@ -101,10 +107,11 @@ public final class IoBatch {
         int i = size++;
         kinds[i] = kind;
         offsets[i] = offset;
+        lengths[i] = length;
         buffers[i] = buffer;
         placements[i] = placementId;
         results[i] = 0;
-        errors[i] = null;
+        failures[i] = null;
         return i;
     }
 
@@ -112,17 +119,26 @@ public final class IoBatch {
         int c = kinds.length * 2;
         kinds = Arrays.copyOf(kinds, c);
         offsets = Arrays.copyOf(offsets, c);
+        lengths = Arrays.copyOf(lengths, c);
         buffers = Arrays.copyOf(buffers, c);
         placements = Arrays.copyOf(placements, c);
         results = Arrays.copyOf(results, c);
-        errors = Arrays.copyOf(errors, c);
+        failures = Arrays.copyOf(failures, c);
         partsLeft = Arrays.copyOf(partsLeft, c);
     }
 
-    /** Empties the batch for reuse (drops buffer references). */
+    /**
+     * Empties the batch for reuse (drops buffer references).
+     *
+     * @throws IllegalStateException when the device may still be using its buffers
+     */
     public void reset() {
+        if (buffersMayBeInUse) {
+            throw new IllegalStateException(this + " was abandoned with operations in the kernel: it and its"
+                    + " buffers must not be reused");
+        }
         Arrays.fill(buffers, 0, size, null);
-        Arrays.fill(errors, 0, size, null);
+        Arrays.fill(failures, 0, size, null);
         size = 0;
         callback = null;
     }
@@ -143,6 +159,14 @@ public final class IoBatch {
         return kinds[check(i)] == READ;
     }
 
+    public boolean isFlush(int i) {
+        return kinds[check(i)] == FLUSH;
+    }
+
+    public boolean isDeallocate(int i) {
+        return kinds[check(i)] == DEALLOCATE;
+    }
+
     byte kind(int i) {
         return kinds[i];
     }
@@ -151,16 +175,23 @@ public final class IoBatch {
         return offsets[check(i)];
     }
 
+    /** The buffer of a read or write ({@link MemorySegment#NULL} for flushes and deallocations). */
     public MemorySegment buffer(int i) {
         return buffers[check(i)];
     }
 
+    /** Bytes the operation covers (0 for a flush). */
     public long length(int i) {
-        return buffers[check(i)].byteSize();
+        return lengths[check(i)];
     }
 
-    public int placementId(int i) {
-        return placements[check(i)];
+    public PlacementId placementId(int i) {
+        return PlacementId.ofRaw(placements[check(i)]);
+    }
+
+    /** The raw placement id ({@link PlacementId#NONE_VALUE} for none), for engines. */
+    int rawPlacementId(int i) {
+        return placements[i];
     }
 
     private int check(int i) {
@@ -175,16 +206,12 @@ public final class IoBatch {
     }
 
     void fail(int i, String message) {
-        results[i] = -Errno.ECANCELED;
-        errors[i] = message;
+        fail(i, new IOException(describe(i) + " failed: " + message));
     }
 
-    /** Result codes below this carry an NVMe status (engines that speak NVMe). */
-    static final long NVME_STATUS_FLAG = 1L << 20;
-
-    /** The failure code for an NVMe status. */
-    static long nvmeFailure(int status) {
-        return -(NVME_STATUS_FLAG | (status & 0xFFFF));
+    void fail(int i, IOException cause) {
+        results[i] = -Errno.ECANCELED;
+        failures[i] = cause;
     }
 
     void beginParts(int i, int parts) {
@@ -193,7 +220,7 @@ public final class IoBatch {
     }
 
     /**
-     * Adds a part's result: bytes add up; the first failure sticks.
+     * Adds a part's result (bytes, or {@code -errno}): bytes add up; the first failure sticks.
      *
      * @return true when it was the op's last part
      */
@@ -208,12 +235,31 @@ public final class IoBatch {
         return --partsLeft[i] == 0;
     }
 
-    boolean failPart(int i, String message) {
+    /** A part failed with {@code cause} (the first failure sticks). @return true when it was the op's last part */
+    boolean failPart(int i, IOException cause) {
         if (results[i] >= 0) {
             results[i] = -Errno.ECANCELED;
-            errors[i] = message;
+            failures[i] = cause;
         }
         return --partsLeft[i] == 0;
+    }
+
+    boolean failPart(int i, String message) {
+        return failPart(i, new IOException(describe(i) + " failed: " + message));
+    }
+
+    /** The device gave up on this batch while some of its operations were still in the kernel. */
+    void markBuffersMayBeInUse() {
+        buffersMayBeInUse = true;
+    }
+
+    /**
+     * True when the device was torn down while operations of this batch were still in the kernel: the
+     * batch failed, and its buffers may still be read or written by the device, so they must never be
+     * freed or reused (leak them).
+     */
+    public boolean buffersMayBeInUse() {
+        return buffersMayBeInUse;
     }
 
     /** Bytes transferred by operation {@code i} (fewer than its length only for a read at end of device). */
@@ -222,14 +268,15 @@ public final class IoBatch {
         return Math.max(r, 0);
     }
 
-    /** The operation failed (an errno, a cancellation). A short read at end of device is not a failure. */
+    /** The operation failed (an errno, an NVMe status, a cancellation). A short read at end of device is not a failure. */
     public boolean failed(int i) {
         return results[check(i)] < 0;
     }
 
-    /** The operation transferred its whole buffer. */
+    /** The operation transferred its whole buffer (flushes and deallocations: succeeded). */
     public boolean isComplete(int i) {
-        return results[check(i)] == (kinds[i] == FLUSH ? 0 : buffers[i].byteSize());
+        byte k = kinds[check(i)];
+        return results[i] == (k == FLUSH || k == DEALLOCATE ? 0 : lengths[i]);
     }
 
     /** @return the failure of operation {@code i}, or null when it did not fail */
@@ -238,23 +285,19 @@ public final class IoBatch {
         if (r >= 0) {
             return null;
         }
-        String what = describe(i);
-        if (errors[i] != null) {
-            return new IOException(what + " failed: " + errors[i]);
-        }
-        if ((-r & NVME_STATUS_FLAG) != 0) {
-            return new NvmeStatusException(what, new NvmeStatus((int) (-r & 0xFFFF)));
+        if (failures[i] != null) {
+            return failures[i];
         }
         int errno = (int) -r;
         String hint = errno == Errno.EINVAL
                 ? "with O_DIRECT the buffer address, length and offset must be aligned to the device's logical block size"
                 : null;
-        return Errno.exception(what, errno, hint);
+        return Errno.exception(describe(i), errno, hint);
     }
 
     /**
      * @throws IOException for the first operation that failed or transferred less than its length
-     *         (naming the operation, the device, the errno)
+     *         (naming the operation, the device, the errno or status)
      */
     public void throwIfFailed() throws IOException {
         for (int i = 0; i < size; i++) {
@@ -263,7 +306,7 @@ public final class IoBatch {
                 throw e;
             }
             if (!isComplete(i)) {
-                throw new IOException(describe(i) + " transferred only " + results[i] + " of " + buffers[i].byteSize()
+                throw new IOException(describe(i) + " transferred only " + results[i] + " of " + lengths[i]
                         + " bytes (end of device?)");
             }
         }
@@ -271,9 +314,10 @@ public final class IoBatch {
 
     String describe(int i) {
         return switch (kinds[i]) {
-            case READ -> "read(" + devicePath + ", offset=" + offsets[i] + ", length=" + buffers[i].byteSize() + ")";
-            case WRITE -> "write(" + devicePath + ", offset=" + offsets[i] + ", length=" + buffers[i].byteSize()
-                    + (placements[i] != NO_PLACEMENT ? ", placement id=" + placements[i] : "") + ")";
+            case READ -> "read(" + devicePath + ", offset=" + offsets[i] + ", length=" + lengths[i] + ")";
+            case WRITE -> "write(" + devicePath + ", offset=" + offsets[i] + ", length=" + lengths[i]
+                    + (placements[i] != PlacementId.NONE_VALUE ? ", placement id=" + placements[i] : "") + ")";
+            case DEALLOCATE -> "deallocate(" + devicePath + ", offset=" + offsets[i] + ", length=" + lengths[i] + ")";
             default -> "flush(" + devicePath + ")";
         };
     }

@@ -1,10 +1,10 @@
 package io.fdpblock.device;
 
 import io.fdpblock.linux.EventFd;
-import io.fdpblock.util.Threads;
 import io.fdpblock.linux.NativeFile;
 import io.fdpblock.uring.Ring;
 import io.fdpblock.uring.RingOptions;
+import io.fdpblock.util.Threads;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -14,6 +14,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -26,12 +27,23 @@ import java.util.concurrent.atomic.AtomicLong;
  * both completions and new work. Buffers inside a registered region (the device's pool, or a region
  * given to {@link #registerBuffers}) use READ_FIXED/WRITE_FIXED; the file is a registered file.
  * Completion callbacks run on the reactor and must only record and signal.
+ *
+ * <p>Memory the kernel may touch is never released early: a batch's callback runs only once every
+ * one of its operations was reaped. If the reactor fails, it first cancels what it can and reaps every
+ * operation still in the kernel (their batches then complete, failed), fails the batches the kernel
+ * never saw, and only then tears the ring down. Should even that be impossible, the batches still
+ * in the kernel complete failed with {@link IoBatch#buffersMayBeInUse()} set, and the device's own
+ * memory is left allocated.
  */
 class IoUringBlockDevice extends AbstractBlockDevice {
     private static final long WAKE = -1L;
+    /** user_data of the cancel requests the failure path sends (their completions are only counted). */
+    private static final long CANCEL = -2L;
     /** Registered buffer slots; the kernel caps one registered buffer at 1 GiB. */
     private static final int MAX_REGIONS = 64;
     private static final long MAX_REGION_BYTES = 1L << 30;
+    /** How long {@link #close()} waits for the reactor to complete what it accepted. */
+    static final long CLOSE_WAIT_SECONDS = 60;
 
     /** Closes what the fd belongs to, after the ring is gone. */
     private final AutoCloseable fdOwner;
@@ -44,6 +56,10 @@ class IoUringBlockDevice extends AbstractBlockDevice {
     private final Thread reactor;
     private volatile boolean closing;
     private volatile Throwable fatal;
+    /** Set once the reactor takes nothing more from the queue: submitters then fail what they queued. */
+    private volatile boolean dead;
+    /** Operations given up while still in the kernel: the device's memory must not be freed. */
+    private volatile boolean leaked;
     private final AtomicLong fixedOps = new AtomicLong();
     private final AtomicLong plainOps = new AtomicLong();
     private volatile String ringDescription = "not started";
@@ -54,9 +70,12 @@ class IoUringBlockDevice extends AbstractBlockDevice {
     private int sqeFileFlags;
     private final IoBatch[] slotBatch;
     private final int[] slotOp;
+    /** Operations a slot's SQE covers (more than one for a deallocation of several ranges). */
+    private final int[] slotOps;
     private final int[] freeSlots;
     private int freeTop;
     private int inFlight;
+    private boolean wakeArmed;
     private IoBatch current;
     private int currentNext;
     /** Parts of {@code current}'s op {@code currentNext} already handed out, and how many it has. */
@@ -78,6 +97,7 @@ class IoUringBlockDevice extends AbstractBlockDevice {
         int depth = options.queueDepth();
         this.slotBatch = new IoBatch[depth];
         this.slotOp = new int[depth];
+        this.slotOps = new int[depth];
         this.slotPartLength = new long[depth];
         this.freeSlots = new int[depth];
         for (int i = 0; i < depth; i++) {
@@ -127,6 +147,7 @@ class IoUringBlockDevice extends AbstractBlockDevice {
      * Prepares one SQE for {@code part} at {@code deviceOffset}.
      *
      * @param region registered buffer index holding {@code part}, or -1
+     * @param placementId the raw placement id ({@link io.fdpblock.nvme.PlacementId#NONE_VALUE}: none)
      * @return the SQE offset, or -1 when the SQ is full
      */
     long prepareReadWrite(Ring ring, boolean read, MemorySegment part, long deviceOffset, int region, int placementId,
@@ -153,9 +174,25 @@ class IoUringBlockDevice extends AbstractBlockDevice {
         return sqe;
     }
 
-    /** A completion's {@code res} as bytes transferred (>= 0) or an {@link IoBatch} failure code (< 0). */
-    long partResult(int res, long partLength) {
-        return res;
+    /**
+     * Prepares one SQE for the deallocations {@code b}'s ops {@code first..} (consecutive ones of the
+     * same batch may share it).
+     *
+     * @return how many ops the SQE covers; 0 when this engine has nothing to tell the device (the ops
+     *         then succeed at once); -1 when the SQ is full
+     */
+    int prepareDeallocate(Ring ring, IoBatch b, int first, int slot) {
+        return 0;
+    }
+
+    /**
+     * Records a part's completion in its batch: {@code res} is the CQE result (bytes or {@code -errno}
+     * here; engines that speak NVMe decode their status).
+     *
+     * @return true when it was the op's last part
+     */
+    boolean completePart(IoBatch b, int op, int res, long partLength) {
+        return b.completePart(op, res);
     }
 
     /** The registered file index (or the plain fd when files could not be registered). */
@@ -209,7 +246,11 @@ class IoUringBlockDevice extends AbstractBlockDevice {
                 return;
             }
             queue.offer(batch);
-            wakeIfSleeping();
+            if (dead) {
+                failQueued(); // the reactor died after checkFatal: it will not take this batch
+            } else {
+                wakeIfSleeping();
+            }
         } finally {
             leave();
         }
@@ -229,13 +270,6 @@ class IoUringBlockDevice extends AbstractBlockDevice {
     }
 
     @Override
-    public void flush() throws IOException {
-        IoBatch b = new IoBatch(1);
-        b.flush();
-        execute(b);
-    }
-
-    @Override
     public boolean registerBuffers(MemorySegment region) throws IOException {
         return onReactor("registerBuffers", () -> registerRegion(region));
     }
@@ -248,35 +282,46 @@ class IoUringBlockDevice extends AbstractBlockDevice {
     /** Ring operations must run on the ring's owner: queue them like a batch and wait. */
     private <T> T onReactor(String what, Callable<T> task) throws IOException {
         CompletableFuture<T> done = new CompletableFuture<>();
+        runOnReactor(what, () -> {
+            try {
+                done.complete(task.call());
+            } catch (Throwable t) {
+                done.completeExceptionally(t);
+            }
+        });
+        try {
+            return done.join(); // uninterruptible: a registration is never left half done
+        } catch (java.util.concurrent.CompletionException e) {
+            throw e.getCause() instanceof IOException io ? io : new IOException(what + " on " + path(), e.getCause());
+        }
+    }
+
+    /**
+     * Queues {@code task} for the reactor. Should the reactor be gone, the task runs on this thread
+     * (with no ring it fails; tests use it to stop the reactor).
+     */
+    void runOnReactor(String what, Runnable task) throws IOException {
         enter(what);
         try {
             checkFatal();
-            queue.offer((Runnable) () -> {
-                try {
-                    done.complete(task.call());
-                } catch (Throwable t) {
-                    done.completeExceptionally(t);
-                }
-            });
-            wakeIfSleeping();
+            queue.offer(task);
+            if (dead) {
+                failQueued();
+            } else {
+                wakeIfSleeping();
+            }
         } finally {
             leave();
-        }
-        try {
-            return done.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted during " + what + " on " + path(), e);
-        } catch (ExecutionException e) {
-            throw e.getCause() instanceof IOException io ? io : new IOException(e.getCause());
         }
     }
 
     // ---- reactor ----
 
     private void run() {
-        try (Arena arena = Arena.ofConfined();
-             Ring r = Ring.open(ringOptions())) {
+        Ring r = null;
+        Arena arena = Arena.ofConfined();
+        try {
+            r = Ring.open(ringOptions());
             ring = r;
             ringDescription = r.toString();
             try {
@@ -295,7 +340,6 @@ class IoUringBlockDevice extends AbstractBlockDevice {
                     registerRegion(buffers().region());
                 }
             } catch (IOException e) {
-                fixedBuffers = false;
                 LOG.log(System.Logger.Level.WARNING, "fixed buffers unavailable on " + path()
                         + ", every I/O copies its iovec each time: " + e.getMessage());
             }
@@ -304,13 +348,29 @@ class IoUringBlockDevice extends AbstractBlockDevice {
             started.complete(null);
             loop();
         } catch (Throwable t) {
-            ring = null;
             fatal = t;
             if (!started.completeExceptionally(t)) {
                 LOG.log(System.Logger.Level.ERROR, "io_uring reactor of " + path() + " failed", t);
             }
-            failEverything("the io_uring reactor failed: " + t);
+            if (r != null) {
+                reapAfterFailure("the io_uring reactor failed: " + t);
+            }
         } finally {
+            String reason = fatal == null ? "the device is closed" : "the io_uring reactor failed: " + fatal;
+            dead = true;
+            failCurrent(reason);
+            failQueued();
+            if (leaked) {
+                // Operations were given up while still in the kernel: neither the ring (whose
+                // teardown would not wait for them) nor the memory they use may go.
+                LOG.log(System.Logger.Level.ERROR, "io_uring device " + path() + ": operations were abandoned in the"
+                        + " kernel; its ring and memory stay allocated");
+            } else {
+                if (r != null) {
+                    r.close();
+                }
+                arena.close();
+            }
             ring = null;
         }
     }
@@ -378,18 +438,19 @@ class IoUringBlockDevice extends AbstractBlockDevice {
         if (sqe < 0) {
             throw new IllegalStateException("no SQE free to arm the wake-up read");
         }
+        wakeArmed = true;
     }
 
     private void loop() throws IOException {
         Ring.CompletionHandler onCompletion = this::onCompletion;
         while (true) {
             fill();
-            if (closing && inFlight == 0 && current == null && queue.isEmpty()) {
+            if (closing && inFlight == 0 && current == null && queue.isEmpty() && !wakeArmed) {
                 return;
             }
-            // From here we block in the kernel (the wake-up READ is always armed). While slots are free,
-            // new work must wake us, so say we sleep, then look once more for work that raced in. With
-            // every slot in flight, only completions can let us proceed: no wake-ups wanted.
+            // From here we block in the kernel (the wake-up READ is armed until close). While slots are
+            // free, new work must wake us, so say we sleep, then look once more for work that raced in.
+            // With every slot in flight, only completions can let us proceed: no wake-ups wanted.
             if (freeTop > 0) {
                 sleeping.set(true);
                 if (current == null && !queue.isEmpty()) {
@@ -422,11 +483,40 @@ class IoUringBlockDevice extends AbstractBlockDevice {
                 if (freeTop == 0) {
                     return; // queue depth reached: wait for completions
                 }
+                int slot = freeSlots[freeTop - 1];
+                if (current.kind(currentNext) == IoBatch.DEALLOCATE) {
+                    int covered = prepareDeallocate(ring, current, currentNext, slot);
+                    if (covered < 0) {
+                        ring.submit(); // SQ full: hand what we have to the kernel, then retry once
+                        covered = prepareDeallocate(ring, current, currentNext, slot);
+                        if (covered < 0) {
+                            return;
+                        }
+                    }
+                    if (covered == 0) { // nothing to tell this device: done at once
+                        current.complete(currentNext, 0);
+                        currentNext++;
+                        if (--current.remaining == 0) {
+                            IoBatch done = current;
+                            current = null;
+                            complete(done, done.callback);
+                            break;
+                        }
+                        continue;
+                    }
+                    freeTop--;
+                    slotBatch[slot] = current;
+                    slotOp[slot] = currentNext;
+                    slotOps[slot] = covered;
+                    slotPartLength[slot] = 0;
+                    inFlight++;
+                    currentNext += covered;
+                    continue;
+                }
                 if (currentPart == 0) {
                     currentParts = partsOf(current, currentNext);
                     current.beginParts(currentNext, currentParts);
                 }
-                int slot = freeSlots[freeTop - 1];
                 long sqe = preparePart(current, currentNext, currentPart, slot);
                 if (sqe < 0) {
                     ring.submit(); // SQ full: hand what we have to the kernel, then retry once
@@ -438,6 +528,7 @@ class IoUringBlockDevice extends AbstractBlockDevice {
                 freeTop--;
                 slotBatch[slot] = current;
                 slotOp[slot] = currentNext;
+                slotOps[slot] = 1;
                 inFlight++;
                 if (++currentPart == currentParts) {
                     currentPart = 0;
@@ -452,7 +543,7 @@ class IoUringBlockDevice extends AbstractBlockDevice {
         if (b.kind(i) == IoBatch.FLUSH) {
             return 1;
         }
-        long len = b.buffer(i).byteSize();
+        long len = b.length(i);
         long split = splitBytes();
         return len <= split ? 1 : (int) ((len - 1) / split + 1);
     }
@@ -472,7 +563,7 @@ class IoUringBlockDevice extends AbstractBlockDevice {
         }
         int region = regionOf(piece);
         long sqe = prepareReadWrite(ring, b.kind(i) == IoBatch.READ, piece, b.offset(i) + from, region,
-                b.placementId(i), slot);
+                b.rawPlacementId(i), slot);
         if (sqe >= 0) {
             slotPartLength[slot] = piece.byteSize();
             (region >= 0 ? fixedOps : plainOps).getAndIncrement();
@@ -482,54 +573,122 @@ class IoUringBlockDevice extends AbstractBlockDevice {
 
     private void onCompletion(long userData, int res, int flags, long extra) {
         if (userData == WAKE) {
-            if (!closing) {
+            wakeArmed = false;
+            if (!closing && fatal == null) {
                 armWake();
             }
+            return;
+        }
+        if (userData == CANCEL) {
             return;
         }
         int slot = (int) userData;
         IoBatch b = slotBatch[slot];
         int op = slotOp[slot];
+        int ops = slotOps[slot];
         slotBatch[slot] = null;
         freeSlots[freeTop++] = slot;
         inFlight--;
-        if (b.completePart(op, partResult(res, slotPartLength[slot])) && --b.remaining == 0) {
+        boolean batchDone = false;
+        if (ops > 1 || b.kind(op) == IoBatch.DEALLOCATE) { // one SQE for several deallocations
+            for (int k = op; k < op + ops; k++) {
+                b.beginParts(k, 1);
+                completePart(b, k, res, 0);
+                batchDone |= --b.remaining == 0;
+            }
+        } else if (completePart(b, op, res, slotPartLength[slot])) {
+            batchDone = --b.remaining == 0;
+        }
+        if (batchDone) {
             complete(b, b.callback);
         }
     }
 
-    /** After a reactor failure: every batch in flight or queued completes, failed. */
-    private void failEverything(String reason) {
-        for (int slot = 0; slot < slotBatch.length; slot++) {
-            IoBatch b = slotBatch[slot];
-            if (b != null) {
-                slotBatch[slot] = null;
-                if (b.failPart(slotOp[slot], reason) && --b.remaining == 0) {
-                    complete(b, b.callback);
+    /**
+     * The failure path, before the ring goes: cancel whatever can be cancelled (the wake-up read,
+     * requests not yet issued) and reap every operation still in the kernel, completing its batch with
+     * the real result. Only if the ring itself no longer answers are the operations given up (their
+     * batches fail with {@link IoBatch#buffersMayBeInUse()}) and the memory kept.
+     */
+    private void reapAfterFailure(String reason) {
+        try {
+            for (int slot = 0; slot < slotBatch.length; slot++) {
+                if (slotBatch[slot] != null) {
+                    cancel(slot);
                 }
             }
-        }
-        if (current != null) {
-            int from = currentNext;
-            if (currentPart > 0) { // an op with parts in flight: fail the parts never handed out
-                boolean done = false;
-                for (int p = currentPart; p < currentParts; p++) {
-                    done = current.failPart(currentNext, reason);
-                }
-                if (done && --current.remaining == 0) {
-                    complete(current, current.callback);
-                }
-                from++;
+            if (wakeArmed) {
+                cancel(WAKE);
             }
-            failRest(current, from, reason);
-            current = null;
+            Ring.CompletionHandler onCompletion = this::onCompletion;
+            while (inFlight > 0 || wakeArmed) {
+                ring.submitAndWait(1);
+                ring.reap(onCompletion);
+            }
+        } catch (Throwable t) {
+            leaked = true;
+            LOG.log(System.Logger.Level.ERROR, "io_uring reactor of " + path() + ": could not reap the " + inFlight
+                    + " operations still in the kernel after a failure (" + t + "); they are abandoned", t);
+            for (int slot = 0; slot < slotBatch.length; slot++) {
+                IoBatch b = slotBatch[slot];
+                if (b != null) {
+                    slotBatch[slot] = null;
+                    b.markBuffersMayBeInUse();
+                    boolean done = false;
+                    for (int k = slotOp[slot]; k < slotOp[slot] + slotOps[slot]; k++) {
+                        if (b.failPart(k, reason + "; abandoned in the kernel")) {
+                            done |= --b.remaining == 0;
+                        }
+                    }
+                    if (done) {
+                        complete(b, b.callback);
+                    }
+                }
+            }
+            inFlight = 0;
         }
+    }
+
+    /** Asks the kernel to cancel {@code target}; its own CQE (and the cancel's) come later. */
+    private void cancel(long target) throws IOException {
+        if (ring.prepCancel(target, CANCEL) < 0) {
+            ring.submit(); // SQ full: hand what we have over, then there is room
+            ring.prepCancel(target, CANCEL);
+        }
+    }
+
+    /** The rest of a batch taken from the queue but not (all) handed to the kernel fails. */
+    private void failCurrent(String reason) {
+        if (current == null) {
+            return;
+        }
+        IoBatch b = current;
+        current = null;
+        int from = currentNext;
+        if (currentPart > 0) { // an op with parts in flight: fail the parts never handed out
+            boolean done = false;
+            for (int p = currentPart; p < currentParts; p++) {
+                done = b.failPart(currentNext, reason);
+            }
+            if (done && --b.remaining == 0) {
+                complete(b, b.callback);
+                return;
+            }
+            from++;
+        }
+        failRest(b, from, reason);
+    }
+
+    /** Fails every batch still queued (the kernel never saw them); runs tasks, which fail without a ring. */
+    private void failQueued() {
+        String reason = fatal == null ? "the device " + path() + " is closed"
+                : "the io_uring reactor of " + path() + " failed: " + fatal;
         Object o;
         while ((o = queue.poll()) != null) {
             if (o instanceof IoBatch b) {
                 failRest(b, 0, reason);
             } else if (o instanceof Runnable task) {
-                task.run(); // registration tasks answer for themselves (ring == null makes them fail)
+                task.run();
             }
         }
     }
@@ -545,7 +704,9 @@ class IoUringBlockDevice extends AbstractBlockDevice {
 
     /**
      * Stops accepting work, lets every accepted batch complete, then tears down the ring and closes
-     * the file. Called from a completion callback it does not wait (the reactor finishes by itself).
+     * the file. Waits at most {@link #CLOSE_WAIT_SECONDS}; past that it says what it abandoned and
+     * leaves the ring and memory allocated. Called from a completion callback it does not wait (the
+     * reactor finishes by itself).
      */
     @Override
     public void close() {
@@ -555,8 +716,13 @@ class IoUringBlockDevice extends AbstractBlockDevice {
         closing = true;
         wake.signal();
         if (Thread.currentThread() != reactor) {
-            Threads.joinUninterruptibly(reactor);
-            release();
+            if (Threads.joinUninterruptibly(reactor, TimeUnit.SECONDS.toNanos(CLOSE_WAIT_SECONDS))) {
+                release();
+            } else {
+                LOG.log(System.Logger.Level.ERROR, "io_uring device " + path() + ": " + queue.size()
+                        + " batches queued and operations in flight did not complete within " + CLOSE_WAIT_SECONDS
+                        + " s of close; they are abandoned, the ring and buffers stay allocated");
+            }
         } else { // called from a completion callback: the reactor finishes by itself
             Thread.ofPlatform().daemon().start(() -> {
                 Threads.joinUninterruptibly(reactor);
@@ -566,6 +732,9 @@ class IoUringBlockDevice extends AbstractBlockDevice {
     }
 
     private void release() {
+        if (leaked) {
+            return; // see run(): the kernel may still use this memory
+        }
         try {
             fdOwner.close();
         } catch (Exception e) {
@@ -573,5 +742,10 @@ class IoUringBlockDevice extends AbstractBlockDevice {
         }
         wake.close();
         buffers().close();
+        releaseMemory();
+    }
+
+    /** Frees what an engine allocated for the kernel to use; runs once, after every operation was reaped. */
+    void releaseMemory() {
     }
 }

@@ -38,7 +38,7 @@ final class MemoryBlockDevice extends AbstractBlockDevice {
             validate(batch);
             for (int i = 0; i < batch.size(); i++) {
                 byte kind = batch.kind(i);
-                if (kind == IoBatch.FLUSH) {
+                if (kind == IoBatch.FLUSH || kind == IoBatch.DEALLOCATE) {
                     batch.complete(i, 0);
                     continue;
                 }

@@ -5,17 +5,31 @@ import io.fdpblock.linux.NativeFile;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 
 /**
- * pread/pwrite on the submitting thread: no I/O thread, no queue. Many threads may submit at once.
- * The reference engine the others are checked against, and the fallback where io_uring is unavailable.
+ * pread/pwrite on a few I/O threads of the device's own: a submit never blocks its caller on I/O (the
+ * contract's submits are non-blocking whatever the engine), and several batches run at once. Each
+ * batch runs in order on one thread; its callback runs there. The reference engine the others are
+ * checked against, and the fallback where io_uring is unavailable.
  */
 final class PosixBlockDevice extends AbstractBlockDevice {
+    /** I/O threads at most: each blocks in pread/pwrite, so a few give the device some depth. */
+    private static final int MAX_THREADS = 4;
+    /** How long close waits for the batches still queued or running. */
+    private static final long CLOSE_WAIT_SECONDS = 60;
+
     private final NativeFile file;
+    private final ExecutorService io;
 
     private PosixBlockDevice(NativeFile file, long size, int blockSize, DeviceOptions options) {
         super(file.path().toString(), size, blockSize, 1 << 30, file.isDirect() ? blockSize : 1, options);
         this.file = file;
+        String name = "fdpblock-posix-" + file.path().getFileName();
+        this.io = Executors.newFixedThreadPool(Math.min(MAX_THREADS, options.queueDepth()),
+                Thread.ofPlatform().daemon().name(name + "-", 0).factory());
     }
 
     static PosixBlockDevice open(NativeFile file, DeviceOptions options) throws IOException {
@@ -37,18 +51,26 @@ final class PosixBlockDevice extends AbstractBlockDevice {
         enter("submit");
         try {
             validate(batch);
-            for (int i = 0; i < batch.size(); i++) {
-                batch.complete(i, run(batch, i));
-            }
+            batch.callback = callback;
+            io.execute(() -> {
+                for (int i = 0; i < batch.size(); i++) {
+                    batch.complete(i, run(batch, i));
+                }
+                complete(batch, callback);
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            throw closedException("submit");
         } finally {
             leave();
         }
-        complete(batch, callback);
     }
 
     /** @return bytes transferred, or -errno */
     private long run(IoBatch batch, int i) {
         byte kind = batch.kind(i);
+        if (kind == IoBatch.DEALLOCATE) {
+            return 0; // nothing to tell a file
+        }
         if (kind == IoBatch.FLUSH) {
             try {
                 file.fdatasync();
@@ -86,11 +108,32 @@ final class PosixBlockDevice extends AbstractBlockDevice {
         }
     }
 
+    /** Runs the batches accepted so far, then closes the file; see {@link BlockDevice#close()}. */
     @Override
     public void close() {
-        if (markClosedAndDrain()) {
-            file.close();
-            buffers().close();
+        if (!markClosedAndDrain()) {
+            return;
         }
+        io.shutdown();
+        boolean done = false;
+        boolean interrupted = false;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(CLOSE_WAIT_SECONDS);
+        while (!done && System.nanoTime() < deadline) {
+            try {
+                done = io.awaitTermination(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                interrupted = true; // close never abandons I/O because of an interrupt
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        if (!done) {
+            LOG.log(System.Logger.Level.ERROR, "posix device " + path() + ": I/O still running after "
+                    + CLOSE_WAIT_SECONDS + " s at close; its file and buffers are left open and allocated");
+            return;
+        }
+        file.close();
+        buffers().close();
     }
 }

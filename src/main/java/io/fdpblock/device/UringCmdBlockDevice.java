@@ -2,6 +2,7 @@ package io.fdpblock.device;
 
 import io.fdpblock.ffi.FdpNative;
 import io.fdpblock.nvme.NvmeCommand;
+import io.fdpblock.nvme.NvmeCompletion;
 import io.fdpblock.nvme.NvmeNamespace;
 import io.fdpblock.uring.Ring;
 import io.fdpblock.uring.RingOptions;
@@ -21,10 +22,18 @@ import java.lang.foreign.MemorySegment;
 final class UringCmdBlockDevice extends IoUringBlockDevice {
     private static final int CMD_IO = (int) FdpNative.NVME_URING_CMD_IO();
 
+    /** One DSM range list per ring slot: 256 ranges of 16 bytes. */
+    private static final int DSM_BUFFER_BYTES = NvmeCommand.MAX_DSM_RANGES * NvmeCommand.DSM_RANGE_BYTES;
+
     private final NvmeNamespace ns;
     private final int nsid;
     private final int lbaSize;
     private final long split;
+    private final int slotCount;
+    /** The kernel reads a DSM's ranges while it runs: shared, freed only with the device. */
+    private final Arena dsmArena = Arena.ofShared();
+    /** Reactor-only: made at the first deallocation. */
+    private MemorySegment dsmRanges;
 
     private UringCmdBlockDevice(NvmeNamespace ns, long size, DeviceOptions options) throws IOException {
         super(ns.path().toString(), ns.fd(), ns, size, ns.lbaSize(), 1 << 30, options);
@@ -32,6 +41,7 @@ final class UringCmdBlockDevice extends IoUringBlockDevice {
         this.nsid = ns.nsid();
         this.lbaSize = ns.lbaSize();
         this.split = ns.maxTransferBytes();
+        this.slotCount = options.queueDepth();
     }
 
     static UringCmdBlockDevice open(String path, DeviceOptions options) throws IOException {
@@ -39,7 +49,7 @@ final class UringCmdBlockDevice extends IoUringBlockDevice {
             throw new IOException("the uring_cmd engine needs io_uring with SQE128/CQE32 (Linux >= 5.19): "
                     + Uring.bigEntriesUnavailabilityCause().getMessage(), Uring.bigEntriesUnavailabilityCause());
         }
-        NvmeNamespace ns = NvmeNamespace.open(path);
+        NvmeNamespace ns = NvmeNamespace.open(path, options.exclusive());
         try {
             return start(new UringCmdBlockDevice(ns, ns.sizeBytes(), options));
         } catch (IOException | RuntimeException e) {
@@ -119,38 +129,47 @@ final class UringCmdBlockDevice extends IoUringBlockDevice {
     }
 
     @Override
-    long partResult(int res, long partLength) {
+    boolean completePart(IoBatch b, int op, int res, long partLength) {
         if (res == 0) {
-            return partLength; // passthru answers 0 for success, not a byte count
+            return b.completePart(op, partLength); // passthru answers 0 for success, not a byte count
         }
-        return res > 0 ? IoBatch.nvmeFailure(res) : res;
+        return b.failPart(op, NvmeCompletion.failure(b.describe(op), res));
     }
 
-    /** Dataset Management deallocate of whole LBAs in [offset, offset + length). */
+    /**
+     * One Dataset Management command for up to {@value NvmeCommand#MAX_DSM_RANGES} consecutive
+     * deallocations of the batch, its ranges in this slot's own 4 KiB of {@link #dsmRanges}.
+     */
     @Override
-    public boolean deallocate(long offset, long length) throws IOException {
-        enter("deallocate");
-        try {
-            if (offset % lbaSize != 0 || length % lbaSize != 0 || length <= 0 || offset + length > sizeBytes()) {
-                throw new IOException("deallocate(" + path() + ", offset=" + offset + ", length=" + length
-                        + "): must be whole LBAs of " + lbaSize + " bytes inside the namespace");
-            }
-            long blocks = length / lbaSize;
-            int ranges = (int) ((blocks + 0xFFFF_FFFFL - 1) / 0xFFFF_FFFFL);
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment r = arena.allocate(16L * ranges, 4096);
-                long slba = offset / lbaSize;
-                for (int i = 0; i < ranges; i++) {
-                    int n = (int) Math.min(blocks, 0xFFFF_FFFFL);
-                    NvmeCommand.putDsmRange(r, i, slba, n);
-                    slba += Integer.toUnsignedLong(n);
-                    blocks -= Integer.toUnsignedLong(n);
-                }
-                ns.io(NvmeCommand.deallocate(nsid, r, ranges));
-            }
-            return true;
-        } finally {
-            leave();
+    int prepareDeallocate(Ring ring, IoBatch b, int first, int slot) {
+        long sqe = ring.prepUringCmd(fileIndex(), CMD_IO, slot);
+        if (sqe < 0) {
+            return -1;
         }
+        if (dsmRanges == null) {
+            dsmRanges = dsmArena.allocate((long) slotCount * DSM_BUFFER_BYTES, 4096);
+        }
+        MemorySegment ranges = dsmRanges.asSlice((long) slot * DSM_BUFFER_BYTES, DSM_BUFFER_BYTES);
+        int count = 0;
+        for (int i = first; i < b.size() && count < NvmeCommand.MAX_DSM_RANGES && b.kind(i) == IoBatch.DEALLOCATE; i++) {
+            NvmeCommand.putDsmRange(ranges, count++, b.offset(i) / lbaSize, (int) (b.length(i) / lbaSize));
+        }
+        NvmeCommand.encodeDeallocate(ring.sqeArea(), sqe + Ring.SQE_CMD_OFFSET, nsid, ranges.address(), count);
+        if (sqeFileFlags() != 0) {
+            ring.addSqeFlags(sqe, sqeFileFlags());
+        }
+        return count;
+    }
+
+    @Override
+    void validateDeallocate(IoBatch b, int i) throws IOException {
+        if (b.length(i) / lbaSize > 0xFFFF_FFFFL) {
+            throw new IOException(b.describe(i) + ": more than 2^32 - 1 LBAs in one range; split it");
+        }
+    }
+
+    @Override
+    void releaseMemory() {
+        dsmArena.close();
     }
 }

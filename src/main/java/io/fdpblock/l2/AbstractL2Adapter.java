@@ -73,16 +73,19 @@ public abstract class AbstractL2Adapter implements L2Adapter {
 
     @Override
     public final int storeEventFd() {
+        checkOpen();
         return storeFd.fd();
     }
 
     @Override
     public final int lookupAndLockEventFd() {
+        checkOpen();
         return lookupFd.fd();
     }
 
     @Override
     public final int loadEventFd() {
+        checkOpen();
         return loadFd.fd();
     }
 
@@ -325,12 +328,9 @@ public abstract class AbstractL2Adapter implements L2Adapter {
 
     @Override
     public final Map<String, Object> reportStatus() {
+        checkOpen();
         Map<String, Object> s = new LinkedHashMap<>(backendStatus());
-        s.putIfAbsent("is_healthy", !isClosed());
-        if (isClosed()) {
-            s.put("is_healthy", false);
-        }
-        s.put("closed", isClosed());
+        s.putIfAbsent("is_healthy", true);
         s.put("pending_store_results", completedStores.size());
         s.put("pending_lookup_results", lookupResults.size());
         s.put("pending_load_results", loadResults.size());

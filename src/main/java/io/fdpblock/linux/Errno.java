@@ -20,6 +20,11 @@ public final class Errno {
     public static final int ECANCELED = FdpNative.ECANCELED();
     public static final int EBUSY = FdpNative.EBUSY();
     public static final int ENOMEM = FdpNative.ENOMEM();
+    public static final int EWOULDBLOCK = FdpNative.EWOULDBLOCK();
+    public static final int ENOSPC = FdpNative.ENOSPC();
+    public static final int EIO = FdpNative.EIO();
+    public static final int EFBIG = FdpNative.EFBIG();
+    public static final int EOPNOTSUPP = FdpNative.EOPNOTSUPP();
 
     private static final String[] NAMES = new String[256];
 

@@ -25,6 +25,7 @@ public final class NativeFile implements AutoCloseable {
     private static final int O_CREAT = FdpNative.O_CREAT();
     private static final int O_DIRECT = FdpNative.O_DIRECT();
     private static final int O_CLOEXEC = FdpNative.O_CLOEXEC();
+    private static final int O_EXCL = FdpNative.O_EXCL();
     private static final int S_IFMT = FdpNative.S_IFMT();
 
     /** What kind of file the descriptor refers to (from {@code fstat}'s {@code st_mode}). */
@@ -36,6 +37,9 @@ public final class NativeFile implements AutoCloseable {
     private final boolean writable;
     private final Kind kind;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private volatile boolean locked;
+    /** How long {@link #lockExclusive()} retries a held lock before it says the device is in use. */
+    private static final long LOCK_GRACE_NANOS = 1_000_000_000L;
 
     private NativeFile(Path path, int fd, boolean direct, boolean writable, Kind kind) {
         this.path = path;
@@ -51,9 +55,92 @@ public final class NativeFile implements AutoCloseable {
      * @param direct {@code O_DIRECT}: no page cache; buffers, offsets and lengths must then be aligned
      */
     public static NativeFile open(Path path, boolean write, boolean create, boolean direct) throws IOException {
-        int flags = (write ? O_RDWR : O_RDONLY) | O_CLOEXEC | (create ? O_CREAT : 0) | (direct ? O_DIRECT : 0);
+        return open(path, write, create, direct, false);
+    }
+
+    /**
+     * Opens a device (a file, a block device, an NVMe character device) for one owner: read-write, a
+     * block device with {@code O_EXCL} (the kernel refuses it while mounted or held exclusively by
+     * another program), then an exclusive advisory {@code flock} on the descriptor, which another
+     * opener of this method (in this process or another) cannot take while this one is open.
+     *
+     * @throws DeviceInUseException naming the path when another owner holds it
+     */
+    public static NativeFile openExclusive(Path path, boolean direct) throws IOException {
+        boolean blockDevice = isBlockDevice(path);
+        NativeFile f;
+        try {
+            f = open(path, true, false, direct, blockDevice);
+        } catch (Errno.NativeIOException e) {
+            if (blockDevice && e.errno() == Errno.EBUSY) {
+                throw new DeviceInUseException(path, "the kernel refuses an exclusive open (O_EXCL): it is mounted,"
+                        + " part of a RAID or LVM volume, or held exclusively by another program");
+            }
+            throw e;
+        }
+        try {
+            f.lockExclusive();
+            return f;
+        } catch (IOException | RuntimeException e) {
+            f.close();
+            throw e;
+        }
+    }
+
+    private static boolean isBlockDevice(Path path) {
+        try {
+            Object mode = java.nio.file.Files.getAttribute(path, "unix:mode");
+            return mode instanceof Integer m && (m & S_IFMT) == FdpNative.S_IFBLK();
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            return false; // open() then names what is wrong with the path
+        }
+    }
+
+    /**
+     * {@code flock(fd, LOCK_EX | LOCK_NB)}: an advisory lock held by this open file description until
+     * it is closed.
+     *
+     * @throws DeviceInUseException when another descriptor holds it
+     */
+    public void lockExclusive() throws IOException {
+        int r = Syscalls.flock(fd, FdpNative.LOCK_EX() | FdpNative.LOCK_NB());
+        // A store that just died (or closed without unlocking) may hold the lock a moment longer: its
+        // io_uring is torn down asynchronously, and the lock goes with the ring's last file reference.
+        long deadline = System.nanoTime() + LOCK_GRACE_NANOS;
+        while (r == -Errno.EWOULDBLOCK && System.nanoTime() < deadline) {
+            java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L);
+            r = Syscalls.flock(fd, FdpNative.LOCK_EX() | FdpNative.LOCK_NB());
+        }
+        if (r == -Errno.EWOULDBLOCK) {
+            throw new DeviceInUseException(path, "another store has it open (an exclusive flock is held on it,"
+                    + " in this process or another)");
+        }
+        if (r < 0) {
+            throw Errno.exception("flock(" + path + ", LOCK_EX|LOCK_NB)", -r);
+        }
+        locked = true;
+    }
+
+    /**
+     * {@code fallocate(fd, 0, 0, length)}: reserves the blocks of a regular file up to {@code length}
+     * (extending it), so that later writes cannot fail for lack of space.
+     */
+    public void allocate(long length) throws IOException {
+        int r = Syscalls.fallocate(fd, 0, 0, length);
+        if (r < 0) {
+            String hint = -r == Errno.ENOSPC ? "the file system has less than " + length + " bytes free: free space,"
+                    + " or use a smaller capacity_bytes"
+                    : -r == Errno.EOPNOTSUPP ? "this file system cannot reserve space (fallocate)" : null;
+            throw Errno.exception("fallocate(" + path + ", 0, 0, " + length + ")", -r, hint);
+        }
+    }
+
+    private static NativeFile open(Path path, boolean write, boolean create, boolean direct, boolean exclusive)
+            throws IOException {
+        int flags = (write ? O_RDWR : O_RDONLY) | O_CLOEXEC | (create ? O_CREAT : 0) | (direct ? O_DIRECT : 0)
+                | (exclusive ? O_EXCL : 0);
         String call = "open(" + path + ", " + (write ? "O_RDWR" : "O_RDONLY") + (create ? "|O_CREAT" : "")
-                + (direct ? "|O_DIRECT" : "") + ")";
+                + (direct ? "|O_DIRECT" : "") + (exclusive ? "|O_EXCL" : "") + ")";
         int fd;
         try (Arena arena = Arena.ofConfined()) {
             fd = Syscalls.open(arena.allocateFrom(path.toString()), flags, 0644);
@@ -200,9 +287,17 @@ public final class NativeFile implements AutoCloseable {
                 : null;
     }
 
+    /**
+     * Closes the descriptor. An exclusive lock is released first, explicitly: the kernel keeps a lock
+     * while anything still references the open file (an io_uring's registered files, released
+     * asynchronously after the ring is gone), and the next owner must not find it held.
+     */
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
+            if (locked) {
+                Syscalls.flock(fd, FdpNative.LOCK_UN());
+            }
             Syscalls.close(fd);
         }
     }

@@ -48,6 +48,9 @@ final class Syscalls {
     private static final MethodHandle FSTAT = capture(FdpNative.fstat$address(), FdpNative.fstat$descriptor());
     private static final MethodHandle FDATASYNC =
             capture(FdpNative.fdatasync$address(), FdpNative.fdatasync$descriptor());
+    private static final MethodHandle FLOCK = capture(FdpNative.flock$address(), FdpNative.flock$descriptor());
+    private static final MethodHandle FALLOCATE =
+            capture(FdpNative.fallocate$address(), FdpNative.fallocate$descriptor());
     private static final MethodHandle EVENTFD = capture(FdpNative.eventfd$address(), FdpNative.eventfd$descriptor());
     private static final MethodHandle EVENTFD_READ =
             capture(FdpNative.eventfd_read$address(), FdpNative.eventfd_read$descriptor());
@@ -154,6 +157,26 @@ final class Syscalls {
             return r == 0 ? 0 : -errno(capture);
         } catch (Throwable t) {
             throw unexpected("fdatasync", t);
+        }
+    }
+
+    static int flock(int fd, int operation) {
+        MemorySegment capture = PER_THREAD.get().capture;
+        try {
+            int r = (int) FLOCK.invokeExact(capture, fd, operation);
+            return r == 0 ? 0 : -errno(capture);
+        } catch (Throwable t) {
+            throw unexpected("flock", t);
+        }
+    }
+
+    static int fallocate(int fd, int mode, long offset, long length) {
+        MemorySegment capture = PER_THREAD.get().capture;
+        try {
+            int r = (int) FALLOCATE.invokeExact(capture, fd, mode, offset, length);
+            return r == 0 ? 0 : -errno(capture);
+        } catch (Throwable t) {
+            throw unexpected("fallocate", t);
         }
     }
 

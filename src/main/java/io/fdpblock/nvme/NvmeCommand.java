@@ -76,20 +76,19 @@ public final class NvmeCommand {
     /**
      * Write of {@code blocks} LBAs from {@code data}.
      *
-     * @param placementId 0 = no directive; else the FDP placement identifier (DTYPE 2, DSPEC = id)
+     * @param placement {@link PlacementId#NONE} = no directive; else the FDP placement identifier (DTYPE 2, DSPEC = id)
      */
-    public static NvmeCommand write(int nsid, long slba, int blocks, MemorySegment data, int placementId, boolean fua) {
+    public static NvmeCommand write(int nsid, long slba, int blocks, MemorySegment data, PlacementId placement,
+            boolean fua) {
         int cdw12 = rwCdw12(blocks) | (fua ? 1 << 30 : 0);
         int cdw13 = 0;
-        if (placementId != 0) {
-            if (placementId < 0 || placementId > 0xFFFF) {
-                throw new IllegalArgumentException("placement id " + placementId + " is outside 1..65535");
-            }
+        if (!placement.isNone()) {
             cdw12 |= DTYPE_DATA_PLACEMENT << 20;
-            cdw13 = placementId << 16;
+            cdw13 = placement.value() << 16;
         }
-        return new NvmeCommand("write(slba=" + slba + ", blocks=" + blocks + (placementId != 0 ? ", pid=" + placementId : "")
-                + ")", OP_WRITE, nsid, data, (int) slba, (int) (slba >>> 32), cdw12, cdw13, 0, 0);
+        return new NvmeCommand("write(slba=" + slba + ", blocks=" + blocks
+                + (placement.isNone() ? "" : ", pid=" + placement) + ")", OP_WRITE, nsid, data, (int) slba,
+                (int) (slba >>> 32), cdw12, cdw13, 0, 0);
     }
 
     public static NvmeCommand read(int nsid, long slba, int blocks, MemorySegment data) {
@@ -113,15 +112,32 @@ public final class NvmeCommand {
      * attributes u32, NLB u32, SLBA u64), see {@link #putDsmRange}.
      */
     public static NvmeCommand deallocate(int nsid, MemorySegment ranges, int count) {
-        if (count < 1 || count > 256 || ranges.byteSize() < 16L * count) {
+        if (count < 1 || count > MAX_DSM_RANGES || ranges.byteSize() < (long) DSM_RANGE_BYTES * count) {
             throw new IllegalArgumentException("deallocate: " + count + " ranges must be 1..256 and fit "
                     + ranges.byteSize() + " bytes");
         }
         return new NvmeCommand("deallocate(" + count + " ranges)", OP_DSM, nsid, ranges, count - 1, 1 << 2, 0, 0, 0, 0);
     }
 
+    /** Ranges one Dataset Management command carries at most (NR is 8 bits, 0-based). */
+    public static final int MAX_DSM_RANGES = 256;
+    public static final int DSM_RANGE_BYTES = 16;
+
+    /**
+     * The hot path's encoder of a deallocate ({@code count} ranges at {@code ranges}) into a zeroed SQE
+     * command area at {@code off}.
+     */
+    public static void encodeDeallocate(MemorySegment sqes, long off, int nsid, long ranges, int count) {
+        sqes.set(ValueLayout.JAVA_BYTE, off + U_OPCODE, (byte) OP_DSM);
+        sqes.set(ValueLayout.JAVA_INT, off + U_NSID, nsid);
+        sqes.set(ValueLayout.JAVA_LONG, off + U_ADDR, ranges);
+        sqes.set(ValueLayout.JAVA_INT, off + U_DATA_LEN, DSM_RANGE_BYTES * count);
+        sqes.set(ValueLayout.JAVA_INT, off + U_CDW10, count - 1);
+        sqes.set(ValueLayout.JAVA_INT, off + U_CDW11, 1 << 2); // AD: deallocate
+    }
+
     public static void putDsmRange(MemorySegment ranges, int index, long slba, int blocks) {
-        long o = 16L * index;
+        long o = (long) DSM_RANGE_BYTES * index;
         ranges.set(NvmeLayouts.U32, o, 0);
         ranges.set(NvmeLayouts.U32, o + 4, blocks);
         ranges.set(NvmeLayouts.U64, o + 8, slba);
@@ -183,7 +199,7 @@ public final class NvmeCommand {
      * The hot path's encoder: a read or write straight into a zeroed SQE command area at {@code off},
      * no objects made.
      *
-     * @param placementId 0 = no directive
+     * @param placementId the raw id ({@link PlacementId#value()}); {@link PlacementId#NONE_VALUE} = no directive
      */
     public static void encodeReadWrite(MemorySegment sqes, long off, boolean write, int nsid, long address, int length,
             long slba, int blocks, int placementId) {
@@ -194,7 +210,7 @@ public final class NvmeCommand {
         sqes.set(ValueLayout.JAVA_INT, off + U_CDW10, (int) slba);
         sqes.set(ValueLayout.JAVA_INT, off + U_CDW11, (int) (slba >>> 32));
         int cdw12 = blocks - 1;
-        if (write && placementId != 0) {
+        if (write && placementId != PlacementId.NONE_VALUE) {
             cdw12 |= DTYPE_DATA_PLACEMENT << 20;
             sqes.set(ValueLayout.JAVA_INT, off + U_CDW13, placementId << 16);
         }

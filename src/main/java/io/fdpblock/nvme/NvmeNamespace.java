@@ -29,6 +29,7 @@ import java.util.regex.Pattern;
 public final class NvmeNamespace implements AutoCloseable {
     private static final Pattern GENERIC = Pattern.compile("ng(\\d+)n(\\d+)");
     private static final int FEATURE_FDP = 0x1D;
+    private static final System.Logger LOG = System.getLogger("io.fdpblock.nvme");
     private static final int LOG_FDP_CONFIGS = 0x20;
     private static final int LOG_RUH_USAGE = 0x21;
     private static final int LOG_FDP_STATS = 0x22;
@@ -39,7 +40,8 @@ public final class NvmeNamespace implements AutoCloseable {
     private final int nsid;
     private final String blockName;
     private final String controllerName;
-    private final int lbaSize;
+    /** From Identify Namespace (the LBA format in use) where it can be read, else sysfs. */
+    private int lbaSize;
     private final int maxTransferBytes;
     private volatile FdpRecords.NamespaceInfo namespaceInfo;
 
@@ -61,9 +63,17 @@ public final class NvmeNamespace implements AutoCloseable {
      *         to use instead), a missing device, or missing permissions
      */
     public static NvmeNamespace open(String device) throws IOException {
+        return open(device, false);
+    }
+
+    /**
+     * Opens {@code /dev/ngXnY} read-write; with {@code exclusive}, as the device's one owner (an
+     * exclusive flock: a second exclusive opener fails at once saying the device is in use).
+     */
+    public static NvmeNamespace open(String device, boolean exclusive) throws IOException {
         Path path = Path.of(device);
         Matcher m = GENERIC.matcher(path.getFileName().toString());
-        NativeFile file = NativeFile.open(path, true, false, false);
+        NativeFile file = exclusive ? NativeFile.openExclusive(path, false) : NativeFile.open(path, true, false, false);
         try {
             switch (file.kind()) {
                 case CHAR_DEVICE -> { }
@@ -87,7 +97,9 @@ public final class NvmeNamespace implements AutoCloseable {
             long page = 4096;
             long max = Math.min(hwKb * 1024, segments * page);
             max = Math.max(lba, max / lba * lba);
-            return new NvmeNamespace(path, file, nsid, block, ctrl, lba, (int) Math.min(max, Integer.MAX_VALUE));
+            NvmeNamespace ns = new NvmeNamespace(path, file, nsid, block, ctrl, lba, (int) Math.min(max, Integer.MAX_VALUE));
+            ns.lbaSize = ns.lbaSizeFromIdentify(lba);
+            return ns;
         } catch (IOException | RuntimeException e) {
             file.close();
             throw e;
@@ -153,6 +165,25 @@ public final class NvmeNamespace implements AutoCloseable {
         return maxTransferBytes;
     }
 
+    /**
+     * The LBA size of the format in use (Identify Namespace); {@code fallback} (sysfs) when identify
+     * cannot be sent (no CAP_SYS_ADMIN), said once in the log.
+     */
+    private int lbaSizeFromIdentify(int fallback) {
+        try {
+            int lba = identifyNamespace().lbaSize();
+            if (lba != fallback) {
+                LOG.log(System.Logger.Level.WARNING, path + ": Identify Namespace says LBAs of " + lba + " bytes, sysfs "
+                        + fallback + "; using " + lba);
+            }
+            return lba;
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.INFO, path + ": LBA size from sysfs (" + fallback + " bytes): Identify"
+                    + " Namespace unavailable (" + e.getMessage() + ")");
+            return fallback;
+        }
+    }
+
     /** Capacity in bytes: sysfs (no privilege needed), else identify namespace NSZE x LBA size. */
     public long sizeBytes() throws IOException {
         long sectors = sysfsLong(blockName, "size", -1);
@@ -214,13 +245,7 @@ public final class NvmeNamespace implements AutoCloseable {
                     out[1] = extra;
                 });
             }
-            int res = (int) out[0];
-            if (res < 0) {
-                throw io.fdpblock.linux.Errno.exception("uring_cmd NVME_URING_CMD_ADMIN " + cmd + " on " + ctrl, -res);
-            }
-            if (res > 0) {
-                throw new NvmeStatusException(cmd + " on " + ctrl, new NvmeStatus(res));
-            }
+            NvmeCompletion.check("uring_cmd NVME_URING_CMD_ADMIN " + cmd + " on " + ctrl, (int) out[0]);
             return out[1];
         }
     }
@@ -234,10 +259,7 @@ public final class NvmeNamespace implements AutoCloseable {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment c = arena.allocate(nvme_passthru_cmd64.layout());
             cmd.encodeIoctl(c);
-            int status = file.ioctl(request, requestName + " " + cmd, c);
-            if (status != 0) {
-                throw new NvmeStatusException(cmd + " on " + path, new NvmeStatus(status));
-            }
+            NvmeCompletion.check(cmd + " on " + path, file.ioctl(request, requestName + " " + cmd, c));
             return NvmeCommand.ioctlResult(c);
         }
     }
@@ -382,8 +404,18 @@ public final class NvmeNamespace implements AutoCloseable {
     // ---- simple synchronous I/O (experiments, jshell) ----
 
     /** Writes {@code data} (a multiple of the LBA size, at most the max transfer) at {@code slba}. */
+    public void write(long slba, MemorySegment data, PlacementId placement) throws IOException {
+        io(NvmeCommand.write(nsid, slba, blocks(data), data, placement, false));
+    }
+
+    /** {@link #write(long, MemorySegment, PlacementId)} with placement id {@code placementId} (0..65535). */
     public void write(long slba, MemorySegment data, int placementId) throws IOException {
-        io(NvmeCommand.write(nsid, slba, blocks(data), data, placementId, false));
+        write(slba, data, PlacementId.of(placementId));
+    }
+
+    /** Writes with no placement directive. */
+    public void write(long slba, MemorySegment data) throws IOException {
+        write(slba, data, PlacementId.NONE);
     }
 
     public void read(long slba, MemorySegment data) throws IOException {

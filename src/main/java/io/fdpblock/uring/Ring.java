@@ -52,6 +52,7 @@ public final class Ring implements AutoCloseable {
     public static final int OP_READ = FdpNative.IORING_OP_READ();
     public static final int OP_WRITE = FdpNative.IORING_OP_WRITE();
     public static final int OP_URING_CMD = FdpNative.IORING_OP_URING_CMD();
+    public static final int OP_ASYNC_CANCEL = FdpNative.IORING_OP_ASYNC_CANCEL();
 
     public static final int SQE_FIXED_FILE = FdpNative.IOSQE_FIXED_FILE();
     public static final int URING_CMD_FIXED = FdpNative.IORING_URING_CMD_FIXED();
@@ -376,6 +377,15 @@ public final class Ring implements AutoCloseable {
             sqes.set(ValueLayout.JAVA_INT, sqe + SQE_OP_FLAGS, FdpNative.IORING_FSYNC_DATASYNC());
         }
         return sqe;
+    }
+
+    /**
+     * ASYNC_CANCEL of the request whose {@code user_data} is {@code target}: it completes with
+     * {@code -ECANCELED} if it could still be cancelled (a read waiting on an eventfd can; block I/O
+     * already issued cannot, and then completes by itself). Either way its CQE still comes.
+     */
+    public long prepCancel(long target, long userData) {
+        return prep(OP_ASYNC_CANCEL, -1, target, 0, 0, userData);
     }
 
     /**

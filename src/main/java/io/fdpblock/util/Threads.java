@@ -1,16 +1,36 @@
 package io.fdpblock.util;
 
+import java.util.concurrent.TimeUnit;
+
 /** Thread helpers shared by the layers that own threads. */
 public final class Threads {
     private Threads() {}
 
     /** Joins {@code t}, waiting through interrupts (a close must not leave its thread behind), then restores the interrupt flag. */
     public static void joinUninterruptibly(Thread t) {
+        joinUninterruptibly(t, Long.MAX_VALUE);
+    }
+
+    /**
+     * Joins {@code t} for at most {@code timeoutNanos}, waiting through interrupts, then restores the
+     * interrupt flag.
+     *
+     * @return true when {@code t} has ended
+     */
+    public static boolean joinUninterruptibly(Thread t, long timeoutNanos) {
         boolean interrupted = false;
-        while (true) {
-            try {
-                t.join();
+        long deadline = timeoutNanos == Long.MAX_VALUE ? Long.MAX_VALUE : System.nanoTime() + timeoutNanos;
+        while (t.isAlive()) {
+            long left = deadline == Long.MAX_VALUE ? 0 : deadline - System.nanoTime();
+            if (deadline != Long.MAX_VALUE && left <= 0) {
                 break;
+            }
+            try {
+                if (deadline == Long.MAX_VALUE) {
+                    t.join();
+                } else {
+                    t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                }
             } catch (InterruptedException e) {
                 interrupted = true;
             }
@@ -18,5 +38,6 @@ public final class Threads {
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
+        return !t.isAlive();
     }
 }

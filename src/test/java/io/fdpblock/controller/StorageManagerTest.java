@@ -170,7 +170,8 @@ class StorageManagerTest {
         L2Adapter owned = sm.adapters().get(0);
         sm.close();
         sm.close();
-        assertThat(owned.reportStatus()).containsEntry("closed", true);
+        assertThatThrownBy(owned::reportStatus).as("the adapter it opened is closed with it")
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
         assertThatThrownBy(() -> sm.store(keys(0, 1), List.of(MemorySegment.ofArray(new byte[8]))))
                 .isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(() -> sm.submitPrefetchTask(keys(0, 1), LAYOUT)).isInstanceOf(IllegalStateException.class);

@@ -75,7 +75,7 @@ final class CoreFixture implements AutoCloseable {
     }
 
     @Override
-    public void close() {
+    public void close() throws IOException {
         for (RawBlockCore c : cores) {
             c.close();
         }

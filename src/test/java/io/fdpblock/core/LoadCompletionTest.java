@@ -5,6 +5,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -70,7 +71,13 @@ class LoadCompletionTest {
             }
             assertThat(core.status().get("crc_mismatches")).isEqualTo(0L);
         } finally {
-            CompletableFuture<Void> closed = CompletableFuture.runAsync(core::close);
+            CompletableFuture<Void> closed = CompletableFuture.runAsync(() -> {
+                try {
+                    core.close();
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
             closed.get(30, TimeUnit.SECONDS); // close() waits for loads in flight: none may be left behind
         }
     }

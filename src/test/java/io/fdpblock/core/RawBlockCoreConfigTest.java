@@ -42,7 +42,7 @@ class RawBlockCoreConfigTest {
         assertThat(c.iouringQueueDepth()).isEqualTo(64);
         assertThat(c.fdpPlacementIds()).containsExactly(1, 2, 3);
         assertThat(c.fdpDataPlacementPolicy()).isEqualTo(RawBlockCoreConfig.PlacementPolicy.CACHE_SALT_PREFIX);
-        assertThat(c.metaCheckpointPlacementId()).isEqualTo(4);
+        assertThat(c.metaCheckpointPlacementId().value()).isEqualTo(4);
         assertThat(c.fdpSlotAffinityEnabled()).isTrue();
     }
 
@@ -57,10 +57,11 @@ class RawBlockCoreConfigTest {
         assertThatThrownBy(() -> base().slotBytes(10000).build()).hasMessageContaining("slot_bytes = 10000");
         assertThatThrownBy(() -> base().metaTotalBytes(8192).build()).hasMessageContaining("meta_total_bytes = 8192");
         assertThatThrownBy(() -> base().capacityBytes(1 << 20).build()).hasMessageContaining("capacity_bytes = 1048576");
-        assertThatThrownBy(() -> base().fdpEnabled(true).fdpPlacementIds(List.of(1, 0)).build())
-                .hasMessageContaining("fdp_placement_ids = 0").hasMessageContaining("1..65535");
+        assertThatThrownBy(() -> base().fdpEnabled(true).fdpPlacementIds(List.of(1, -1)).build())
+                .hasMessageContaining("fdp_placement_ids entry -1").hasMessageContaining("0..65535");
         assertThatThrownBy(() -> base().fdpEnabled(true).metaCheckpointPlacementId(65536).build())
-                .hasMessageContaining("meta_checkpoint_placement_id = 65536");
+                .hasMessageContaining("meta_checkpoint_placement_id 65536").hasMessageContaining("0..65535");
+        assertThatThrownBy(() -> base().metaCheckpointPlacementId(3).build()).hasMessageContaining("fdp_enabled");
         assertThatThrownBy(() -> base().fdpPlacementIds(List.of(1)).build()).hasMessageContaining("fdp_enabled");
         assertThatThrownBy(() -> RawBlockCoreConfig.fromJson("{\"device_path\":\"/x\"}"))
                 .hasMessageContaining("slot_bytes is required");

@@ -277,11 +277,12 @@ class RawBlockCoreTest {
         try (CoreFixture f = new CoreFixture(engine, dir, 8)) {
             RawBlockCore core = f.open();
             f.device.clearSubmissions();
-            for (int bad : new int[] {0, -1, 65536}) {
-                List<PutRequest> reqs = List.of(PutRequest.of(CoreFixture.key(1), f.payload(CoreFixture.key(1), 10)),
-                        PutRequest.of(CoreFixture.key(2), f.payload(CoreFixture.key(2), 10)).withPlacement(bad));
-                assertThatThrownBy(() -> core.put(reqs)).isInstanceOf(IllegalArgumentException.class)
-                        .hasMessageContaining(String.valueOf(bad)).hasMessageContaining("1..65535");
+            for (int bad : new int[] {-1, 65536}) {
+                assertThatThrownBy(() -> core.put(List.of(
+                        PutRequest.of(CoreFixture.key(1), f.payload(CoreFixture.key(1), 10)),
+                        PutRequest.of(CoreFixture.key(2), f.payload(CoreFixture.key(2), 10)).withPlacement(bad))))
+                        .isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining(String.valueOf(bad)).hasMessageContaining("0..65535");
             }
             assertThat(f.device.submissions()).isEmpty();
             assertThat(core.keyCount()).isZero();

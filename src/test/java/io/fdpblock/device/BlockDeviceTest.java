@@ -182,7 +182,7 @@ class BlockDeviceTest {
         misalignedOffset.read(100, buf.asSlice(0, BLOCK));
         assertThatThrownBy(() -> dev.submit(misalignedOffset, b -> {}))
                 .isInstanceOf(IOException.class)
-                .hasMessageContaining("offset 100 is not a multiple of the logical block size 4096");
+                .hasMessageContaining("offset 100 is not a non-negative multiple of the logical block size 4096");
 
         IoBatch oddLength = new IoBatch();
         oddLength.read(0, buf.asSlice(0, 1000));

@@ -60,11 +60,6 @@ public final class FaultInjectingDevice implements BlockDevice {
         return placementIds != null;
     }
 
-    @Override
-    public boolean deallocate(long offset, long length) {
-        deallocations.add(new long[] {offset, length});
-        return true;
-    }
 
     public List<Submission> submissions() {
         return submissions;
@@ -110,7 +105,10 @@ public final class FaultInjectingDevice implements BlockDevice {
         for (int i = 0; i < batch.size(); i++) {
             if (batch.isWrite(i)) {
                 writes++;
-                pids.add(batch.placementId(i));
+                pids.add(batch.placementId(i).value());
+            }
+            if (batch.isDeallocate(i)) {
+                deallocations.add(new long[] {batch.offset(i), batch.length(i)});
             }
             offsets.add(batch.kind(i) == IoBatch.FLUSH ? -1L : batch.offset(i));
         }

@@ -1,5 +1,6 @@
 package io.fdpblock.device;
 
+import io.fdpblock.nvme.PlacementId;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -16,15 +17,18 @@ class IoBatchTest {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(4096, 4096);
             IoBatch b = new IoBatch(1);
-            assertThatThrownBy(() -> b.write(0, buf, -1)).isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("placement id -1");
-            assertThatThrownBy(() -> b.write(0, buf, 65536)).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> b.write(0, buf, PlacementId.of(-1))).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("placement id -1 is outside 0..65535");
+            assertThatThrownBy(() -> b.write(0, buf, PlacementId.of(65536))).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("65536");
             assertThat(b.size()).isZero();
-            int i = b.write(0, buf, 65535);
+            int i = b.write(0, buf, PlacementId.of(65535));
             int j = b.write(4096, buf);
-            assertThat(b.placementId(i)).isEqualTo(65535);
-            assertThat(b.placementId(j)).isEqualTo(IoBatch.NO_PLACEMENT);
+            int k = b.write(8192, buf, PlacementId.of(0));
+            assertThat(b.placementId(i).value()).isEqualTo(65535);
+            assertThat(b.placementId(j)).isEqualTo(PlacementId.NONE);
+            assertThat(b.placementId(k).value()).as("id 0 is a real id, not 'none'").isZero();
+            assertThat(b.placementId(k).isNone()).isFalse();
         }
     }
 
@@ -50,7 +54,7 @@ class IoBatchTest {
             MemorySegment buf = arena.allocate(4096, 4096);
             IoBatch b = new IoBatch(1);
             b.devicePath = "/dev/test";
-            b.write(8192, buf, 7);
+            b.write(8192, buf, PlacementId.of(7));
             b.complete(0, -22);
             assertThat(b.failed(0)).isTrue();
             assertThat(b.failure(0)).hasMessageContaining("write(/dev/test, offset=8192, length=4096, placement id=7)")

@@ -70,7 +70,7 @@ public class CoreExistsBench {
     }
 
     @TearDown(Level.Trial)
-    public void close() {
+    public void close() throws java.io.IOException {
         core.close();
         device.close();
         arena.close();

@@ -7,6 +7,7 @@ import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.FaultInjectingDevice;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.nvme.PlacementId;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -92,13 +93,15 @@ class FdpPlacementTest {
             assertThat(awaitStore(a, a.submitStoreTask(keys, objs)).success()).isTrue();
             List<Integer> pids = device.submissions().get(0).placementIds();
             // header and payload of each key carry the same id
-            assertThat(pids).containsExactly(1, 1, 1, 1, 2, 2, 0, 0, 0, 0, 0, 0);
+            int none = PlacementId.NONE_VALUE;
+            assertThat(pids).containsExactly(1, 1, 1, 1, 2, 2, none, none, none, none, none, none);
             Map<String, Object> st = a.reportStatus();
             assertThat(st).containsEntry("fdp_buckets", Map.of("rag", 1, "chat", 2))
                     .containsEntry("fdp_placement_fallbacks", 1L);
             @SuppressWarnings("unchecked")
-            Map<Integer, Long> bytes = (Map<Integer, Long>) st.get("bytes_written_by_placement_id");
-            assertThat(bytes).containsEntry(1, 2 * 8192L).containsEntry(2, 8192L).containsEntry(0, 3 * 8192L);
+            Map<String, Long> bytes = (Map<String, Long>) st.get("bytes_written_by_placement_id");
+            assertThat(bytes).containsExactly(Map.entry("none", 3 * 8192L), Map.entry("1", 2 * 8192L),
+                    Map.entry("2", 8192L));
         }
     }
 

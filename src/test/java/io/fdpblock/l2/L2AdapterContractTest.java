@@ -326,11 +326,15 @@ abstract class L2AdapterContractTest {
                 () -> a.queryLoadResult(1),
                 () -> a.delete(k),
                 () -> a.registerListener(new L2AdapterListener() { }),
-                a::usage);
+                a::usage,
+                a::reportStatus,
+                a::storeEventFd,
+                a::lookupAndLockEventFd,
+                a::loadEventFd,
+                () -> a.delete(k, true));
         for (Runnable c : calls) {
             assertThatThrownBy(c::run).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
         }
-        assertThat(a.reportStatus()).containsEntry("is_healthy", false);
     }
 
     @Test

@@ -25,7 +25,7 @@ class RawBlockL2AdapterContractTest extends L2AdapterContractTest {
     }
 
     @Override
-    void breakInternals(L2Adapter adapter) {
+    void breakInternals(L2Adapter adapter) throws Exception {
         ((RawBlockL2Adapter) adapter).core().close(); // the store goes away under the adapter
     }
 

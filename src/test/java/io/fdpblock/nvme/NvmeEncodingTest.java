@@ -25,7 +25,7 @@ class NvmeEncodingTest {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment data = arena.allocate(8192, 4096);
             MemorySegment sqe = arena.allocate(128, 64);
-            NvmeCommand.write(1, 0x1_0000_0002L, 2, data, 0x4003, true).encodeUring(sqe, 48);
+            NvmeCommand.write(1, 0x1_0000_0002L, 2, data, PlacementId.of(0x4003), true).encodeUring(sqe, 48);
             MemorySegment c = sqe.asSlice(48, 72);
             assertThat(nvme_uring_cmd.opcode(c)).isEqualTo((byte) 0x01);
             assertThat(nvme_uring_cmd.nsid(c)).isEqualTo(1);
@@ -42,10 +42,10 @@ class NvmeEncodingTest {
                     .isEqualTo(51); // only CDW12 differs: the FUA bit (bit 30, its fourth byte)
             assertThat(nvme_uring_cmd.cdw12(hot.asSlice(48, 72))).isEqualTo(1 | (2 << 20));
 
-            NvmeCommand plain = NvmeCommand.write(1, 0, 1, data.asSlice(0, 4096), 0, false);
+            NvmeCommand plain = NvmeCommand.write(1, 0, 1, data.asSlice(0, 4096), PlacementId.NONE, false);
             assertThat(plain.cdw12()).isZero();
             assertThat(plain.cdw13()).isZero();
-            assertThatThrownBy(() -> NvmeCommand.write(1, 0, 1, data, 70000, false)).hasMessageContaining("70000");
+            assertThatThrownBy(() -> NvmeCommand.write(1, 0, 1, data, PlacementId.of(70000), false)).hasMessageContaining("70000");
             assertThatThrownBy(() -> NvmeCommand.read(1, 0, 0, data)).hasMessageContaining("block count 0");
         }
     }

@@ -1,6 +1,7 @@
 package io.fdpblock.uring;
 
 import io.fdpblock.ffi.FdpNative;
+import io.fdpblock.ffi.fdpblock_sqe_write_stream;
 import io.fdpblock.ffi.io_uring_cqe;
 import io.fdpblock.ffi.io_uring_sqe;
 import io.fdpblock.ffi.iovec;
@@ -9,6 +10,10 @@ import io.fdpblock.ffi.nvme_uring_cmd;
 import io.fdpblock.ffi.pollfd;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -61,6 +66,39 @@ class LayoutPinsTest {
         assertThat(io_uring_sqe.file_index$offset()).isEqualTo(44);
         assertThat(io_uring_sqe.addr3$offset()).isEqualTo(48);
         assertThat(io_uring_sqe.cmd$offset()).isEqualTo(48);
+    }
+
+    /** Linux >= 6.16: the write-stream byte, declared in headers/sqe_write_stream.h as an overlay of the SQE. */
+    @Test
+    void sqeWriteStreamIsByte44InTheSpliceFdInUnion() {
+        assertThat(fdpblock_sqe_write_stream.sizeof()).isEqualTo(io_uring_sqe.sizeof()).isEqualTo(64);
+        assertThat(fdpblock_sqe_write_stream.write_stream$offset()).isEqualTo(44);
+        assertThat(fdpblock_sqe_write_stream.write_stream$layout().byteSize()).isEqualTo(1);
+        assertThat(fdpblock_sqe_write_stream.write_stream$offset())
+                .isEqualTo(io_uring_sqe.splice_fd_in$offset())
+                .isEqualTo(io_uring_sqe.file_index$offset());
+    }
+
+    @Test
+    void sqeWriteStreamWritesOnlyByte44OfTheSameSqe() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment sqe = arena.allocate(io_uring_sqe.layout());
+            io_uring_sqe.opcode(sqe, (byte) Ring.OP_WRITE);
+            io_uring_sqe.user_data(sqe, 0x1122334455667788L);
+            fdpblock_sqe_write_stream.write_stream(sqe, (byte) 7);
+
+            byte[] bytes = sqe.toArray(ValueLayout.JAVA_BYTE);
+            for (int i = 0; i < bytes.length; i++) {
+                if (i != 0 && (i < 32 || i >= 40)) {
+                    assertThat(bytes[i]).as("byte %d", i).isEqualTo(i == 44 ? (byte) 7 : (byte) 0);
+                }
+            }
+            assertThat(io_uring_sqe.opcode(sqe)).isEqualTo((byte) Ring.OP_WRITE);
+            assertThat(io_uring_sqe.user_data(sqe)).isEqualTo(0x1122334455667788L);
+            // The stream is the low byte of the union (x86-64 and arm64 are little-endian).
+            assertThat(io_uring_sqe.file_index(sqe)).isEqualTo(7);
+            assertThat(fdpblock_sqe_write_stream.write_stream(sqe)).isEqualTo((byte) 7);
+        }
     }
 
     @Test

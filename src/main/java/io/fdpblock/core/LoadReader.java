@@ -1,0 +1,190 @@
+package io.fdpblock.core;
+
+import io.fdpblock.device.IoBatch;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The load path of a {@link RawBlockCore}: each hit is read straight into the caller's buffer when it
+ * is aligned and large enough (else through an aligned bounce buffer), and its payload checked against
+ * the CRC32C of its slot header. An entry whose header was never read (recovered without
+ * {@code meta_verify_on_load}) has its header read with it and checked first, so a load never serves
+ * another key's bytes. A slot deleted during a load is released after the load.
+ */
+final class LoadReader {
+    private final RawBlockCore core;
+
+    LoadReader(RawBlockCore core) {
+        this.core = core;
+    }
+
+    /**
+     * One planned read.
+     *
+     * @param hasCrc the entry's CRC was known when planned ({@code crc}); else its header is read too
+     * @param header where the slot header is read, or null when the entry's header was already checked
+     */
+    private record Planned(int index, String key, KeyIndex.Entry entry, boolean hasCrc, int crc,
+            MemorySegment destination, MemorySegment target, MemorySegment header) {}
+
+    void load(List<LoadRequest> requests, RawBlockCore.Completion done) {
+        boolean[] results = new boolean[requests.size()];
+        List<Planned> plan = new ArrayList<>(requests.size());
+        core.lock.lock();
+        try {
+            core.checkOpenLocked();
+            for (int i = 0; i < requests.size(); i++) {
+                LoadRequest r = requests.get(i);
+                KeyIndex.Entry e = core.index.get(r.key());
+                if (e == null) {
+                    continue;
+                }
+                if (r.destination().byteSize() < e.size) {
+                    throw new IllegalArgumentException("load " + r.key() + ": destination of "
+                            + r.destination().byteSize() + " bytes is smaller than the stored payload of " + e.size
+                            + " bytes; nothing was loaded");
+                }
+                plan.add(new Planned(i, r.key(), e, e.hasCrc, e.crc, r.destination(), null, null));
+            }
+            for (Planned p : plan) {
+                p.entry().readers++;
+            }
+            if (!plan.isEmpty()) {
+                core.ops.add(plan.size());
+            }
+        } finally {
+            core.lock.unlock();
+        }
+        if (plan.isEmpty()) {
+            deliver(done, results);
+            return;
+        }
+        int align = core.config.blockAlign();
+        IoBatch batch = new IoBatch(plan.size());
+        List<Planned> targets = new ArrayList<>(plan.size());
+        try {
+            for (Planned p : plan) {
+                KeyIndex.Entry e = p.entry();
+                long padded = OnDiskFormat.roundUp(e.size, align);
+                MemorySegment dest = p.destination();
+                MemorySegment target = dest.isNative() && dest.byteSize() >= padded
+                        && dest.address() % core.device.bufferAlignment() == 0
+                        ? dest.asSlice(0, padded)
+                        : Arena.ofAuto().allocate(padded, align);
+                MemorySegment header = null;
+                if (!p.hasCrc()) {
+                    header = Arena.ofAuto().allocate(core.headerBytes, align);
+                    batch.read(core.slotOffset(e.slot), header);
+                }
+                batch.read(core.slotOffset(e.slot) + core.headerBytes, target);
+                targets.add(new Planned(p.index(), p.key(), e, p.hasCrc(), p.crc(), dest, target, header));
+            }
+            core.device.submit(batch, b -> complete(targets, b, results, done));
+        } catch (IOException | RuntimeException e) {
+            RawBlockCore.LOG.log(System.Logger.Level.WARNING, "load of " + plan.size() + " keys on " + core.device.path()
+                    + " was not submitted: " + e.getMessage());
+            end(plan);
+            deliver(done, results);
+        }
+    }
+
+    private void complete(List<Planned> plan, IoBatch batch, boolean[] results, RawBlockCore.Completion done) {
+        // Runs on the device's I/O thread. Whatever happens to one key (e.g. a destination from a
+        // confined or closed arena cannot be touched here), the readers are released and the caller is
+        // answered: an escaping exception would leave load() waiting, and close(), forever.
+        try {
+            if (batch.buffersMayBeInUse()) {
+                core.quarantine(batch);
+                return;
+            }
+            int op = 0;
+            for (Planned p : plan) {
+                KeyIndex.Entry e = p.entry();
+                int headerOp = p.header() == null ? -1 : op++;
+                int payloadOp = op++;
+                if ((headerOp >= 0 && !batch.isComplete(headerOp)) || batch.failed(payloadOp)
+                        || batch.result(payloadOp) < e.size) {
+                    continue;
+                }
+                try {
+                    int crc = p.crc();
+                    boolean hasCrc = p.hasCrc();
+                    if (headerOp >= 0) {
+                        OnDiskFormat.SlotHeader h = OnDiskFormat.readSlotHeader(p.header());
+                        String problem = MetadataArea.slotHeaderProblem(h, p.key(), e.size);
+                        if (problem != null) {
+                            RawBlockCore.LOG.log(System.Logger.Level.WARNING, "slot " + e.slot + " on "
+                                    + core.device.path() + " does not hold " + p.key() + " (" + problem + "): a miss");
+                            continue;
+                        }
+                        crc = h.crc32c();
+                        hasCrc = h.hasCrc();
+                    }
+                    MemorySegment payload = p.target().asSlice(0, e.size);
+                    if (hasCrc && OnDiskFormat.crc32c(payload) != crc) {
+                        core.crcMismatches.incrementAndGet();
+                        RawBlockCore.LOG.log(System.Logger.Level.WARNING, "payload of slot " + e.slot + " on "
+                                + core.device.path() + " fails its CRC32C: reported as a miss");
+                        continue;
+                    }
+                    if (headerOp >= 0 && hasCrc) {
+                        rememberCrc(e, crc);
+                    }
+                    if (p.target().address() != p.destination().address()) {
+                        MemorySegment.copy(p.target(), 0, p.destination(), 0, e.size);
+                    }
+                    results[p.index()] = true;
+                } catch (RuntimeException ex) {
+                    RawBlockCore.LOG.log(System.Logger.Level.WARNING, "load of slot " + e.slot + " on "
+                            + core.device.path() + " reported as a miss: its destination is not usable from the I/O"
+                            + " thread (a destination must be from a shared, global or automatic arena): " + ex);
+                }
+            }
+        } finally {
+            end(plan);
+            deliver(done, results);
+        }
+    }
+
+    /** The header checked out: later loads of this entry need not read it again. */
+    private void rememberCrc(KeyIndex.Entry e, int crc) {
+        core.lock.lock();
+        try {
+            e.setCrc(crc);
+        } finally {
+            core.lock.unlock();
+        }
+    }
+
+    private void end(List<Planned> plan) {
+        int[] freed = new int[plan.size()];
+        int nFreed = 0;
+        core.lock.lock();
+        try {
+            for (Planned p : plan) {
+                KeyIndex.Entry e = p.entry();
+                e.readers--;
+                if (e.deleted && e.readers == 0) {
+                    e.deleted = false;
+                    freed[nFreed++] = e.slot;
+                }
+            }
+        } finally {
+            core.lock.unlock();
+        }
+        core.releaser.release(freed, nFreed);
+        core.ops.done(plan.size());
+    }
+
+    private static void deliver(RawBlockCore.Completion done, boolean[] results) {
+        try {
+            done.onComplete(results);
+        } catch (Throwable t) {
+            RawBlockCore.LOG.log(System.Logger.Level.ERROR, "completion callback threw", t);
+        }
+    }
+}

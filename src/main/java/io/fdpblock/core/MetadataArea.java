@@ -1,0 +1,286 @@
+package io.fdpblock.core;
+
+import io.fdpblock.device.BlockDevice;
+import io.fdpblock.device.IoBatch;
+import io.fdpblock.nvme.PlacementId;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.zip.CRC32;
+
+/**
+ * The mirrored checkpoint containers at the start of a device (LMCache raw_block state v1): reading
+ * and checking them, choosing which to trust, telling a new device from a foreign one, writing a
+ * checkpoint in the order that makes it durable, and checking a slot header against its entry. The
+ * store and the read-only inspector share this one reading of the format.
+ */
+final class MetadataArea {
+    /** The start of a v1 checkpoint payload: how the store recognises its own never-committed checkpoint. */
+    private static final byte[] V1_PAYLOAD_PREFIX = "{\"version\":".getBytes(StandardCharsets.US_ASCII);
+    /** Read granularity when checking that the area is all zeros. */
+    private static final int SCAN_CHUNK = 1 << 20;
+
+    private final BlockDevice device;
+    private final int blockAlign;
+    private final long metaTotalBytes;
+    private final long containerBytes;
+
+    MetadataArea(BlockDevice device, int blockAlign, long metaTotalBytes) {
+        this.device = device;
+        this.blockAlign = blockAlign;
+        this.metaTotalBytes = metaTotalBytes;
+        this.containerBytes = metaTotalBytes / 2 / blockAlign * blockAlign;
+    }
+
+    long containerBytes() {
+        return containerBytes;
+    }
+
+    /** Bytes of checkpoint payload one container holds. */
+    long payloadRoom() {
+        return containerBytes - blockAlign;
+    }
+
+    long containerOffset(int c) {
+        return c * containerBytes;
+    }
+
+    /**
+     * One container as read.
+     *
+     * @param payload the checked payload, or null when {@link #problem} says why not
+     */
+    record Container(int index, long offset, OnDiskFormat.ContainerHeader header, byte[] payload, String problem) {
+        boolean valid() {
+            return problem == null;
+        }
+
+        long seq() {
+            return header.seq();
+        }
+    }
+
+    /** Reads both containers: header plausibility, then the payload and its CRC-32. */
+    List<Container> readContainers() throws IOException {
+        List<Container> out = new ArrayList<>(2);
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment blocks = arena.allocate(2L * blockAlign, blockAlign);
+            IoBatch b = new IoBatch(2);
+            b.read(0, blocks.asSlice(0, blockAlign));
+            b.read(containerBytes, blocks.asSlice(blockAlign, blockAlign));
+            device.execute(b);
+            for (int c = 0; c < 2; c++) {
+                OnDiskFormat.ContainerHeader h = OnDiskFormat.readContainerHeader(blocks.asSlice((long) c * blockAlign,
+                        blockAlign));
+                out.add(check(c, h));
+            }
+        }
+        return out;
+    }
+
+    private Container check(int c, OnDiskFormat.ContainerHeader h) throws IOException {
+        long off = containerOffset(c);
+        if (!h.magicOk()) {
+            return new Container(c, off, h, null, "no LMCIDX01 header");
+        }
+        if (!h.plausible(payloadRoom())) {
+            return new Container(c, off, h, null, "implausible header (version " + h.version() + ", seq " + h.seq()
+                    + ", payload length " + h.payloadLength() + " of at most " + payloadRoom() + ")");
+        }
+        byte[] payload = read(off + blockAlign, h.payloadLength());
+        CRC32 crc = new CRC32();
+        crc.update(payload);
+        if ((int) crc.getValue() != h.crc32()) {
+            return new Container(c, off, h, null, "payload fails its CRC-32");
+        }
+        return new Container(c, off, h, payload, null);
+    }
+
+    /** The valid containers, newest (highest seq) first. */
+    static List<Container> newestFirst(List<Container> containers) {
+        return containers.stream().filter(Container::valid).sorted(Comparator.comparingLong(Container::seq).reversed())
+                .toList();
+    }
+
+    /** What an area without a valid container holds. */
+    sealed interface Contents {
+        /** Never written: a new store. */
+        record Zeros() implements Contents {}
+
+        /** This store's first checkpoint, cut off before its header: nothing was ever committed. */
+        record UncommittedCheckpoint() implements Contents {}
+
+        /** Our container headers, none of them usable: an existing store that cannot be read. */
+        record Unreadable(String problems) implements Contents {}
+
+        /** Bytes this store did not write (another store's format, a file system, a partition table...). */
+        record Foreign(long offset, String firstBytes) implements Contents {}
+    }
+
+    /** Classifies an area in which {@code containers} (from {@link #readContainers()}) has no valid one. */
+    Contents classify(List<Container> containers) throws IOException {
+        StringBuilder problems = new StringBuilder();
+        boolean anyMagic = false;
+        for (Container c : containers) {
+            anyMagic |= c.header().magicOk();
+            problems.append(problems.isEmpty() ? "" : "; ").append("container ").append(c.index()).append(": ")
+                    .append(c.problem());
+        }
+        if (anyMagic) {
+            return new Contents.Unreadable(problems.toString());
+        }
+        boolean uncommitted = false;
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment buf = arena.allocate(SCAN_CHUNK, blockAlign);
+            for (int c = 0; c < 2; c++) {
+                long header = containerOffset(c);
+                Contents foreign = foreignIn(header, header + blockAlign, buf);
+                if (foreign != null) {
+                    return foreign;
+                }
+                long payload = header + blockAlign;
+                if (startsWithOurPayload(payload, buf)) {
+                    uncommitted = true; // the rest of this payload area is our JSON (and older bytes of ours)
+                    continue;
+                }
+                foreign = foreignIn(payload, header + containerBytes, buf);
+                if (foreign != null) {
+                    return foreign;
+                }
+            }
+            Contents foreign = foreignIn(2 * containerBytes, metaTotalBytes, buf);
+            if (foreign != null) {
+                return foreign;
+            }
+        }
+        return uncommitted ? new Contents.UncommittedCheckpoint() : new Contents.Zeros();
+    }
+
+    /** @return the first non-zero byte of [{@code from}, {@code to}) as {@link Contents.Foreign}, or null */
+    private Contents foreignIn(long from, long to, MemorySegment buf) throws IOException {
+        for (long off = from; off < to; off += SCAN_CHUNK) {
+            MemorySegment chunk = buf.asSlice(0, Math.min(SCAN_CHUNK, to - off));
+            IoBatch b = new IoBatch(1);
+            b.read(off, chunk);
+            device.execute(b);
+            long nz = firstNonZero(chunk);
+            if (nz >= 0) {
+                return new Contents.Foreign(off + nz, hex(chunk, nz));
+            }
+        }
+        return null;
+    }
+
+    private boolean startsWithOurPayload(long offset, MemorySegment buf) throws IOException {
+        MemorySegment block = buf.asSlice(0, blockAlign);
+        IoBatch b = new IoBatch(1);
+        b.read(offset, block);
+        device.execute(b);
+        for (int i = 0; i < V1_PAYLOAD_PREFIX.length; i++) {
+            if (block.get(ValueLayout.JAVA_BYTE, i) != V1_PAYLOAD_PREFIX[i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static long firstNonZero(MemorySegment seg) {
+        long n = seg.byteSize();
+        long i = 0;
+        for (; i + 8 <= n; i += 8) {
+            if (seg.get(ValueLayout.JAVA_LONG_UNALIGNED, i) != 0) {
+                break;
+            }
+        }
+        for (; i < n; i++) {
+            if (seg.get(ValueLayout.JAVA_BYTE, i) != 0) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static String hex(MemorySegment seg, long from) {
+        int n = (int) Math.min(16, seg.byteSize() - from);
+        return HexFormat.ofDelimiter(" ").formatHex(seg.asSlice(from, n).toArray(ValueLayout.JAVA_BYTE));
+    }
+
+    /**
+     * Writes checkpoint {@code seq} into its container ({@code (seq - 1) % 2}): the payload, a flush (the
+     * payload, and every slot written before it, is durable), then the header that commits it, and a
+     * flush. A crash at any point leaves the other container as the newest valid one.
+     */
+    void write(long seq, byte[] payload, PlacementId placement) throws IOException {
+        if (payload.length > payloadRoom()) {
+            throw new IOException("checkpoint " + seq + " of " + payload.length + " bytes does not fit a container of "
+                    + payloadRoom());
+        }
+        long base = containerOffset((int) ((seq - 1) % 2));
+        CRC32 crc = new CRC32();
+        crc.update(payload);
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment data = arena.allocate(OnDiskFormat.roundUp(payload.length, blockAlign), blockAlign);
+            MemorySegment.copy(payload, 0, data, ValueLayout.JAVA_BYTE, 0, payload.length);
+            IoBatch b = new IoBatch(1);
+            b.write(base + blockAlign, data, placement);
+            device.execute(b); // waits for the completion, whatever happens: the arena outlives the I/O
+            device.flush();
+            MemorySegment header = arena.allocate(blockAlign, blockAlign);
+            OnDiskFormat.writeContainerHeader(header, seq, payload.length, (int) crc.getValue());
+            b.reset();
+            b.write(base, header, placement);
+            device.execute(b);
+            device.flush();
+        }
+    }
+
+    /**
+     * Formats the area, as asked by {@code "format": true}: zeros both container headers, so the
+     * area holds no checkpoint any more.
+     */
+    void format() throws IOException {
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment zero = arena.allocate(blockAlign, blockAlign);
+            IoBatch b = new IoBatch(2);
+            b.write(containerOffset(0), zero);
+            b.write(containerOffset(1), zero);
+            device.execute(b);
+            device.flush();
+        }
+    }
+
+    private byte[] read(long offset, long length) throws IOException {
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment buf = arena.allocate(OnDiskFormat.roundUp(length, blockAlign), blockAlign);
+            IoBatch b = new IoBatch(1);
+            b.read(offset, buf);
+            device.execute(b);
+            return buf.asSlice(0, length).toArray(ValueLayout.JAVA_BYTE);
+        }
+    }
+
+    /**
+     * Checks a slot header against the entry that points at it.
+     *
+     * @return null when magic, identity and length agree, else what differs
+     */
+    static String slotHeaderProblem(OnDiskFormat.SlotHeader h, String key, long size) {
+        if (!h.magicOk()) {
+            return "no LMCBLK01 magic";
+        }
+        if (h.identity() != SlotIdentity.of(key)) {
+            return "identity differs (another key's data)";
+        }
+        if (h.payloadLength() != size) {
+            return "length " + h.payloadLength() + " != " + size;
+        }
+        return null;
+    }
+}

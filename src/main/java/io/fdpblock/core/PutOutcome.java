@@ -1,0 +1,34 @@
+package io.fdpblock.core;
+
+/** What a put did with one key. */
+public enum PutOutcome {
+    /** Written and committed by this put. */
+    STORED(true),
+    /** Already stored (its original bytes stay), or a repeat of a key earlier in the same call. */
+    ALREADY_STORED(true),
+    /** The payload is empty: nothing to store. */
+    PAYLOAD_EMPTY(false),
+    /** The payload is larger than a slot's payload area ({@code slot_bytes - header_bytes}). */
+    PAYLOAD_TOO_LARGE(false),
+    /** No free slot: delete keys (the eviction controller's job) to make room. */
+    DEVICE_FULL(false),
+    /** Another put of the same key is in flight. */
+    WRITE_IN_FLIGHT(false),
+    /** A delete of the key arrived while it was being written. */
+    CANCELLED(false),
+    /** The device failed the write (or its submission); nothing of the key was committed. */
+    IO_ERROR(false),
+    /** The store was closing: the key was not committed, so no acknowledged key can be lost by the close. */
+    CLOSED(false);
+
+    private final boolean success;
+
+    PutOutcome(boolean success) {
+        this.success = success;
+    }
+
+    /** The key is stored (now or before). */
+    public boolean success() {
+        return success;
+    }
+}

@@ -1,0 +1,238 @@
+package io.fdpblock.core;
+
+import io.fdpblock.device.IoBatch;
+import io.fdpblock.nvme.PlacementId;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The put path of a {@link RawBlockCore}: keys are accepted under the core's lock (a slot reserved, the
+ * key in flight), written outside it (header and payload, at most {@code max_batch_keys} keys per
+ * device submission), then committed or rolled back per submission. Nothing is acknowledged that a
+ * close could lose: a write that completes after close took its final snapshot is reported
+ * {@link PutOutcome#CLOSED}.
+ */
+final class PutWriter {
+    private final RawBlockCore core;
+
+    PutWriter(RawBlockCore core) {
+        this.core = core;
+    }
+
+    /** A key accepted for writing. */
+    private record Pending(int index, String key, PutRequest request, KeyIndex.Inflight inflight, int crc) {}
+
+    void put(List<PutRequest> requests, RawBlockCore.OutcomeCompletion done) {
+        for (PutRequest r : requests) {
+            core.placement.checkPut(r);
+        }
+        int n = requests.size();
+        PutOutcome[] outcomes = new PutOutcome[n];
+        int[] sameAs = new int[n];
+        Arrays.fill(sameAs, -1);
+        List<Pending> accepted = new ArrayList<>(n);
+        long maxPayload = core.maxPayloadBytes();
+        List<String> rejected = null;
+        core.lock.lock();
+        try {
+            core.checkOpenLocked();
+            HashMap<String, Integer> firstInCall = n > 1 ? new HashMap<>(n * 2) : null;
+            for (int i = 0; i < n; i++) {
+                PutRequest r = requests.get(i);
+                String key = r.key();
+                if (firstInCall != null) {
+                    Integer first = firstInCall.putIfAbsent(key, i);
+                    if (first != null) {
+                        sameAs[i] = first;
+                        continue;
+                    }
+                }
+                long len = r.payload().byteSize();
+                if (len <= 0 || len > maxPayload) {
+                    core.oversizeRejects.incrementAndGet();
+                    outcomes[i] = len <= 0 ? PutOutcome.PAYLOAD_EMPTY : PutOutcome.PAYLOAD_TOO_LARGE;
+                    rejected = rejected == null ? new ArrayList<>() : rejected;
+                    rejected.add(key + " (" + len + " bytes)");
+                    continue;
+                }
+                if (core.index.contains(key)) {
+                    outcomes[i] = PutOutcome.ALREADY_STORED; // the original bytes stay
+                    continue;
+                }
+                if (core.index.isInflight(key)) {
+                    outcomes[i] = PutOutcome.WRITE_IN_FLIGHT;
+                    continue;
+                }
+                int slot = core.slots.allocate(allocatorGroup(r.placement()));
+                if (slot < 0) {
+                    core.deviceFullRejects.incrementAndGet();
+                    outcomes[i] = PutOutcome.DEVICE_FULL;
+                    continue;
+                }
+                accepted.add(new Pending(i, key, r, core.index.startWrite(key, slot), 0));
+            }
+            if (!accepted.isEmpty()) {
+                core.ops.add(accepted.size());
+            }
+        } finally {
+            core.lock.unlock();
+        }
+        if (rejected != null) {
+            RawBlockCore.LOG.log(System.Logger.Level.WARNING, "put on " + core.device.path() + ": " + rejected.size()
+                    + " keys not stored, their payload is empty or larger than the " + maxPayload + " bytes a slot"
+                    + " holds (slot_bytes " + core.slotBytes + " - header_bytes " + core.headerBytes + "; raise slot_bytes"
+                    + " for larger chunks): " + String.join(", ", rejected.subList(0, Math.min(3, rejected.size())))
+                    + (rejected.size() > 3 ? ", ..." : ""));
+        }
+        if (accepted.isEmpty()) {
+            finish(outcomes, sameAs, done);
+            return;
+        }
+        int chunk = core.config.maxBatchKeys();
+        int chunks = (accepted.size() + chunk - 1) / chunk;
+        AtomicInteger remaining = new AtomicInteger(chunks);
+        Runnable chunkDone = () -> {
+            if (remaining.decrementAndGet() == 0) {
+                finish(outcomes, sameAs, done);
+            }
+        };
+        for (int c = 0; c < chunks; c++) {
+            submit(accepted.subList(c * chunk, Math.min(accepted.size(), (c + 1) * chunk)), outcomes, chunkDone);
+        }
+    }
+
+    /**
+     * The allocator's group of a placement id: slots are grouped (and reused) per id; a write
+     * without a directive and one to id 0 both land on the default handle, so they share group 0.
+     */
+    private static int allocatorGroup(PlacementId p) {
+        return p.isNone() ? 0 : p.value();
+    }
+
+    private void submit(List<Pending> chunk, PutOutcome[] outcomes, Runnable chunkDone) {
+        IoBatch batch = new IoBatch(2 * chunk.size());
+        MemorySegment[] headers = new MemorySegment[chunk.size()];
+        List<Pending> prepared = new ArrayList<>(chunk.size());
+        try {
+            for (int k = 0; k < chunk.size(); k++) {
+                Pending p = chunk.get(k);
+                MemorySegment payload = p.request().payload();
+                long len = payload.byteSize();
+                int crc = OnDiskFormat.crc32c(payload);
+                headers[k] = headerBuffer();
+                OnDiskFormat.writeSlotHeader(headers[k], SlotIdentity.of(p.key()), len, crc);
+                long off = core.slotOffset(p.inflight().slot);
+                batch.write(off, headers[k], p.request().placement());
+                batch.write(off + core.headerBytes, writablePayload(payload), p.request().placement());
+                prepared.add(new Pending(p.index(), p.key(), p.request(), p.inflight(), crc));
+            }
+            core.device.submit(batch, b -> complete(prepared, b, headers, outcomes, chunkDone));
+        } catch (IOException | RuntimeException e) {
+            RawBlockCore.LOG.log(System.Logger.Level.WARNING, "put of " + chunk.size() + " keys on " + core.device.path()
+                    + " was not submitted, rolled back: " + e.getMessage());
+            settle(chunk, false, outcomes);
+            releaseHeaders(headers);
+            chunkDone.run();
+        }
+    }
+
+    private void complete(List<Pending> chunk, IoBatch batch, MemorySegment[] headers, PutOutcome[] outcomes,
+            Runnable chunkDone) {
+        boolean ok = true;
+        for (int i = 0; i < batch.size(); i++) {
+            if (!batch.isComplete(i)) {
+                ok = false;
+                RawBlockCore.LOG.log(System.Logger.Level.WARNING, "put of " + chunk.size() + " keys rolled back: "
+                        + (batch.failed(i) ? batch.failure(i).getMessage() : "short write at op " + i));
+                break;
+            }
+        }
+        settle(chunk, ok, outcomes);
+        if (batch.buffersMayBeInUse()) {
+            core.quarantine(new Object[] {batch, headers}); // the kernel may still read them: never reuse
+        } else {
+            releaseHeaders(headers);
+        }
+        chunkDone.run();
+    }
+
+    /** Commits every key of a chunk, or rolls every one back (slot released, nothing indexed). */
+    private void settle(List<Pending> chunk, boolean written, PutOutcome[] outcomes) {
+        int[] freed = new int[chunk.size()];
+        int nFreed = 0;
+        core.lock.lock();
+        try {
+            boolean committing = core.committingLocked();
+            for (Pending p : chunk) {
+                KeyIndex.Inflight inf = p.inflight();
+                core.index.endWrite(p.key(), inf);
+                if (!written || inf.canceled || !committing) {
+                    freed[nFreed++] = inf.slot; // it may hold (part of) the write: deallocated first
+                    if (!written) {
+                        core.rolledBackKeys.incrementAndGet();
+                    }
+                    outcomes[p.index()] = !written ? PutOutcome.IO_ERROR
+                            : inf.canceled ? PutOutcome.CANCELLED : PutOutcome.CLOSED;
+                } else {
+                    long size = p.request().payload().byteSize();
+                    core.index.put(p.key(), new KeyIndex.Entry(inf.slot, (int) size,
+                            core.index.intern(p.request().meta()), p.crc(), true));
+                    core.slots.markUsed(inf.slot);
+                    core.placement.recordWrite(p.request().placement(), core.headerBytes + size);
+                    core.markDirtyLocked();
+                    outcomes[p.index()] = PutOutcome.STORED;
+                }
+            }
+        } finally {
+            core.lock.unlock();
+        }
+        core.releaser.release(freed, nFreed);
+        core.ops.done(chunk.size());
+    }
+
+    private static void finish(PutOutcome[] outcomes, int[] sameAs, RawBlockCore.OutcomeCompletion done) {
+        for (int i = 0; i < outcomes.length; i++) {
+            if (sameAs[i] >= 0) { // a duplicate in the call shares the result, not the credit
+                PutOutcome first = outcomes[sameAs[i]];
+                outcomes[i] = first == PutOutcome.STORED ? PutOutcome.ALREADY_STORED : first;
+            }
+        }
+        try {
+            done.onComplete(outcomes);
+        } catch (Throwable t) {
+            RawBlockCore.LOG.log(System.Logger.Level.ERROR, "completion callback threw", t);
+        }
+    }
+
+    /** The payload itself when the device can write it as is, else an aligned, zero-padded copy. */
+    private MemorySegment writablePayload(MemorySegment payload) {
+        long len = payload.byteSize();
+        int align = core.config.blockAlign();
+        if (payload.isNative() && len % align == 0 && payload.address() % core.device.bufferAlignment() == 0) {
+            return payload;
+        }
+        MemorySegment copy = Arena.ofAuto().allocate(OnDiskFormat.roundUp(len, align), align);
+        MemorySegment.copy(payload, 0, copy, 0, len);
+        return copy;
+    }
+
+    private MemorySegment headerBuffer() {
+        MemorySegment h = core.headerPool.tryAcquire();
+        return h != null ? h : Arena.ofAuto().allocate(core.headerBytes, core.config.blockAlign());
+    }
+
+    private void releaseHeaders(MemorySegment[] headers) {
+        for (MemorySegment h : headers) {
+            if (h != null && core.headerPool.contains(h)) {
+                core.headerPool.release(h);
+            }
+        }
+    }
+}

@@ -1,0 +1,100 @@
+package io.fdpblock.core;
+
+import io.fdpblock.device.BlockDevice;
+import io.fdpblock.device.IoBatch;
+
+import java.io.IOException;
+import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Gives freed slots back to the allocator. Where the device listens (NVMe FDP), it is told first that
+ * their data is dead (Dataset Management deallocate, contiguous slots as one range, many ranges per
+ * command, asynchronously), and a slot returns to the allocator only when that command has completed:
+ * a deallocate that reached the device after new data would drop the new data. Call it without the
+ * core's lock held.
+ */
+final class SlotReleaser {
+    private final BlockDevice device;
+    private final ReentrantLock lock;
+    private final SlotAllocator slots;
+    private final long dataBase;
+    private final long slotBytes;
+    private final OpCounter ops;
+    private final AtomicLong deallocatedSlots = new AtomicLong();
+    private final AtomicLong deallocateFailures = new AtomicLong();
+
+    SlotReleaser(BlockDevice device, ReentrantLock lock, SlotAllocator slots, long dataBase, long slotBytes,
+            OpCounter ops) {
+        this.device = device;
+        this.lock = lock;
+        this.slots = slots;
+        this.dataBase = dataBase;
+        this.slotBytes = slotBytes;
+        this.ops = ops;
+    }
+
+    long deallocatedSlots() {
+        return deallocatedSlots.get();
+    }
+
+    long deallocateFailures() {
+        return deallocateFailures.get();
+    }
+
+    /** Releases {@code freed[0..count)} (slots no key points at any more). */
+    void release(int[] freed, int count) {
+        if (count == 0) {
+            return;
+        }
+        int[] sorted = Arrays.copyOf(freed, count);
+        if (!device.supportsDeallocate()) {
+            free(sorted);
+            return;
+        }
+        Arrays.sort(sorted);
+        IoBatch batch = new IoBatch(8);
+        for (int from = 0; from < sorted.length; ) {
+            int to = from + 1;
+            while (to < sorted.length && sorted[to] == sorted[to - 1] + 1) {
+                to++;
+            }
+            batch.deallocate(dataBase + sorted[from] * slotBytes, (to - from) * slotBytes);
+            from = to;
+        }
+        ops.add(1);
+        try {
+            device.submit(batch, b -> {
+                for (int i = 0; i < b.size(); i++) {
+                    if (b.failed(i)) {
+                        deallocateFailures.incrementAndGet();
+                        RawBlockCore.LOG.log(System.Logger.Level.WARNING, b.failure(i).getMessage()
+                                + " (the slots are reused anyway; their old data stays on the device)");
+                    } else {
+                        deallocatedSlots.addAndGet(b.length(i) / slotBytes);
+                    }
+                }
+                free(sorted);
+                ops.done(1);
+            });
+        } catch (IOException | RuntimeException e) {
+            deallocateFailures.incrementAndGet();
+            RawBlockCore.LOG.log(System.Logger.Level.WARNING, "deallocate of " + sorted.length + " slots on "
+                    + device.path() + " was not submitted (the slots are reused anyway): " + e.getMessage());
+            free(sorted);
+            ops.done(1);
+        }
+    }
+
+    private void free(int[] sorted) {
+        lock.lock();
+        try {
+            for (int slot : sorted) {
+                slots.free(slot);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+}
