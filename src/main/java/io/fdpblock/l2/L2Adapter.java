@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * LMCache's asynchronous L2 adapter contract (CONTRACT.md section 2). Every method is thread-safe and
+ * LMCache's asynchronous L2 adapter contract (docs/contract.md section 2). Every method is thread-safe and
  * non-blocking. Results are recorded before the matching eventfd is signalled; signals coalesce, so a
  * consumer reads the fd once per wake-up and then drains every result.
  */

@@ -16,6 +16,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * issued from many threads at once.
  */
 public final class NativeFile implements AutoCloseable {
+    static {
+        NativeLibrary.ensureLoaded(); // fails with the reason, e.g. the --enable-native-access to add
+    }
+
     private static final int O_RDONLY = FdpNative.O_RDONLY();
     private static final int O_RDWR = FdpNative.O_RDWR();
     private static final int O_CREAT = FdpNative.O_CREAT();

@@ -8,7 +8,7 @@ import java.math.MathContext;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Decoded FDP and identify data (NVME-FDP.md section 3), each with a defensive parser. */
+/** Decoded FDP and identify data (docs/fdp.md sections 2 and 7), each with a defensive parser. */
 public final class FdpRecords {
     private FdpRecords() {}
 

@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** CONTRACT.md section 2, run against every adapter. */
+/** docs/contract.md section 2, run against every adapter. */
 @Tag("host")
 abstract class L2AdapterContractTest {
     static final Duration WAIT = Duration.ofSeconds(30);
