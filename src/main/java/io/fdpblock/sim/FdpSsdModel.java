@@ -22,8 +22,6 @@ public final class FdpSsdModel {
     private static final byte FREE = 0;
     private static final byte OPEN = 1;
     private static final byte CLOSED = 2;
-    /** Largest map the model builds (entries of the logical or physical map). */
-    static final long MAX_MAP_ENTRIES = 1L << 30;
 
     private final ModelConfig config;
     private final int unitBytes;
@@ -83,16 +81,16 @@ public final class FdpSsdModel {
         long logical = config.logicalBytes() / unitBytes;
         long rus = config.reclaimUnitsPerGroup();
         long physical = rus * groups * perRu;
-        if (logical > MAX_MAP_ENTRIES || physical > MAX_MAP_ENTRIES) {
+        if (logical > ModelConfig.MAX_MAP_ENTRIES || physical > ModelConfig.MAX_MAP_ENTRIES) {
             long need = Math.max(logical, physical);
             int suggest = unitBytes;
-            while (need > MAX_MAP_ENTRIES) {
+            while (need > ModelConfig.MAX_MAP_ENTRIES) {
                 need /= 2;
                 suggest *= 2;
             }
             throw new IllegalArgumentException("a model of " + config.logicalBytes() + " bytes at " + unitBytes
                     + "-byte mapping units needs " + Math.max(logical, physical) + " map entries; at most "
-                    + MAX_MAP_ENTRIES + ": use a mapping unit of " + suggest + " bytes or more");
+                    + ModelConfig.MAX_MAP_ENTRIES + ": use a mapping unit of " + suggest + " bytes or more");
         }
         this.rusPerGroup = (int) rus;
         this.logicalUnits = (int) logical;

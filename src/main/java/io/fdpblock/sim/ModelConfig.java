@@ -35,6 +35,11 @@ public record ModelConfig(long logicalBytes, int unitBytes, long reclaimUnitByte
     public static final int EMULATED_HANDLES = 8;
     /** Not in any log page; a common data-center SSD figure (1 - 10^9/2^30 is about 7 %). */
     public static final double DEFAULT_OVER_PROVISIONING = 0.07;
+    /**
+     * Largest map {@link FdpSsdModel} builds (entries of its logical or physical map): 512 MiB of ints each,
+     * a 512 GiB namespace at 4 KiB units, about 1.3 GiB of heap in all.
+     */
+    public static final long MAX_MAP_ENTRIES = 1L << 27;
 
     public ModelConfig {
         handleTypes = List.copyOf(handleTypes);
@@ -173,6 +178,16 @@ public record ModelConfig(long logicalBytes, int unitBytes, long reclaimUnitByte
     public ModelConfig withHandleType(HandleType type) {
         return new ModelConfig(logicalBytes, unitBytes, reclaimUnitBytes, reclaimGroups,
                 Collections.nCopies(handles(), type), rgif, placementHandles, overProvisioning, gc);
+    }
+
+    /** This configuration with the mapping unit doubled until both maps fit {@link #MAX_MAP_ENTRIES}. */
+    public ModelConfig withUnitFittingMaps() {
+        ModelConfig c = this;
+        while ((c.logicalBytes / c.unitBytes > MAX_MAP_ENTRIES || c.physicalBytes() / c.unitBytes > MAX_MAP_ENTRIES)
+                && c.logicalBytes % (2L * c.unitBytes) == 0 && c.reclaimUnitBytes % (2L * c.unitBytes) == 0) {
+            c = c.withUnitBytes(c.unitBytes * 2);
+        }
+        return c;
     }
 
     public ModelConfig withOverProvisioning(double op) {
