@@ -431,6 +431,32 @@ public final class FdpSsdModel {
         return unitBytes;
     }
 
+    /** The reclaim unit holding the data at {@code offset}, or -1 when it holds none (for tests). */
+    int reclaimUnitOf(long offset) {
+        int p = l2p[(int) (offset / unitBytes)];
+        return p < 0 ? -1 : p / perRu;
+    }
+
+    /** The reclaim group of reclaim unit {@code ru}. */
+    int groupOf(int ru) {
+        return ru / rusPerGroup;
+    }
+
+    /** The handle whose host writes fill {@code ru}, or -1 when a relocation stream fills it. */
+    int hostHandleOf(int ru) {
+        return ruStream[ru] < handles ? ruStream[ru] : -1;
+    }
+
+    /** Valid mapping units in {@code ru}. */
+    int validIn(int ru) {
+        return ruValid[ru];
+    }
+
+    /** Free reclaim units of group {@code g}. */
+    int freeUnits(int g) {
+        return freeCount[g];
+    }
+
     public int reclaimUnitsPerGroup() {
         return rusPerGroup;
     }
