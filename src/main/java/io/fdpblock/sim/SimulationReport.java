@@ -43,9 +43,9 @@ public final class SimulationReport {
             if (s.hostBytes() == 0 && s.gcCopiedBytes() == 0) {
                 continue;
             }
-            out.printf(Locale.ROOT, "%-6d %-22s %-14s %12s %12s %12.3f%n", s.handle(), s.type().label(), ids(s),
-                    bytes(s.hostBytes()), bytes(s.gcCopiedBytes()),
-                    s.hostBytes() == 0 ? 0.0 : (double) s.gcCopiedBytes() / s.hostBytes());
+            out.printf(Locale.ROOT, "%-6d %-22s %-14s %12s %12s %12s%n", s.handle(), s.type().label(), ids(s),
+                    bytes(s.hostBytes()), bytes(s.gcCopiedBytes()), s.hostBytes() == 0 ? "-"
+                            : String.format(Locale.ROOT, "%.3f", (double) s.gcCopiedBytes() / s.hostBytes()));
         }
         long idle = r.handles().stream().filter(s -> s.hostBytes() == 0 && s.gcCopiedBytes() == 0).count();
         if (idle > 0) {

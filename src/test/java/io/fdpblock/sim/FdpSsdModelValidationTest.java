@@ -125,8 +125,9 @@ class FdpSsdModelValidationTest {
      * 20 says the best split of the spare space gives a far lower WAF; a cleaner that weighs age as well
      * as free space (cost-benefit, which gives the cold pool its share of spare by letting cold units age)
      * must come within 5 % of that optimum and below half the mixed WAF. Greedy cleaning gains far less
-     * from segregation (it hands the hot pool too much spare), as the cost-benefit literature (Rosenblum
-     * and Ousterhout, TOCS 1992) found; that is printed, not asserted.
+     * from segregation: cleaning both pools at the same valid fraction splits the spare in proportion to
+     * the data, where the optimum gives the hot tenth half of it (Rosenblum and Ousterhout's cost-benefit
+     * cleaner, TOCS 1992, was made for this); that is printed, not asserted.
      */
     @Test
     void twoTemperatureSegregationHelpsAsDesnoyersPredicts() {
