@@ -29,7 +29,7 @@ import java.util.concurrent.Callable;
                 + " chart.",
                 "Defaults: the traced device's size, LBA size, reclaim unit size and handle count when the trace has them,"
                         + " else the emulated device's (1 GiB, 4 KiB blocks, 1 reclaim group, 8 initially isolated"
-                        + " handles, 8 MiB reclaim units); 7 % over-provisioning; greedy GC."})
+                        + " handles, 8 MiB reclaim units); 7 %% over-provisioning; greedy GC."})
 public final class SimulateCommand implements Callable<Integer> {
     @Option(names = "--trace", required = true, paramLabel = "FILE", description = "The trace to replay")
     Path trace;

@@ -36,7 +36,11 @@ public final class Simulation {
 
             FdpSsdModel m = new FdpSsdModel(config);
             if (precondition) {
-                m.precondition();
+                try {
+                    m.precondition();
+                } catch (IllegalStateException e) {
+                    throw new IllegalArgumentException("writing the namespace full before the trace: " + e.getMessage(), e);
+                }
             }
             long t0 = System.nanoTime();
             List<SimulationResult.Sample> points = new ArrayList<>();

@@ -25,6 +25,7 @@ import java.util.List;
  * from any thread append to one {@link TraceWriter}.
  */
 public final class TracingBlockDevice implements BlockDevice {
+    private static final System.Logger LOG = System.getLogger("io.fdpblock.sim");
     private final BlockDevice inner;
     private final TraceWriter trace;
     private final int lbaBytes;
@@ -43,8 +44,15 @@ public final class TracingBlockDevice implements BlockDevice {
         long ruBytes = 0;
         int ids = 0;
         if (inner.supportsPlacement()) {
-            ruBytes = inner.reclaimUnitBytes(); // the header lets `simulate` default to the traced device's geometry
-            ids = inner.placementIds().size();
+            // the header lets `simulate` default to the traced device's geometry; without it (the FDP
+            // configuration log needs CAP_SYS_ADMIN) the trace is still whole, only those defaults are lost
+            try {
+                ids = inner.placementIds().size();
+                ruBytes = inner.reclaimUnitBytes();
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.WARNING, "trace " + traceFile + ": the FDP geometry of " + inner.path()
+                        + " is not readable (" + e.getMessage() + "); the trace header leaves it unknown");
+            }
         }
         TraceWriter w = TraceWriter.create(traceFile, inner.sizeBytes(), inner.logicalBlockSize(), ruBytes, ids);
         return new TracingBlockDevice(inner, w);
