@@ -20,6 +20,7 @@ module io.fdpblock {
     exports io.fdpblock.uring;
     exports io.fdpblock.linux;
     exports io.fdpblock.controller;
+    exports io.fdpblock.sim;
 
     // L2AdapterFactory.create takes a JsonNode: users of the API see Jackson's types.
     requires transitive com.fasterxml.jackson.databind;

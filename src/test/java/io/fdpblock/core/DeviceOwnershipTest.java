@@ -42,7 +42,7 @@ class DeviceOwnershipTest {
             assertThatThrownBy(() -> RawBlockCore.open(config(file, engine)))
                     .isInstanceOf(DeviceInUseException.class)
                     .hasMessageContaining(file.toString()).hasMessageContaining("is in use")
-                    .hasMessageContaining("close the other store first");
+                    .hasMessageContaining("by this process").hasMessageContaining("close the other store first");
             // a plain device open for I/O is refused as well: one owner
             assertThatThrownBy(() -> BlockDevices.open(file, DeviceOptions.of(engine)))
                     .isInstanceOf(DeviceInUseException.class);
@@ -88,7 +88,8 @@ class DeviceOwnershipTest {
             BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
             assertThat(out.readLine()).as("the child opened the store").isEqualTo("OPEN 0");
             assertThatThrownBy(() -> RawBlockCore.open(config(file, IoEngine.IO_URING)))
-                    .isInstanceOf(DeviceInUseException.class).hasMessageContaining("another store has it open");
+                    .isInstanceOf(DeviceInUseException.class).hasMessageContaining("another store has it open")
+                    .hasMessageContaining("by process " + child.pid());
         } finally {
             child.getOutputStream().close();
             assertThat(child.waitFor(60, TimeUnit.SECONDS)).isTrue();
