@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * The checkpoint payload, v1: compact UTF-8 JSON with the field order and escaping of LMCache's
@@ -100,7 +101,7 @@ final class CheckpointCodec {
             throw new IOException("checkpoint payload is not a JSON object");
         }
         JsonNode ns = root.get("next_slot");
-        Long nextSlot = ns != null && ns.isIntegralNumber() ? ns.asLong() : null;
+        Long nextSlot = exactLong(ns);
         List<RawEntry> entries = new ArrayList<>();
         JsonNode es = root.get("entries");
         if (es != null && es.isObject()) {
@@ -110,7 +111,9 @@ final class CheckpointCodec {
                 if (!v.isObject()) {
                     continue; // not an entry: skipped, like the reference
                 }
-                entries.add(new RawEntry(e.getKey(), longOr(v.get("offset"), 0), longOr(v.get("size"), 0),
+                // 0 for an offset or size that is absent or not an exact integer: recovery skips the entry
+                entries.add(new RawEntry(e.getKey(), Objects.requireNonNullElse(exactLong(v.get("offset")), 0L),
+                        Objects.requireNonNullElse(exactLong(v.get("size")), 0L),
                         new ObjectMeta(ints(v.get("shape")), textOrNull(v.get("dtype")), textOrNull(v.get("fmt")),
                                 ints(v.get("cached_positions")))));
             }
@@ -118,20 +121,30 @@ final class CheckpointCodec {
         return new Decoded(root, nextSlot, entries);
     }
 
-    private static long longOr(JsonNode n, long dflt) {
-        return n != null && n.isNumber() ? n.asLong() : dflt;
+    /**
+     * The value of an integral number that fits a long, else null: never a truncated one (asLong() would
+     * read 4096.5 as 4096 and 2^64 + 4096 as 4096).
+     */
+    private static Long exactLong(JsonNode n) {
+        return n != null && n.isIntegralNumber() && n.canConvertToLong() ? n.longValue() : null;
     }
 
     private static String textOrNull(JsonNode n) {
         return n == null || n.isNull() ? null : n.asText();
     }
 
+    /** The list when every element is an integral number that fits an int, else null (as if absent). */
     private static List<Integer> ints(JsonNode n) {
         if (n == null || !n.isArray()) {
             return null;
         }
         List<Integer> out = new ArrayList<>(n.size());
-        n.forEach(x -> out.add(x.asInt()));
+        for (JsonNode x : n) {
+            if (!x.isIntegralNumber() || !x.canConvertToInt()) {
+                return null;
+            }
+            out.add(x.intValue());
+        }
         return out;
     }
 
@@ -142,7 +155,7 @@ final class CheckpointCodec {
      */
     static String layoutMismatch(JsonNode root, Layout expected) {
         JsonNode v = root.get("version");
-        if (v == null || v.asInt(0) != 1) {
+        if (!Long.valueOf(1).equals(exactLong(v))) { // exactly 1: asInt() reads 1.8 and "1" as 1
             return "version " + v + " (expected 1)";
         }
         String m = compare(root, "block_align", expected.blockAlign());
@@ -162,7 +175,8 @@ final class CheckpointCodec {
         if (n == null || n.isNull()) {
             return null; // absent fields are not compared (as in the reference)
         }
-        return n.isIntegralNumber() && n.asLong() == expected ? null
+        Long v = exactLong(n);
+        return v != null && v == expected ? null
                 : field + " " + n + " (configured " + expected + ")";
     }
 }
