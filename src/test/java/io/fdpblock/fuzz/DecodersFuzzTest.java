@@ -9,6 +9,7 @@ import io.fdpblock.l2.KeyCodecFuzzTest;
 import io.fdpblock.l2.L2AdapterConfigFuzzTest;
 import io.fdpblock.nvme.FdpLogPagesFuzzTest;
 import io.fdpblock.nvme.NvmeIdentifyFuzzTest;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.io.IOException;
@@ -31,7 +32,9 @@ import java.util.stream.Stream;
  * fuzzes each target on its own. Input: one byte choosing the target (its index in {@link #TARGETS}),
  * then that target's input. Seeds: every target's inputs (src/test/resources/<package>/<Class>Inputs/
  * <method>/), each behind its index byte, so the run starts from valid containers, pages and JSON.
+ * The tag selects it for that run (surefire execution fuzz-short) and keeps it out of {@code make fuzz}.
  */
+@Tag("fuzz-all")
 public class DecodersFuzzTest {
     /** The targets, in index order; each has one @FuzzTest method and a {@code static check(byte[])}. */
     static final List<Class<?>> TARGETS = List.of(CheckpointContainerFuzzTest.class, CheckpointPayloadFuzzTest.class,
