@@ -62,7 +62,7 @@ FUZZ_TEST ?=
 fuzz: jdk deps
 	@mkdir -p target
 	@set -o pipefail; $(MVN) $(MVN_ARGS) -Pfuzz test -Dfdpblock.fuzz.seconds=$(FUZZ_SECONDS) \
-	  $(if $(FUZZ_TEST),-Dtest=$(FUZZ_TEST)) | tee target/fuzz.log; rc=$$?; \
+	  $(if $(FUZZ_TEST),-Dtest=$(FUZZ_TEST)) 2>&1 | tee target/fuzz.log; rc=$$?; \
 	awk -f src/test/scripts/fuzz-summary.awk target/fuzz.log | tee target/fuzz-summary.txt; exit $$rc
 
 # The device tier's guest image: installs and starts a container engine if needed, builds the image
