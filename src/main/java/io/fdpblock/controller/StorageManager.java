@@ -9,7 +9,9 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The top-level entry point: L1, the L2 adapters, and the store and prefetch controllers.
@@ -114,7 +116,8 @@ public final class StorageManager implements AutoCloseable {
     /**
      * Copies {@code data[i]} into L1 under {@code keys[i]}; the store controller then stores it to L2.
      *
-     * @return per key whether it was written (false: already in L1, or no room in L1)
+     * @return per key whether it was written (false: already in L1, or no room in L1 even after
+     *         evicting: counted in {@link #status()} as {@code l1_refused_stores} and logged once)
      * @throws IllegalArgumentException for unequal lists or data larger than an L1 chunk
      */
     public boolean[] store(List<ObjectKey> keys, List<MemorySegment> data) {
@@ -223,6 +226,31 @@ public final class StorageManager implements AutoCloseable {
     /** Releases the read locks a prefetch left for the caller. */
     public void finishReadPrefetched(List<ObjectKey> keys) {
         l1.finishRead(keys);
+    }
+
+    // ------------------------------------------------------------------ status
+
+    /**
+     * What L1 and the controllers did so far: L1 size and use, evictions, and the stores and prefetch
+     * reservations L1 refused for lack of room (a full L1 that can evict nothing is never silent),
+     * store tasks completed, failed and in flight, prefetch requests active and queued.
+     */
+    public Map<String, Object> status() {
+        checkOpen();
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("l1_chunks", l1.capacity());
+        m.put("l1_chunk_bytes", l1.chunkBytes());
+        m.put("l1_keys", l1.size());
+        m.put("l1_free_chunks", l1.freeChunks());
+        m.put("l1_evictions", l1.evictions());
+        m.put("l1_refused_stores", l1.refusedStores());
+        m.put("l1_refused_prefetches", l1.refusedPrefetches());
+        m.put("store_tasks_completed", storeController.completedTasks());
+        m.put("store_tasks_failed", storeController.failedTasks());
+        m.put("store_tasks_in_flight", storeController.inFlightTasks());
+        m.put("prefetch_requests_active", prefetchController.activeRequests());
+        m.put("prefetch_requests_pending", prefetchController.pendingRequests());
+        return m;
     }
 
     // ------------------------------------------------------------------ lifecycle
