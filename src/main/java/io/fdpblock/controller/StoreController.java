@@ -130,22 +130,9 @@ public final class StoreController implements AutoCloseable {
                 if (!worker.isRunning()) {
                     break;
                 }
-                boolean storeSignalled = ready == 0; // on a timeout look anyway: cheap, and nothing can stall
-                for (int i = 1; i < poller.size(); i++) {
-                    int fd = poller.fd(i);
-                    if (fd < 0) {
-                        continue;
-                    }
-                    if (poller.isReadable(i)) {
-                        Fds.drain(fd); // drain first, then pop: a result recorded later signals again
-                        storeSignalled = true;
-                    } else if (poller.hasError(i)) {
-                        LOG.log(System.Logger.Level.WARNING, "store fd " + fd + " of " + descriptors.get(i - 1).name()
-                                + " failed (closed?); no longer polled");
-                        poller.set(i, -1);
-                        storeSignalled = true;
-                    }
-                }
+                // on a timeout look anyway: cheap, and nothing can stall
+                boolean storeSignalled = Fds.drainOrDisable(poller, 1,
+                        i -> "store fd of " + descriptors.get(i - 1).name()) || ready == 0;
                 if (poller.isReadable(0)) {
                     wakeFd.drain();
                 }
