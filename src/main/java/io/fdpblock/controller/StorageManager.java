@@ -258,6 +258,10 @@ public final class StorageManager implements AutoCloseable {
     /**
      * Stops both controllers (releasing every lock they hold), unregisters L1 from the devices, closes
      * the adapters it created, then frees L1 if it made it. Idempotent.
+     *
+     * @throws RuntimeException the first failure of an adapter it created to close (e.g. its final
+     *         checkpoint could not be written: what it held may not survive), the others suppressed;
+     *         everything is closed and freed all the same
      */
     @Override
     public void close() {
@@ -270,15 +274,24 @@ public final class StorageManager implements AutoCloseable {
         storeController.stop();
         prefetchController.stop();
         l1.unregisterAll();
+        RuntimeException failure = null;
         for (L2Adapter a : owned) {
             try {
                 a.close();
             } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "closing " + a + " failed", e);
+                LOG.log(System.Logger.Level.ERROR, "closing " + a + " failed", e);
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
             }
         }
         if (ownsL1) {
             l1.close();
+        }
+        if (failure != null) {
+            throw failure;
         }
     }
 
