@@ -104,8 +104,8 @@ final class Cli {
     }
 
     /**
-     * Checks that {@code file} can be created as a device file: not a directory, its directory exists
-     * and is a directory.
+     * Checks that {@code file} can be used or created as a device file: not a directory, its directory
+     * exists, and (when the file is new) may be written.
      */
     static void creatable(CommandSpec spec, String option, Path file) {
         if (Files.isDirectory(file)) {
@@ -115,6 +115,10 @@ final class Cli {
         if (parent == null || !Files.isDirectory(parent)) {
             throw bad(spec, option + " " + file + ": its directory " + parent + " does not exist; create it first or"
                     + " name a file in an existing directory");
+        }
+        if (!Files.exists(file) && !Files.isWritable(parent)) {
+            throw bad(spec, option + " " + file + " cannot be created: its directory " + parent + " is not writable by"
+                    + " this user; name a file in a directory you may write");
         }
     }
 

@@ -124,6 +124,13 @@ public final class RunCommand implements Callable<Integer> {
             throw Cli.bad(spec, "--salts is empty: give at least one cache salt (an empty name = no salt), e.g."
                     + " --salts rag:app1,chat:app2");
         }
+        for (String salt : salts) {
+            try {
+                ObjectKey.of("Qwen/Qwen2.5-0.5B", 0, new byte[] {0}).withCacheSalt(salt); // the key's own rules
+            } catch (IllegalArgumentException ex) {
+                throw Cli.bad(spec, "--salts: " + ex.getMessage());
+            }
+        }
         IoEngine e;
         try {
             e = IoEngine.parse(engine);
