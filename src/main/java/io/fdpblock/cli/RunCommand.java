@@ -165,8 +165,8 @@ public final class RunCommand implements Callable<Integer> {
         PrintStream out = System.out;
         int chunkBytes = validate();
         Path userDevice = device == null ? null : Path.of(device);
-        if (userDevice != null && !device.startsWith("/dev/")) {
-            checkUserFile(userDevice);
+        if (userDevice != null) {
+            checkUserDevice(userDevice);
         }
         try (StopOnSignal stop = new StopOnSignal(System.err, "finishing the current request, closing the store"
                 + " (final checkpoint)" + (device == null ? " and removing the temp device" : ""), STOP_GRACE);
@@ -214,8 +214,26 @@ public final class RunCommand implements Callable<Integer> {
         }
     }
 
-    /** A --device that is a file: creatable, or an existing file large enough for --size. */
-    private void checkUserFile(Path file) throws Exception {
+    /**
+     * A --device: an existing device, or a file (created when missing, never under /dev and never for
+     * NVMe passthru) large enough for --size.
+     */
+    private void checkUserDevice(Path file) throws Exception {
+        boolean passthru = IoEngine.parse(engine) == IoEngine.URING_CMD;
+        if (!Files.exists(file) && (passthru || file.toAbsolutePath().startsWith("/dev/"))) {
+            throw Cli.bad(spec, "--device " + file + " does not exist: name an existing device (ls /dev/ng* for NVMe"
+                    + " namespaces), or a file elsewhere to create");
+        }
+        if (passthru && !Files.isRegularFile(file) && !Files.isDirectory(file)) {
+            return; // a character device: the engine says whether it is an NVMe namespace
+        }
+        if (Files.exists(file) && isCharacterDevice(file)) {
+            throw Cli.bad(spec, "--device " + file + " is a character device: --engine " + engine + " needs a file or a"
+                    + " block device; an NVMe namespace's generic device /dev/ngXnY needs --engine uring_cmd");
+        }
+        if (file.toAbsolutePath().startsWith("/dev/")) {
+            return; // an existing block or character device
+        }
         Cli.creatable(spec, "--device", file);
         if (Files.isRegularFile(file) && Files.size(file) < size) {
             long usable = Files.size(file) / 4096 * 4096;
@@ -223,6 +241,11 @@ public final class RunCommand implements Callable<Integer> {
                     + ": " + (usable >= minSize() ? "give a --size of at most " + usable + ", or " : "")
                     + "name a new file (created at --size)");
         }
+    }
+
+    private static boolean isCharacterDevice(Path p) throws java.io.IOException {
+        int mode = (Integer) Files.getAttribute(p, "unix:mode");
+        return (mode & 0170000) == 0020000; // S_IFCHR
     }
 
     /** The adapter's JSON, built by Jackson (a path with quotes or backslashes stays one string). */

@@ -77,6 +77,10 @@ class CliBadInputTest {
                 c(2, "its directory /nonexistent/dir does not exist", "run", "--device", "/nonexistent/dir/x.img"),
                 c(2, "--device " + t + " holds 2 bytes", "run", "--device", t),
                 c(2, "Unknown option", "run", "--queue-depth", "0"),
+                c(2, "--device /dev/null is a character device", "run", "--device", "/dev/null"),
+                c(2, "--device /dev/fdpblock-no-such-ng does not exist", "run", "--device", "/dev/fdpblock-no-such-ng",
+                        "--engine", "uring_cmd"),
+                c(2, "--device /dev/fdpblock-no-such.img does not exist", "run", "--device", "/dev/fdpblock-no-such.img"),
                 // engines
                 c(2, "--queue-depth 0", "engines", "--queue-depth", "0"),
                 c(2, "--queue-depth -1", "engines", "--queue-depth", "-1"),
@@ -141,5 +145,7 @@ class CliBadInputTest {
         if (code == 2) {
             assertThat(o.err()).as("a bad argument is said on stderr").isNotBlank();
         }
+        assertThat(Path.of("/dev/fdpblock-no-such.img")).as("no file is made under /dev").doesNotExist();
+        assertThat(Path.of("/dev/fdpblock-no-such-ng")).as("no file is made under /dev").doesNotExist();
     }
 }
