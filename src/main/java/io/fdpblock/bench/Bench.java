@@ -38,20 +38,35 @@ public final class Bench {
             PipelinedIo.Mode pipeline) {
         public Options {
             if (sizeBytes < (256L << 20) || sizeBytes % (1 << 20) != 0) {
-                throw new IllegalArgumentException("--size " + sizeBytes + " must be a multiple of 1 MiB and at least"
-                        + " 256 MiB");
+                throw new IllegalArgumentException("--size " + sizeBytes + " is not a usable size: it must be a multiple"
+                        + " of 1 MiB and at least 256 MiB (bytes, e.g. 2147483648)");
             }
-            if (seconds < 1 || rampSeconds < 0 || rounds < 1) {
-                throw new IllegalArgumentException("--seconds (" + seconds + ") and --rounds (" + rounds
-                        + ") must be >= 1, --ramp (" + rampSeconds + ") >= 0");
+            if (seconds < 1) {
+                throw new IllegalArgumentException("--seconds " + seconds + " is out of range: the measured seconds"
+                        + " per side must be at least 1");
+            }
+            if (rampSeconds < 0) {
+                throw new IllegalArgumentException("--ramp " + rampSeconds + " is out of range: the unmeasured seconds"
+                        + " before each window must be at least 0");
+            }
+            if (rounds < 1) {
+                throw new IllegalArgumentException("--rounds " + rounds + " is out of range: the rounds per case must be"
+                        + " at least 1");
             }
             if (adapterKeysPerTask < 1 || adapterKeysPerTask > 16) {
-                throw new IllegalArgumentException("--adapter-keys-per-task " + adapterKeysPerTask + " must be in 1..16");
+                throw new IllegalArgumentException("--adapter-keys-per-task " + adapterKeysPerTask + " is out of range:"
+                        + " chunks per task must be in 1..16");
             }
             if (lookupIterations < 10) {
-                throw new IllegalArgumentException("--lookup-iterations " + lookupIterations + " must be >= 10");
+                throw new IllegalArgumentException("--lookup-iterations " + lookupIterations + " is out of range: the"
+                        + " timed lookups per round must be at least 10");
             }
             cases = cases == null ? List.of() : List.copyOf(cases);
+            List<String> asked = cases;
+            if (BenchCase.all().stream().noneMatch(c -> selects(asked, c))) {
+                throw new IllegalArgumentException("--cases " + String.join(",", cases) + " selects no case: give ids or"
+                        + " id prefixes of " + BenchCase.all().stream().map(BenchCase::id).toList());
+            }
             pipeline = pipeline == null ? PipelinedIo.Mode.HANDOFF : pipeline;
         }
     }
@@ -78,10 +93,15 @@ public final class Bench {
     }
 
     private boolean selected(BenchCase c) {
-        if (o.cases().isEmpty()) {
+        return selects(o.cases(), c);
+    }
+
+    /** Whether {@code --cases} (ids or id prefixes; empty = all) selects {@code c}. */
+    static boolean selects(List<String> cases, BenchCase c) {
+        if (cases.isEmpty()) {
             return true;
         }
-        for (String s : o.cases()) {
+        for (String s : cases) {
             if (c.id().equals(s) || c.id().startsWith(s)) {
                 return true;
             }
@@ -114,10 +134,6 @@ public final class Bench {
             out.println("reference: " + fio.version() + " (" + fio.executable() + ")");
         }
         List<BenchCase> cases = BenchCase.all().stream().filter(this::selected).toList();
-        if (cases.isEmpty()) {
-            throw new IllegalArgumentException("--cases " + o.cases() + " selects nothing; ids: "
-                    + BenchCase.all().stream().map(BenchCase::id).toList());
-        }
         prepareFile();
         List<BenchCase> raw = cases.stream().filter(c -> c.kind() == BenchCase.Kind.RAW).toList();
         for (BenchCase c : raw) {

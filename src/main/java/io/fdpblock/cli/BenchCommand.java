@@ -3,8 +3,11 @@ package io.fdpblock.cli;
 import io.fdpblock.bench.Bench;
 import io.fdpblock.bench.PipelinedIo;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
 import picocli.CommandLine.Option;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -23,6 +26,9 @@ import java.util.concurrent.Callable;
                 "fio missing: `make bench` installs it (apt-get install -y fio); without it only our side runs."},
         sortOptions = false)
 public final class BenchCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
     @Option(names = "--file", description = "Bench file (created when missing; an existing one is used, first --size"
             + " bytes, and its contents are overwritten). Default: a new file in a temp dir that supports O_DIRECT,"
             + " removed afterwards")
@@ -81,18 +87,42 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        boolean temp = file == null;
-        Path dir = temp ? io.fdpblock.device.BlockDevices.directIoTempDir("fdpblock-bench-") : null;
-        Path f = temp ? dir.resolve("fdpblock-bench.img") : file;
-        try {
-            Bench bench = new Bench(new Bench.Options(f, size, device, seconds, ramp, rounds, out, fio, cases,
-                    !noPrewrite, adapterKeysPerTask, lookupIterations, mode(pipeline)), System.out);
-            return bench.run();
-        } finally {
-            if (temp) {
-                Files.deleteIfExists(f);
-                Files.deleteIfExists(dir);
+        PipelinedIo.Mode m = mode(pipeline);
+        // Every option is checked before anything is created (the record checks sizes, times, counts).
+        new Bench.Options(Path.of("-"), size, device, seconds, ramp, rounds, out, fio, cases, !noPrewrite,
+                adapterKeysPerTask, lookupIterations, m);
+        if (file != null) {
+            Cli.creatable(spec, "--file", file);
+            if (!Files.exists(file)) {
+                Cli.fitsFreeSpace(spec, "--size", size, file.toAbsolutePath().getParent());
             }
+        }
+        if (device != null && !Files.exists(device)) {
+            throw Cli.bad(spec, "--device " + device + " does not exist: name an NVMe generic device /dev/ngXnY, or"
+                    + " leave --device out to skip the uring_cmd cases");
+        }
+        if (Files.exists(out) && !Files.isDirectory(out)) {
+            throw Cli.bad(spec, "--out " + out + " is not a directory: name a directory (created when missing)");
+        }
+        try {
+            Files.createDirectories(out);
+        } catch (IOException e) {
+            throw Cli.bad(spec, "--out " + out + " cannot be created (" + Cli.describe(e) + "): name a directory you"
+                    + " may write");
+        }
+        try (Scratch scratch = new Scratch("fdpblock-bench-", System.err)) {
+            Path f = file;
+            if (f == null) {
+                Path dir = scratch.dir();
+                Cli.fitsFreeSpace(spec, "--size", size, dir); // the prewrite fills the whole file
+                f = dir.resolve("fdpblock-bench.img");
+            }
+            if (!Files.exists(f)) {
+                Cli.createDeviceFile(spec, "--size", f, size);
+            }
+            Bench bench = new Bench(new Bench.Options(f, size, device, seconds, ramp, rounds, out, fio, cases,
+                    !noPrewrite, adapterKeysPerTask, lookupIterations, m), System.out);
+            return bench.run();
         }
     }
 
@@ -100,7 +130,8 @@ public final class BenchCommand implements Callable<Integer> {
         return switch (s.toLowerCase(java.util.Locale.ROOT)) {
             case "handoff" -> PipelinedIo.Mode.HANDOFF;
             case "callback" -> PipelinedIo.Mode.CALLBACK;
-            default -> throw new IllegalArgumentException("--pipeline " + s + ": use handoff or callback");
+            default -> throw new IllegalArgumentException("--pipeline " + s + " is not a pipeline: use handoff or"
+                    + " callback");
         };
     }
 }

@@ -240,8 +240,7 @@ public final class RawBlockCoreConfig {
 
     // ---- JSON (LMCache --l2-adapter style) ----
 
-    /** Duplicate keys are an error: with two values for one key, one would silently win. */
-    private static final ObjectMapper JSON = new ObjectMapper().enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+    private static final ObjectMapper JSON = io.fdpblock.util.Json.strictMapper();
     /** Keys of the adapter JSON that belong to the adapter, not the core. */
     private static final Set<String> ADAPTER_KEYS = Set.of("type", "module_path", "class_name", "adapter_params");
     private static final Map<String, BiConsumer<Builder, JsonNode>> FIELDS = new LinkedHashMap<>();

@@ -88,6 +88,15 @@ public interface BlockDevice extends AutoCloseable {
     }
 
     /**
+     * Operations so far that used the registered-buffer path (READ_FIXED/WRITE_FIXED, or
+     * {@code IORING_URING_CMD_FIXED} for passthru); 0 for engines that have none. Lets a caller check
+     * that the fast path is really taken (e.g. {@code fdpblock selftest}).
+     */
+    default long fixedBufferOps() {
+        return 0;
+    }
+
+    /**
      * Undoes {@link #registerBuffers} for every registration inside {@code region}; call it before
      * freeing memory that was registered.
      */

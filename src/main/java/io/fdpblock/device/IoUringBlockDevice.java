@@ -228,6 +228,11 @@ class IoUringBlockDevice extends AbstractBlockDevice {
         return plainOps.get();
     }
 
+    @Override
+    public long fixedBufferOps() {
+        return fixedOps.get();
+    }
+
     /** The ring as set up, e.g. {@code Ring[fd=5, sq=256, cq=512, flags=SINGLE_ISSUER|DEFER_TASKRUN]}. */
     String ringDescription() {
         return ringDescription;

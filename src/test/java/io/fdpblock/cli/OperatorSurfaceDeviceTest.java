@@ -59,6 +59,14 @@ class OperatorSurfaceDeviceTest {
     }
 
     @Test
+    void selftestReadsThroughNvmePassthruWithARegisteredBuffer() {
+        String out = run("selftest", "--device", DEVICE);
+        assertThat(out).containsPattern("NVMe passthru +ok +read \\d+ bytes at LBA 0 of " + DEVICE
+                + " through IORING_OP_URING_CMD with a registered buffer");
+        assertThat(out).containsPattern("fixed buffers +ok");
+    }
+
+    @Test
     void theJshellScriptOpensTheNamespaceAndPrintsFdpStateInThreeLines() throws Exception {
         String script = Files.readString(Path.of("jshell/fdpblock.jsh"));
         String cp = System.getProperty("java.class.path");
