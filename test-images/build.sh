@@ -33,7 +33,8 @@ esac
 log() { echo "test-image: $*"; }
 
 # The Debian suite to build from: the host's own when it is one this tier knows (bookworm: QEMU and
-# the 6.12 kernel from bookworm-backports; trixie: both in main), else trixie. FDPBLOCK_SUITE overrides.
+# the 6.12 kernel from bookworm-backports; trixie: both in main), else trixie; the second guest's
+# kernel (>= 6.16) comes from trixie-backports either way. FDPBLOCK_SUITE overrides.
 suite() {
   local codename=""
   if [ -r /etc/os-release ]; then codename=$(. /etc/os-release; echo "${VERSION_CODENAME:-}"); fi
@@ -155,7 +156,7 @@ ensure_image() {
     return 0
   fi
   local t0=$SECONDS
-  log "building $IMAGE from $BASE_IMAGE (QEMU, guest kernel, initramfs)"
+  log "building $IMAGE from $BASE_IMAGE (QEMU, two guest kernels, initramfs)"
   docker build --network host --force-rm -t "$IMAGE" \
       --label io.fdpblock.test-images="$HASH" \
       --build-arg BASE="$BASE_IMAGE" --build-arg SUITE="$SUITE" "$HERE" \

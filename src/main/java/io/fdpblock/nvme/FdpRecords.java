@@ -26,8 +26,31 @@ public final class FdpRecords {
         }
     }
 
-    /** Identify Namespace: size, LBA format in use, endurance group. */
-    public record NamespaceInfo(long sizeBlocks, int lbaSize, int enduranceGroup) {
+    /**
+     * Identify Namespace: size, LBA format in use, endurance group, and what deallocation does.
+     *
+     * @param utilizationBlocks NUSE (bytes 16..23): LBAs allocated; meaningful only when {@link #thinProvisioned()}
+     * @param nsfeat NSFEAT (byte 24); bit 0: thin provisioning (NUSE may be below NCAP)
+     * @param dlfeat DLFEAT (byte 33): bits 2:0 what a read of a deallocated LBA returns, bit 3 guard field,
+     *        bit 4 Write Zeroes can deallocate
+     */
+    public record NamespaceInfo(long sizeBlocks, int lbaSize, int enduranceGroup, long utilizationBlocks, int nsfeat,
+            int dlfeat) {
+        /** NSFEAT bit 0: NUSE reports the LBAs allocated, so deallocating lowers it. */
+        public boolean thinProvisioned() {
+            return (nsfeat & 1) != 0;
+        }
+
+        /** DLFEAT bits 2:0. */
+        public DeallocatedReads deallocatedReads() {
+            return switch (dlfeat & 0x7) {
+                case 0 -> DeallocatedReads.NOT_REPORTED;
+                case 1 -> DeallocatedReads.ZEROES;
+                case 2 -> DeallocatedReads.ONES;
+                default -> DeallocatedReads.RESERVED;
+            };
+        }
+
         static NamespaceInfo parse(MemorySegment d) throws IOException {
             LogReader r = new LogReader("identify namespace", d);
             long nsze = r.u64(0, "NSZE");
@@ -42,8 +65,21 @@ public final class FdpRecords {
             if (lbads < 9 || lbads > 16) {
                 throw new IOException("identify namespace: LBA data size 2^" + lbads + " is not plausible");
             }
-            return new NamespaceInfo(nsze, 1 << lbads, r.u16(102, "ENDGID"));
+            return new NamespaceInfo(nsze, 1 << lbads, r.u16(102, "ENDGID"), r.u64(16, "NUSE"), r.u8(24, "NSFEAT"),
+                    r.u8(33, "DLFEAT"));
         }
+    }
+
+    /** What reading a deallocated LBA returns (Identify Namespace DLFEAT bits 2:0). */
+    public enum DeallocatedReads {
+        /** 000b: the device does not say (anything may come back). */
+        NOT_REPORTED,
+        /** 001b: all bytes 0x00. */
+        ZEROES,
+        /** 010b: all bytes 0xFF. */
+        ONES,
+        /** 011b..111b. */
+        RESERVED
     }
 
     /** One FDP configuration descriptor of log 0x20. */

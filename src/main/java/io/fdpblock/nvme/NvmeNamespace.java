@@ -274,17 +274,20 @@ public final class NvmeNamespace implements AutoCloseable {
         }
     }
 
+    /** Identify Namespace as first read (its NUSE is that moment's: {@link #identifyNamespaceNow()} for a fresh one). */
     public FdpRecords.NamespaceInfo identifyNamespace() throws IOException {
         FdpRecords.NamespaceInfo cached = namespaceInfo;
-        if (cached != null) {
-            return cached;
-        }
+        return cached != null ? cached : identifyNamespaceNow();
+    }
+
+    /** Identify Namespace read now, e.g. for the utilization (NUSE) after a deallocate. */
+    public FdpRecords.NamespaceInfo identifyNamespaceNow() throws IOException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment d = arena.allocate(4096, 4096);
             admin(NvmeCommand.identify(0, nsid, d));
-            cached = FdpRecords.NamespaceInfo.parse(d);
-            namespaceInfo = cached;
-            return cached;
+            FdpRecords.NamespaceInfo info = FdpRecords.NamespaceInfo.parse(d);
+            namespaceInfo = info;
+            return info;
         }
     }
 

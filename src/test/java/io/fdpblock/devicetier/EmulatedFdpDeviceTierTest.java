@@ -34,10 +34,17 @@ import java.util.function.Consumer;
 import java.util.stream.Stream;
 
 /**
- * The device test tier, driven from the host: boots the emulated NVMe FDP guest of {@code test-images/}
- * once, in its container (Testcontainers, local image only), runs every {@code device}-tagged test of the
- * test class path inside it with the JUnit console launcher, and reports each guest result as one dynamic
- * test here (failed with the guest's message, skipped when the guest skipped it).
+ * The device test tier, driven from the host: boots the emulated NVMe FDP guests of {@code test-images/}
+ * one after the other, each once, in its own container (Testcontainers, local image only), runs the
+ * guest's {@code device}-tagged tests inside it with the JUnit console launcher, and reports each guest
+ * result as one dynamic test here (failed with the guest's message, skipped when the guest skipped it),
+ * grouped by guest, whose container names its kernel and QEMU.
+ *
+ * <p>The guests (one image, the same FDP device, see {@link GuestVerdict.Guest}): {@code base}, Debian's
+ * 6.12 kernel, runs every device test (those that need write streams skip there); {@code streams}, a
+ * kernel >= 6.16, runs only the tests tagged {@code write-streams}, and none of them may skip. A guest
+ * without its NVMe device, with no results, or whose results are all skips fails the tier
+ * ({@link GuestVerdict}).
  *
  * <p>Tagged {@code host} so that {@code make test} runs it. It skips, with the reason, only where the tier
  * cannot run: no container engine reachable (e.g. not root) or no guest image and no way to build it.
@@ -45,8 +52,9 @@ import java.util.stream.Stream;
  * why it could not in {@code target/device-tier/status}; a build that failed on a machine that can run
  * the tier fails this test.
  *
- * <p>In the guest: {@code FDPBLOCK_NVME_DEVICE=/dev/ng0n1}, {@code FDPBLOCK_NVME_BLOCK=/dev/nvme0n1}, the
- * host's JDK (shared read-only) with C1 only and SerialGC (C2 is very slow under software emulation).
+ * <p>In the guest: {@code FDPBLOCK_NVME_DEVICE=/dev/ng0n1}, {@code FDPBLOCK_NVME_BLOCK=/dev/nvme0n1},
+ * {@code FDPBLOCK_GUEST} (the guest's name), the host's JDK (shared read-only) with C1 only and SerialGC
+ * (C2 is very slow under software emulation).
  */
 @Tag("host")
 class EmulatedFdpDeviceTierTest {
@@ -58,7 +66,7 @@ class EmulatedFdpDeviceTierTest {
     private static final int CONSOLE_TAIL_LINES = 80;
 
     @TestFactory
-    Stream<DynamicNode> deviceTestsInTheEmulatedFdpGuest() {
+    Stream<DynamicNode> deviceTestsInTheEmulatedFdpGuests() {
         // A skipped or failed tier is one dynamic test, so that Surefire's summary counts it (an aborted
         // or failed test factory itself is not counted there).
         try {
@@ -85,6 +93,7 @@ class EmulatedFdpDeviceTierTest {
                         + " phase prepares target/device-tier/");
             }
         }
+        List<GuestVerdict.Guest> guests = guests();
         String engineProblem = engineProblem();
         if (engineProblem != null) {
             skipOrFail(status, "no container engine is reachable (" + engineProblem + ")");
@@ -95,80 +104,148 @@ class EmulatedFdpDeviceTierTest {
                     + " builds it by itself)");
         }
 
-        Path work = tier.resolve("work");
-        deleteTree(work);
-        Files.createDirectories(work.resolve("reports"));
-        Files.writeString(work.resolve("command"), guestCommand());
+        Path workRoot = tier.resolve("work");
+        deleteTree(workRoot);
+        String filter = setting("fdpblock.device.include", "FDPBLOCK_DEVICE_INCLUDE");
+        List<DynamicNode> nodes = new ArrayList<>();
+        List<String> summary = new ArrayList<>();
+        boolean anyPassed = false;
+        for (GuestVerdict.Guest guest : guests) {
+            GuestRun run = runGuest(project, image, guest, workRoot.resolve(guest.id), filter);
+            nodes.add(run.node());
+            summary.add(run.summary());
+            anyPassed |= run.passed() > 0;
+        }
+        System.out.println("[device tier] " + String.join("; ", summary));
+        if (!anyPassed) { // each guest may be merely skipped under a filter, but not all of them
+            nodes.add(DynamicTest.dynamicTest("device tier", () -> {
+                throw new AssertionFailedError("no device test passed in any guest (" + String.join("; ", summary)
+                        + "): a device tier that tested nothing is a failure");
+            }));
+        }
+        return nodes;
+    }
 
+    /** The guests to boot, in order: {@code fdpblock.device.guests} / FDPBLOCK_DEVICE_GUESTS, default all. */
+    private static List<GuestVerdict.Guest> guests() {
+        String list = setting("fdpblock.device.guests", "FDPBLOCK_DEVICE_GUESTS");
+        if (list.isEmpty()) {
+            return List.of(GuestVerdict.Guest.values());
+        }
+        List<GuestVerdict.Guest> out = new ArrayList<>();
+        for (String id : list.split("[,\\s]+")) {
+            if (!id.isEmpty()) {
+                out.add(GuestVerdict.Guest.byId(id));
+            }
+        }
+        return out;
+    }
+
+    /** One guest's outcome: its dynamic tests and a line for the status summary. */
+    private record GuestRun(DynamicNode node, String summary, long passed) {}
+
+    private static GuestRun runGuest(Path project, String image, GuestVerdict.Guest guest, Path work, String filter)
+            throws Exception {
+        Files.createDirectories(work.resolve("reports"));
+        Files.writeString(work.resolve("command"), guestCommand(guest, filter));
         String javaHome = Path.of(System.getProperty("java.home")).toRealPath().toString();
         LineLogger live = new LineLogger();
         long t0 = System.nanoTime();
         Throwable launchFailure = null;
-        System.out.println("[device tier] booting the emulated NVMe FDP guest (" + image + ", TCG) with the JDK "
-                + javaHome + "; device tests run inside it");
-        try (GenericContainer<?> guest = new GenericContainer<>(DockerImageName.parse(image))) {
-            guest.withImagePullPolicy(name -> false) // local image only: there is no registry
+        System.out.println("[device tier] guest " + guest.id + ": booting the emulated NVMe FDP guest (" + image
+                + ", TCG) with the JDK " + javaHome + "; it runs " + guest.runs);
+        try (GenericContainer<?> container = new GenericContainer<>(DockerImageName.parse(image))) {
+            container.withImagePullPolicy(name -> false) // local image only: there is no registry
                     .withNetworkMode("none")
                     .withFileSystemBind(project.toString(), "/fdp/project", BindMode.READ_ONLY)
                     .withFileSystemBind(javaHome, "/fdp/jdk", BindMode.READ_ONLY)
                     .withFileSystemBind(work.toString(), "/fdp/work", BindMode.READ_WRITE)
                     .withEnv("FDP_TIMEOUT", Long.toString(GUEST_TIMEOUT.minusMinutes(1).toSeconds()))
                     .withEnv(launcherSettings()) // FDP_* of this process: run-guest's knobs (device geometry, memory)
+                    .withEnv("FDP_GUEST", guest.id)
                     .withCommand("/opt/fdp/run-guest")
                     .withLogConsumer(live)
                     .withStartupCheckStrategy(new OneShotStartupCheckStrategy().withTimeout(GUEST_TIMEOUT));
-            guest.start(); // returns once the container exited with 0: the guest ran its command to the end
+            container.start(); // returns once the container exited with 0: the guest ran its command to the end
         } catch (RuntimeException e) { // Testcontainers: the container failed, exited non-zero or timed out
             launchFailure = e;
         }
         double seconds = (System.nanoTime() - t0) / 1e9;
         String console = readOrEmpty(work.resolve("console.log"));
         String exitCode = readOrEmpty(work.resolve("exit-code")).strip();
-        System.out.printf("[device tier] guest container finished in %.1f s; guest JUnit exit code: %s%n", seconds,
+        Properties info = new Properties();
+        info.load(new java.io.StringReader(readOrEmpty(work.resolve("guest.properties"))));
+        String title = "guest " + guest.id + " (kernel " + info.getProperty("running_kernel",
+                info.getProperty("kernel", "unknown")) + ", " + qemuVersion(info) + ")";
+        System.out.printf("[device tier] %s: container finished in %.1f s; guest JUnit exit code: %s%n", title, seconds,
                 exitCode.isEmpty() ? "none" : exitCode);
 
         if (exitCode.isEmpty()) {
-            String tail = printTail(console.isEmpty() ? live.all() : console);
-            throw new AssertionFailedError("the emulated FDP guest did not run the device tests to the end"
-                    + (launchFailure != null ? ": " + causes(launchFailure) : "") + "\nguest console (tail):\n" + tail,
-                    launchFailure);
+            String tail = printTail(console.isEmpty() ? live.all() : console, work);
+            Throwable cause = launchFailure;
+            return new GuestRun(DynamicTest.dynamicTest(title, () -> {
+                throw new AssertionFailedError("the emulated FDP " + title + " did not run its device tests to the end"
+                        + (cause != null ? ": " + causes(cause) : "") + "\nguest console (tail):\n" + tail, cause);
+            }), title + ": did not finish", 0);
         }
         if (launchFailure != null) { // e.g. removing the exited container failed: the guest's results stand
             System.out.println("[device tier] warning: " + causes(launchFailure));
         }
 
         Map<String, List<GuestCase>> byClass = readReports(work.resolve("reports"));
-        if (byClass.isEmpty()) {
-            String tail = printTail(console);
-            throw new AssertionFailedError("the guest reported no test results (exit code " + exitCode
-                    + "): a device tier that runs nothing is a failure\nguest console (tail):\n" + tail);
-        }
-        long failed = byClass.values().stream().flatMap(List::stream).filter(c -> c.outcome == Outcome.FAILED).count();
-        long total = byClass.values().stream().mapToLong(List::size).sum();
-        System.out.printf("[device tier] %d device test results from the guest (%d failed)%n", total, failed);
-        if (failed > 0) {
-            printTail(console);
+        List<GuestVerdict.Result> results = byClass.values().stream().flatMap(List::stream)
+                .map(c -> new GuestVerdict.Result(c.className() + "#" + c.name(), c.outcome(), c.message())).toList();
+        long failed = count(results, GuestVerdict.Outcome.FAILED);
+        long skipped = count(results, GuestVerdict.Outcome.SKIPPED);
+        long passed = count(results, GuestVerdict.Outcome.PASSED);
+        String summary = String.format("%s: %d results, %d passed, %d skipped, %d failed in %.0f s", title,
+                results.size(), passed, skipped, failed, seconds);
+        System.out.println("[device tier] " + summary);
+        GuestVerdict verdict = GuestVerdict.of(guest, info, results, filter);
+        if (failed > 0 || !verdict.failures().isEmpty()) {
+            printTail(console, work);
         }
 
         List<DynamicNode> nodes = new ArrayList<>();
         byClass.forEach((cls, cases) -> nodes.add(DynamicContainer.dynamicContainer(
-                cls.substring(cls.lastIndexOf('.') + 1) + " (guest)",
+                cls.substring(cls.lastIndexOf('.') + 1),
                 cases.stream().map(c -> DynamicTest.dynamicTest(c.name, c::replay)))));
+        for (String problem : verdict.failures()) {
+            String tail = tail(console, 25);
+            nodes.add(DynamicTest.dynamicTest("guest " + guest.id + " run", () -> {
+                throw new AssertionFailedError(problem + "\nguest console (tail):\n" + tail);
+            }));
+        }
+        if (verdict.skipped() != null) {
+            nodes.add(DynamicTest.dynamicTest("guest " + guest.id + " run", () -> Assumptions.abort(verdict.skipped())));
+        }
         if (!"0".equals(exitCode) && failed == 0) {
-            String tail = printTail(console);
-            nodes.add(DynamicTest.dynamicTest("guest JUnit run", () -> {
+            String tail = printTail(console, work);
+            nodes.add(DynamicTest.dynamicTest("guest " + guest.id + " JUnit run", () -> {
                 throw new AssertionFailedError("the guest's JUnit console launcher exited with " + exitCode
                         + " although no test case failed\nguest console (tail):\n" + tail);
             }));
         }
-        return nodes;
+        return new GuestRun(DynamicContainer.dynamicContainer(title, nodes), summary,
+                verdict.failures().isEmpty() ? passed : 0);
+    }
+
+    private static long count(List<GuestVerdict.Result> results, GuestVerdict.Outcome outcome) {
+        return results.stream().filter(r -> r.outcome() == outcome).count();
+    }
+
+    /** "QEMU 10.0.2" from run-guest's {@code qemu=QEMU emulator version 10.0.2 (Debian ...)}. */
+    private static String qemuVersion(Properties info) {
+        String q = info.getProperty("qemu", "");
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("version (\\S+)").matcher(q);
+        return m.find() ? "QEMU " + m.group(1) : "QEMU unknown";
     }
 
     /** The FDP_* environment variables of this process (run-guest's settings, e.g. FDP_NVME_LBA=512). */
     private static Map<String, String> launcherSettings() {
         Map<String, String> env = new LinkedHashMap<>();
         System.getenv().forEach((k, v) -> {
-            if (k.startsWith("FDP_")) {
+            if (k.startsWith("FDP_") && !k.equals("FDP_GUEST")) {
                 env.put(k, v);
             }
         });
@@ -188,13 +265,13 @@ class EmulatedFdpDeviceTierTest {
     }
 
     /**
-     * The script the guest runs (in /fdp/work, as root, with FDPBLOCK_NVME_* set by the guest's init).
-     * Knobs: {@code fdpblock.device.include} / FDPBLOCK_DEVICE_INCLUDE, a regular expression on fully
-     * qualified class names (run only those device tests); {@code fdpblock.device.javaOptions} /
+     * The script the guest runs (in /fdp/work, as root, with FDPBLOCK_NVME_* and FDPBLOCK_GUEST set by the
+     * guest's init): the guest's tag expression over the test class path, one JVM. Knobs: {@code filter}
+     * ({@code fdpblock.device.include} / FDPBLOCK_DEVICE_INCLUDE), a regular expression on fully qualified
+     * class names (run only those device tests); {@code fdpblock.device.javaOptions} /
      * FDPBLOCK_DEVICE_JAVA_OPTIONS, more options for the guest's JVM.
      */
-    private static String guestCommand() {
-        String include = setting("fdpblock.device.include", "FDPBLOCK_DEVICE_INCLUDE");
+    private static String guestCommand(GuestVerdict.Guest guest, String filter) {
         String javaOptions = setting("fdpblock.device.javaOptions", "FDPBLOCK_DEVICE_JAVA_OPTIONS");
         String classPath = String.join(":",
                 "target/device-tier/junit-platform-console-standalone.jar",
@@ -203,21 +280,19 @@ class EmulatedFdpDeviceTierTest {
                 "target/device-tier/lib/*");
         return """
                 #!/bin/sh
-                # Written by EmulatedFdpDeviceTierTest: every device-tagged test of the test class path, one JVM.
+                # Written by EmulatedFdpDeviceTierTest: the device tests of guest %s (tags: %s), one JVM.
                 cd /fdp/project || exit 125
-                echo "fdp-guest: JUnit console launcher, device tests (FDPBLOCK_NVME_DEVICE=$FDPBLOCK_NVME_DEVICE)"
+                echo "fdp-guest: JUnit console launcher, tests tagged '%s' (FDPBLOCK_NVME_DEVICE=$FDPBLOCK_NVME_DEVICE)"
                 exec /fdp/jdk/bin/java %s %s -Djava.io.tmpdir=/tmp \\
                   -cp '%s' org.junit.platform.console.ConsoleLauncher execute \\
                   --disable-banner --disable-ansi-colors --details=tree \\
-                  --scan-class-path --include-tag=device %s--reports-dir=/fdp/work/reports
-                """.formatted(GUEST_JAVA_OPTIONS, javaOptions, classPath,
-                include.isEmpty() ? "" : "'--include-classname=" + include.replace("'", "") + "' ");
+                  --scan-class-path '--include-tag=%s' %s--reports-dir=/fdp/work/reports
+                """.formatted(guest.id, guest.tags, guest.tags, GUEST_JAVA_OPTIONS, javaOptions, classPath, guest.tags,
+                filter.isEmpty() ? "" : "'--include-classname=" + filter.replace("'", "") + "' ");
     }
 
-    enum Outcome { PASSED, FAILED, SKIPPED }
-
     /** One test case as the guest's JUnit reported it; {@link #replay} gives the same outcome here. */
-    record GuestCase(String className, String name, Outcome outcome, String message, String detail) {
+    record GuestCase(String className, String name, GuestVerdict.Outcome outcome, String message, String detail) {
         void replay() {
             switch (outcome) {
                 case PASSED -> { }
@@ -245,14 +320,14 @@ class EmulatedFdpDeviceTierTest {
             NodeList cases = f.newDocumentBuilder().parse(report.toFile()).getElementsByTagName("testcase");
             for (int i = 0; i < cases.getLength(); i++) {
                 Element tc = (Element) cases.item(i);
-                Outcome outcome = Outcome.PASSED;
+                GuestVerdict.Outcome outcome = GuestVerdict.Outcome.PASSED;
                 String message = "";
                 String detail = "";
                 for (String tag : List.of("failure", "error", "skipped")) {
                     NodeList n = tc.getElementsByTagName(tag);
                     if (n.getLength() > 0) {
                         Element e = (Element) n.item(0);
-                        outcome = tag.equals("skipped") ? Outcome.SKIPPED : Outcome.FAILED;
+                        outcome = tag.equals("skipped") ? GuestVerdict.Outcome.SKIPPED : GuestVerdict.Outcome.FAILED;
                         detail = e.getTextContent().strip();
                         message = e.getAttribute("message");
                         if (message.isBlank()) {
@@ -372,8 +447,8 @@ class EmulatedFdpDeviceTierTest {
     }
 
     /** Prints the console's last lines and returns the last few of them, for a failure message. */
-    private static String printTail(String console) {
-        System.out.println("[device tier] guest console (tail; all of it in target/device-tier/work/console.log):\n"
+    private static String printTail(String console, Path work) {
+        System.out.println("[device tier] guest console (tail; all of it in " + work.resolve("console.log") + "):\n"
                 + tail(console, CONSOLE_TAIL_LINES));
         return tail(console, 25);
     }

@@ -12,6 +12,7 @@ import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
 import io.fdpblock.core.RawBlockL2Adapter;
+import io.fdpblock.devicetier.DeviceGuest;
 import io.fdpblock.linux.EventFd;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -46,7 +47,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class FdpDeviceTest {
     static final String DEVICE = System.getenv("FDPBLOCK_NVME_DEVICE");
-    static final long STORE_BYTES = 256L << 20;
+    static final long STORE_BYTES = DeviceGuest.STORE_BYTES;
     static final long RAW_BASE = 384L << 20;
 
     @BeforeAll
@@ -199,10 +200,7 @@ class FdpDeviceTest {
     }
 
     static RawBlockCoreConfig.Builder storeConfig() {
-        return RawBlockCoreConfig.builder(DEVICE, 1 << 20).capacityBytes(STORE_BYTES).metaTotalBytes(8 << 20)
-                .ioEngine(IoEngine.URING_CMD).iouringQueueDepth(32).metaEnablePeriodic(false).fdpEnabled(true)
-                .fdpDataPlacementPolicy(RawBlockCoreConfig.PlacementPolicy.CACHE_SALT_PREFIX)
-                .metaCheckpointPlacementId(1).fdpSlotAffinityEnabled(true);
+        return DeviceGuest.storeConfig(DEVICE);
     }
 
     private static Bitmap await(L2Adapter a, long id, boolean load) throws Exception {

@@ -182,6 +182,24 @@ class NvmeEncodingTest {
             FdpRecords.NamespaceInfo n = FdpRecords.NamespaceInfo.parse(ns);
             assertThat(n.lbaSize()).isEqualTo(4096);
             assertThat(n.enduranceGroup()).isEqualTo(1);
+            assertThat(n.deallocatedReads()).isEqualTo(FdpRecords.DeallocatedReads.NOT_REPORTED);
+            assertThat(n.thinProvisioned()).isFalse();
+            ns.set(U64, 8, 1000); // NCAP
+            ns.set(U64, 16, 600); // NUSE
+            ns.set(ValueLayout.JAVA_BYTE, 24, (byte) 0x35); // NSFEAT: thin provisioning and more
+            ns.set(ValueLayout.JAVA_BYTE, 32, (byte) 0x7F); // FPI, the byte before DLFEAT: must not leak in
+            ns.set(ValueLayout.JAVA_BYTE, 33, (byte) 0x09); // DLFEAT: reads return zeroes, guard field
+            ns.set(ValueLayout.JAVA_BYTE, 34, (byte) 0x02); // NAWUN, the byte after
+            FdpRecords.NamespaceInfo thin = FdpRecords.NamespaceInfo.parse(ns);
+            assertThat(thin.utilizationBlocks()).isEqualTo(600);
+            assertThat(thin.thinProvisioned()).isTrue();
+            assertThat(thin.dlfeat()).isEqualTo(0x09);
+            assertThat(thin.deallocatedReads()).isEqualTo(FdpRecords.DeallocatedReads.ZEROES);
+            ns.set(ValueLayout.JAVA_BYTE, 33, (byte) 0x12); // 010b: ones; bit 4 (Write Zeroes deallocates)
+            assertThat(FdpRecords.NamespaceInfo.parse(ns).deallocatedReads()).isEqualTo(FdpRecords.DeallocatedReads.ONES);
+            ns.set(ValueLayout.JAVA_BYTE, 33, (byte) 0x03);
+            assertThat(FdpRecords.NamespaceInfo.parse(ns).deallocatedReads())
+                    .isEqualTo(FdpRecords.DeallocatedReads.RESERVED);
             ns.set(ValueLayout.JAVA_BYTE, 26, (byte) 5);
             assertThatThrownBy(() -> FdpRecords.NamespaceInfo.parse(ns)).hasMessageContaining("LBA format 5");
         }
