@@ -106,10 +106,11 @@ mkdir -p $ka/lists/partial $ka/archives/partial /tmp/k2
 echo "deb $mirror trixie-backports main" >$ka/sources.list
 KAPT="-o Dir::Etc::SourceList=$ka/sources.list -o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists=$ka/lists -o Dir::Cache::Archives=$ka/archives"
 apt-get $KAPT update -qq
-kbin=$(apt-cache $KAPT search --names-only '^linux-binary-[0-9]+\.[0-9]+\.[0-9]+\+[^-]*-amd64$' | awk '{print $1}' \
-       | sort -V | tail -n1)
+# (generic flavour, e.g. linux-binary-7.3.4+deb13-amd64: not -rt or -cloud)
+kbin=$(apt-cache $KAPT search --names-only '^linux-binary-[0-9]+\.[0-9]+(\.[0-9]+)?(\+[^-]*)?-amd64$' \
+       | awk '{print $1}' | sort -V | tail -n1)
 kv=${kbin#linux-binary-}
-kup=${kv%%+*}
+kup=${kv%%[+-]*}
 [ -n "$kbin" ] && dpkg --compare-versions "$kup" ge 6.16 \
   || { echo "prepare-image: no linux-binary-<version>-amd64 >= 6.16 in trixie-backports (newest: '${kbin:-none}')" >&2; exit 1; }
 echo "prepare-image: guest streams: kernel packages linux-binary/modules/base-$kv"

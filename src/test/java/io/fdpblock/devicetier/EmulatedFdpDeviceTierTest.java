@@ -266,7 +266,8 @@ class EmulatedFdpDeviceTierTest {
 
     /**
      * The script the guest runs (in /fdp/work, as root, with FDPBLOCK_NVME_* and FDPBLOCK_GUEST set by the
-     * guest's init): the guest's tag expression over the test class path, one JVM. Knobs: {@code filter}
+     * guest's init): the guest's tag expression over the test class path, one JVM, Jupiter only (the
+     * launcher's Vintage and Suite engines would scan the class path again for nothing). Knobs: {@code filter}
      * ({@code fdpblock.device.include} / FDPBLOCK_DEVICE_INCLUDE), a regular expression on fully qualified
      * class names (run only those device tests); {@code fdpblock.device.javaOptions} /
      * FDPBLOCK_DEVICE_JAVA_OPTIONS, more options for the guest's JVM.
@@ -285,7 +286,7 @@ class EmulatedFdpDeviceTierTest {
                 echo "fdp-guest: JUnit console launcher, tests tagged '%s' (FDPBLOCK_NVME_DEVICE=$FDPBLOCK_NVME_DEVICE)"
                 exec /fdp/jdk/bin/java %s %s -Djava.io.tmpdir=/tmp \\
                   -cp '%s' org.junit.platform.console.ConsoleLauncher execute \\
-                  --disable-banner --disable-ansi-colors --details=tree \\
+                  --disable-banner --disable-ansi-colors --details=tree --include-engine=junit-jupiter \\
                   --scan-class-path '--include-tag=%s' %s--reports-dir=/fdp/work/reports
                 """.formatted(guest.id, guest.tags, guest.tags, GUEST_JAVA_OPTIONS, javaOptions, classPath, guest.tags,
                 filter.isEmpty() ? "" : "'--include-classname=" + filter.replace("'", "") + "' ");
