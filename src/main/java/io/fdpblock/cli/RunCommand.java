@@ -33,7 +33,9 @@ import java.util.concurrent.Callable;
                 + " requests) through StorageManager, the store/prefetch controllers and the raw-block adapter;"
                 + " every loaded chunk is checked byte for byte, and the device is reopened to check what survived.")
 public final class RunCommand implements Callable<Integer> {
-    @Option(names = "--device", description = "An NVMe generic device (/dev/ngXnY) or a file to use instead of a temp file")
+    @Option(names = "--device", description = "An NVMe generic device (/dev/ngXnY, engine uring_cmd), an NVMe block"
+            + " device (/dev/nvmeXnY, engine io_uring; --fdp through write streams, Linux >= 6.16) or a file to use"
+            + " instead of a temp file")
     String device;
 
     @Option(names = "--engine", defaultValue = "io_uring", description = "io_uring (default), posix, or uring_cmd (NVMe)")
@@ -138,7 +140,9 @@ public final class RunCommand implements Callable<Integer> {
                 .append("\",\"meta_checkpoint_interval_sec\":5");
         if (fdp) {
             int metaId;
-            try (NvmeNamespace ns = NvmeNamespace.open(path)) {
+            // RUH Status comes from the generic device, also when the store writes through the block device
+            java.nio.file.Path generic = WriteStreamsReport.genericDeviceOf(java.nio.file.Path.of(path));
+            try (NvmeNamespace ns = NvmeNamespace.open(generic.toString())) {
                 List<Integer> ids = ns.ruhStatus().placementIds();
                 metaId = ids.get(ids.size() - 1); // the longest-lived data gets a handle of its own
             }

@@ -71,6 +71,8 @@ public final class SelftestCommand implements Callable<Integer> {
         } else {
             line("NVMe passthru", false, "no --device /dev/ngXnY given");
         }
+        WriteStreamsReport.Line streams = WriteStreamsReport.selftest(device);
+        line("write streams", streams.ok(), streams.detail());
         return uring ? 0 : 1;
     }
 }

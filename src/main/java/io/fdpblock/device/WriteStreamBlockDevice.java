@@ -7,8 +7,10 @@ import io.fdpblock.uring.Ring;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 
 /**
  * The {@code io_uring} engine on a block device: the same reactor, plus FDP placement through the
@@ -30,33 +32,64 @@ import java.util.concurrent.atomic.AtomicBoolean;
 final class WriteStreamBlockDevice extends IoUringBlockDevice {
     /** Null when the device has no usable write streams. */
     private final WriteStreams streams;
-    private final String unavailable;
+    /** Why not (when {@code streams} is null); made on first use, as it may ask the namespace. */
+    private final Supplier<String> whyNot;
+    private volatile String unavailable;
     private final AtomicBoolean warnedIgnored = new AtomicBoolean();
 
     /** {@code streams} null: none, for the reason {@code unavailable}. Tests build it over any file. */
     WriteStreamBlockDevice(NativeFile file, DeviceOptions options, WriteStreams streams, String unavailable)
             throws IOException {
-        super(file.path().toString(), file.fd(), file, file.size(), file.logicalBlockSize(), 1 << 30, options);
-        this.streams = streams;
-        this.unavailable = unavailable;
+        this(file, options, streams, () -> unavailable);
     }
 
-    /** Probes the block device's write streams (sysfs, then RUH Status), then starts the reactor. */
+    private WriteStreamBlockDevice(NativeFile file, DeviceOptions options, WriteStreams streams, Supplier<String> whyNot)
+            throws IOException {
+        super(file.path().toString(), file.fd(), file, file.size(), file.logicalBlockSize(), 1 << 30, options);
+        this.streams = streams;
+        this.whyNot = whyNot;
+    }
+
+    /**
+     * Probes the block device's write streams (sysfs, then RUH Status), then starts the reactor. A block
+     * device with 0 streams is not asked why at open (admin commands on its namespace): only when someone
+     * wants to know ({@link #placementUnsupportedReason()}).
+     */
     static WriteStreamBlockDevice open(NativeFile file, DeviceOptions options) throws IOException {
-        WriteStreams.Probe probe = WriteStreams.probe(file.path());
+        AtomicBoolean askLater = new AtomicBoolean();
+        WriteStreams.Probe probe = WriteStreams.probe(file.path(), Path.of("/sys"), WriteStreams.kernelRelease(), g -> {
+            askLater.set(true);
+            return "not asked";
+        });
         WriteStreams streams = null;
-        String why = probe.unavailable();
+        Supplier<String> why;
         if (probe.available()) {
+            String[] failure = new String[1];
             try {
                 streams = WriteStreams.open(probe);
+                LOG.log(System.Logger.Level.DEBUG, file.path() + ": " + streams);
             } catch (IOException e) {
-                why = e.getMessage();
+                failure[0] = e.getMessage();
             }
-        }
-        if (streams != null) {
-            LOG.log(System.Logger.Level.DEBUG, file.path() + ": " + streams);
+            why = () -> failure[0];
+        } else if (askLater.get()) {
+            why = () -> WriteStreams.probe(file.path()).unavailable();
+        } else {
+            why = probe::unavailable;
         }
         return start(new WriteStreamBlockDevice(file, options, streams, why));
+    }
+
+    private String unavailable() {
+        String u = unavailable;
+        if (u == null) {
+            u = whyNot.get();
+            if (u == null) { // the lazy probe found streams that were not there at open
+                u = "it had no usable write streams when it was opened; reopen it";
+            }
+            unavailable = u;
+        }
+        return u;
     }
 
     /** The map in use, or null. */
@@ -71,7 +104,7 @@ final class WriteStreamBlockDevice extends IoUringBlockDevice {
 
     @Override
     public String placementUnsupportedReason() {
-        return streams != null ? null : "io_engine io_uring on " + path() + " cannot carry placement ids: " + unavailable;
+        return streams != null ? null : "io_engine io_uring on " + path() + " cannot carry placement ids: " + unavailable();
     }
 
     /** The ids a stream reaches, in stream order (RUH Status order, as the kernel maps them). */
@@ -102,7 +135,7 @@ final class WriteStreamBlockDevice extends IoUringBlockDevice {
                 if (batch.rawPlacementId(i) != PlacementId.NONE_VALUE && batch.isWrite(i)
                         && warnedIgnored.compareAndSet(false, true)) {
                     LOG.log(System.Logger.Level.WARNING, "placement ids of writes on " + path() + " are ignored: "
-                            + unavailable);
+                            + unavailable());
                     break;
                 }
             }

@@ -200,6 +200,11 @@ public final class WriteStreams {
         }
     }
 
+    /** Whether the running kernel is at least {@code major.minor} (write streams: 6.16). */
+    public static boolean kernelAtLeast(int major, int minor) {
+        return atLeast(kernelRelease(), major, minor);
+    }
+
     /** Whether a kernel release such as {@code 6.12.48+deb12-amd64} is at least {@code major.minor}. */
     static boolean atLeast(String release, int major, int minor) {
         Matcher m = Pattern.compile("^(\\d+)\\.(\\d+)").matcher(release == null ? "" : release);
