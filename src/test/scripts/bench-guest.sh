@@ -6,7 +6,7 @@
 # (shared read-only) and leaves the bench's output in target/bench-guest/ (bench-results.json, the console).
 #
 # Usage: src/test/scripts/bench-guest.sh JDK_HOME [bench options...]
-#   default options: --cases placement --seconds 3 --ramp 1 --rounds 3 --size 1073741824
+#   default options: --cases placement --seconds 3 --ramp 2 --rounds 5 --size 1073741824
 # Environment: FDP_* of run-guest (device geometry, FDP_MEM, FDP_SMP; see test-images/run-guest),
 #   FDPBLOCK_GUEST (default streams), FDPBLOCK_BENCH_JAVA_OPTS (guest JVM options; default C1 only and
 #   SerialGC, as the device tier: C2 is very slow under emulation and would compete with the measured I/O).
@@ -15,7 +15,7 @@ project=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 jdk=${1:?usage: bench-guest.sh JDK_HOME [bench options...]}
 shift
 args=("$@")
-[ ${#args[@]} -gt 0 ] || args=(--cases placement --seconds 3 --ramp 1 --rounds 3 --size 1073741824)
+[ ${#args[@]} -gt 0 ] || args=(--cases placement --seconds 3 --ramp 2 --rounds 5 --size 1073741824)
 jar=$project/target/fdpblock.jar
 [ -f "$jar" ] || { echo "bench-guest: $jar is missing: run make build first" >&2; exit 3; }
 jdk=$(readlink -f "$jdk")

@@ -80,6 +80,7 @@ public final class Bench {
     private final PrintStream out;
     private final List<CaseResult> results = new ArrayList<>();
     private final List<PlacementResult> placementResults = new ArrayList<>();
+    private boolean devicePrewritten;
     private Fio fio;
     private String loadAtStart;
     private final ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
@@ -150,10 +151,9 @@ public final class Bench {
             }
             runRaw(c, r, fioDir);
         }
-        for (BenchCase c : cases.stream().filter(c -> c.kind() == BenchCase.Kind.PLACEMENT).toList()) {
-            PlacementResult r = new PlacementResult(c);
-            placementResults.add(r);
-            runPlacement(c, r);
+        List<BenchCase> placement = cases.stream().filter(c -> c.kind() == BenchCase.Kind.PLACEMENT).toList();
+        if (!placement.isEmpty()) {
+            runPlacement(placement);
         }
         List<BenchCase> adapterCases = cases.stream()
                 .filter(c -> c.kind() != BenchCase.Kind.RAW && c.kind() != BenchCase.Kind.PLACEMENT).toList();
@@ -228,6 +228,7 @@ public final class Bench {
         if (o.device() != null && o.prewrite() && Uring.isBigEntriesAvailable()
                 && BenchCase.rawCases(IoEngine.URING_CMD).stream().anyMatch(this::selected)) {
             prewrite(o.device(), IoEngine.URING_CMD, o.sizeBytes());
+            devicePrewritten = true;
         }
     }
 
@@ -324,60 +325,86 @@ public final class Bench {
     }
 
     /**
-     * One placement case: per round the same write job three ways (plain, write stream, passthru), each on
-     * a freshly opened device, with the namespace's second placement id (stream 2: not the default handle).
+     * The placement cases: per round the same write job three ways (plain, write stream, passthru) with
+     * the namespace's second placement id (stream 2: not the default handle). The block device (plain and
+     * stream: the same device, only the SQE's stream byte differs) and the generic device are opened once
+     * for all cases and rounds.
      */
-    private void runPlacement(BenchCase c, PlacementResult r) throws IOException {
+    private void runPlacement(List<BenchCase> cases) throws IOException {
         String why = placementUnavailable();
         if (why != null) {
-            r.skip(why);
-            out.printf("%-28s skipped: %s%n", c.label(), why);
+            for (BenchCase c : cases) {
+                PlacementResult r = new PlacementResult(c);
+                r.skip(why);
+                placementResults.add(r);
+                out.printf("%-28s skipped: %s%n", c.label(), why);
+            }
             return;
         }
-        WriteStreams ws = WriteStreams.open(o.blockDevice());
-        int stream = ws.placementIds().size() > 1 ? 2 : 1;
-        PlacementId id = PlacementId.of(ws.placementIdOf(stream));
-        r.setup("block_device", o.blockDevice().toString());
-        r.setup("generic_device", o.device().toString());
-        r.setup("kernel", ws.probe().kernel());
-        r.setup("placement_id", id.value());
-        r.setup("write_stream", stream);
-        r.setup("stream_map", ws.describeMap());
-        for (int round = 1; round <= o.rounds(); round++) {
-            Map<PlacementResult.Side, Measurement> measured = PlacementResult.perSide();
-            Map<PlacementResult.Side, String> errors = PlacementResult.perSide();
-            for (PlacementResult.Side side : PlacementResult.Side.values()) {
-                Path target = side == PlacementResult.Side.PASSTHRU ? o.device() : o.blockDevice();
-                IoEngine engine = side == PlacementResult.Side.PASSTHRU ? IoEngine.URING_CMD : IoEngine.IO_URING;
-                PlacementId placement = side == PlacementResult.Side.PLAIN ? PlacementId.NONE : id;
-                DeviceOptions opts = DeviceOptions.of(engine).withQueueDepth(Math.max(64, c.queueDepth()))
-                        .withBuffers(Math.max(c.blockSize(), 1 << 20), c.queueDepth());
-                try (BlockDevice dev = BlockDevices.open(target, opts)) {
-                    if (!placement.isNone() && !dev.supportsPlacement()) {
-                        throw new IOException(dev.placementUnsupportedReason());
-                    }
-                    long region = Math.min(o.sizeBytes(), dev.sizeBytes()) / c.blockSize() * c.blockSize();
-                    PipelinedIo p = new PipelinedIo(dev, new PipelinedIo.Spec(true, c.isRandom(), c.blockSize(),
-                            c.queueDepth(), 0, region, placement), 1000L * round + c.id().hashCode(), o.pipeline());
-                    try {
-                        measured.put(side, p.run(o.rampSeconds() * 1_000_000_000L, o.seconds() * 1_000_000_000L));
-                    } finally {
-                        p.release();
-                    }
-                } catch (IOException | RuntimeException e) {
-                    errors.put(side, e.getMessage());
+        if (o.prewrite() && !devicePrewritten) {
+            // an emulated namespace's backing file allocates on first write: the first side would pay for it
+            prewrite(o.device(), IoEngine.URING_CMD, o.sizeBytes());
+            devicePrewritten = true;
+        }
+        int depth = cases.stream().mapToInt(BenchCase::queueDepth).max().orElse(1);
+        int block = cases.stream().mapToInt(BenchCase::blockSize).max().orElse(1 << 20);
+        try (BlockDevice streams = BlockDevices.open(o.blockDevice(), DeviceOptions.of(IoEngine.IO_URING)
+                        .withQueueDepth(Math.max(64, depth)).withBuffers(Math.max(block, 1 << 20), depth));
+                BlockDevice passthru = BlockDevices.open(o.device(), DeviceOptions.of(IoEngine.URING_CMD)
+                        .withQueueDepth(Math.max(64, depth)).withBuffers(Math.max(block, 1 << 20), depth))) {
+            if (!streams.supportsPlacement()) {
+                throw new IOException(streams.placementUnsupportedReason());
+            }
+            WriteStreams ws = WriteStreams.open(o.blockDevice());
+            int stream = ws.placementIds().size() > 1 ? 2 : 1;
+            PlacementId id = PlacementId.of(ws.placementIdOf(stream));
+            out.printf(Locale.ROOT, "placement: %s and %s, placement id %d = write stream %d (%s)%n", o.blockDevice(),
+                    o.device(), id.value(), stream, ws.describeMap());
+            for (BenchCase c : cases) {
+                PlacementResult r = new PlacementResult(c);
+                placementResults.add(r);
+                r.setup("block_device", o.blockDevice().toString());
+                r.setup("generic_device", o.device().toString());
+                r.setup("kernel", ws.probe().kernel());
+                r.setup("placement_id", id.value());
+                r.setup("write_stream", stream);
+                r.setup("stream_map", ws.describeMap());
+                for (int round = 1; round <= o.rounds(); round++) {
+                    placementRound(c, r, round, streams, passthru, id);
                 }
             }
-            r.add(new PlacementResult.Round(round, measured, errors));
-            StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%-28s round %d/%d ", c.label(), round,
-                    o.rounds()));
-            for (PlacementResult.Side side : PlacementResult.Side.values()) {
-                Measurement m = measured.get(side);
-                line.append(" ").append(side.key()).append(" ")
-                        .append(m == null ? "FAILED" : fmt(c, m) + (c.judgedByIops() ? " IOPS" : " MB/s") + cpu(m));
-            }
-            out.println(line);
         }
+    }
+
+    private void placementRound(BenchCase c, PlacementResult r, int round, BlockDevice streams, BlockDevice passthru,
+            PlacementId id) {
+        Map<PlacementResult.Side, Measurement> measured = PlacementResult.perSide();
+        Map<PlacementResult.Side, String> errors = PlacementResult.perSide();
+        for (PlacementResult.Side side : PlacementResult.Side.values()) {
+            BlockDevice dev = side == PlacementResult.Side.PASSTHRU ? passthru : streams;
+            PlacementId placement = side == PlacementResult.Side.PLAIN ? PlacementId.NONE : id;
+            long region = Math.min(o.sizeBytes(), dev.sizeBytes()) / c.blockSize() * c.blockSize();
+            try {
+                PipelinedIo p = new PipelinedIo(dev, new PipelinedIo.Spec(true, c.isRandom(), c.blockSize(),
+                        c.queueDepth(), 0, region, placement), 1000L * round + c.id().hashCode(), o.pipeline());
+                try {
+                    measured.put(side, p.run(o.rampSeconds() * 1_000_000_000L, o.seconds() * 1_000_000_000L));
+                } finally {
+                    p.release();
+                }
+            } catch (IOException | RuntimeException e) {
+                errors.put(side, e.getMessage());
+            }
+        }
+        r.add(new PlacementResult.Round(round, measured, errors));
+        StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%-28s round %d/%d ", c.label(), round,
+                o.rounds()));
+        for (PlacementResult.Side side : PlacementResult.Side.values()) {
+            Measurement m = measured.get(side);
+            line.append(" ").append(side.key()).append(" ")
+                    .append(m == null ? "FAILED" : fmt(c, m) + (c.judgedByIops() ? " IOPS" : " MB/s") + cpu(m));
+        }
+        out.println(line);
     }
 
     private void printPlacementTable(PrintStream p) {
