@@ -34,7 +34,7 @@ if [ -n "$$missing" ]; then \
 fi
 endef
 
-.PHONY: help jdk deps build test test-image device-env test-hardware run bench bench-guest jmh bindings jshell clean
+.PHONY: help jdk deps build test test-image device-env test-hardware run bench bench-guest jmh bindings jshell clean consumer-check
 
 help:
 	@echo "make run       the main job on the embedded default (a file-backed device in a temp dir)"
@@ -47,6 +47,7 @@ help:
 	@echo "make bench     fdpblock bench: ours vs fio side by side (installs fio when missing); BENCH_ARGS=... to pass options"
 	@echo "make bench-guest  fdpblock bench's placement cases (write streams vs plain vs passthru) in the emulated FDP guest"
 	@echo "make jmh       the JMH microbenchmarks (src/test/java/io/fdpblock/jmh), briefly; JMH_ARGS=... to change"
+	@echo "make consumer-check  mvn install, then a service project outside the repo uses the installed library (src/it/)"
 
 jdk:
 	@if [ -z "$(JDK)" ]; then \
@@ -56,7 +57,9 @@ jdk:
 deps:
 	@$(call apt-install,$(DEB_PACKAGES))
 
-$(JAR): jdk $(shell find src/main bindings -type f 2>/dev/null) pom.xml
+# The runnable jar (command line and benchmark included, src/assembly/cli.xml); the library jar beside it,
+# target/fdpblock-<version>.jar, is what `mvn install` installs.
+$(JAR): jdk $(shell find src/main src/assembly bindings -type f 2>/dev/null) pom.xml
 	$(MVN) -DskipTests package
 	install -m 755 src/main/scripts/fdpblock target/fdpblock
 
@@ -121,6 +124,14 @@ jmh: jdk deps
 	$(JAVA) --sun-misc-unsafe-memory-access=allow -cp "target/classes:target/test-classes:$$(cat target/jmh.classpath)" \
 	  org.openjdk.jmh.Main $(JMH_ARGS) -jvmArgsAppend "--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow" \
 	  -rf json -rff target/jmh-result.json $(JMH_FILTER)
+
+# Is the installed library what a service needs? Installs it (tests skipped: `make test` runs them), then
+# src/it/consumer-check.sh builds a project outside the repository that depends on it: no CLI or chart
+# libraries in its dependency tree, a RawBlockCore put/load on the module path and on the class path,
+# and the missing --enable-native-access named when it is forgotten.
+consumer-check: jdk deps
+	$(MVN) $(MVN_ARGS) -DskipTests install
+	JAVA_HOME=$(JDK) MAVEN_OPTS="$(MAVEN_OPTS) --sun-misc-unsafe-memory-access=allow" bash src/it/consumer-check.sh
 
 # Regenerates bindings/ from headers/fdpblock.h and jextract.conf (bindings/GENERATED.md: the recipe that
 # reproduces the committed files byte for byte). jextract writes into target/ first: bindings/ is replaced

@@ -82,6 +82,10 @@ public final class RunCommand implements Callable<Integer> {
             + " histograms, store state) as JSON")
     boolean printStatus;
 
+    @Option(names = "--trace", paramLabel = "FILE", description = "Record every write, flush and deallocation of the job"
+            + " to FILE (docs/trace-format.md), for `fdpblock simulate --trace FILE`")
+    Path trace;
+
     @Override
     public Integer call() throws Exception {
         PrintStream out = System.out;
@@ -111,13 +115,18 @@ public final class RunCommand implements Callable<Integer> {
             Map<String, Object> status;
             KvCacheJob.Spec spec = new KvCacheJob.Spec(requests, repeatRatio, salts, maxChunks, chunkBytes,
                     "Qwen/Qwen2.5-0.5B", 0, seed);
-            try (StorageManager sm = StorageManager.builder().l1(chunkBytes, l1Chunks).adapterJson(json)
-                    .storePolicy("skip_l1").prefetchPolicy("default").build()) {
+            StorageManager.Builder smb = StorageManager.builder().l1(chunkBytes, l1Chunks).storePolicy("skip_l1")
+                    .prefetchPolicy("default");
+            TracedAdapter traced = trace == null ? null : TracedAdapter.open(json, trace);
+            try (traced; StorageManager sm = (traced == null ? smb.adapterJson(json) : smb.adapter(traced.adapter())).build()) {
                 L2Adapter adapter = sm.adapters().get(0);
                 KvCacheJob job = new KvCacheJob(sm, adapter, spec);
                 r = job.run(!noProgress);
                 status = adapter.reportStatus();
-            } // closes the adapter: final checkpoint
+            } // closes the adapter: final checkpoint (a traced one after the manager; then the device and its trace)
+            if (traced != null) {
+                out.printf("trace         %d records in %s: fdpblock simulate --trace %s%n", traced.records(), trace, trace);
+            }
             Reopened again = reopenAndCheck(json, chunkBytes);
             report(out, r, status, again, chunkBytes);
             if (printStatus) {

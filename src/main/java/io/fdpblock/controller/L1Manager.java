@@ -32,7 +32,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * reservation of that key fails cleanly (a {@code null} in the result) and the pool is unchanged.
  *
  * <p><b>Listeners</b> run inside L1's lock when a non-temporary object becomes ready (finishWrite):
- * they must only queue and signal, never call back into L1 (CONTRACT.md invariant 6).
+ * they must only queue and signal, never call back into L1 (docs/contract.md invariant 6).
  *
  * <p>All methods are thread-safe. {@link #region()} is what an io_uring-backed device registers
  * ({@link #registerWith}) so that stores and loads on L1 buffers use fixed-buffer I/O.
@@ -313,7 +313,7 @@ public final class L1Manager implements AutoCloseable {
 
     /**
      * Ends the writes of {@code keys} and read-locks them in one step, so that nothing can evict them
-     * in between (CONTRACT.md invariant 8). Non-temporary keys are announced like in
+     * in between (docs/contract.md invariant 8). Non-temporary keys are announced like in
      * {@link #finishWrite}. Keys that are not write-locked are skipped ({@code null}).
      *
      * @return per key its object, now read-locked, or null

@@ -20,7 +20,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Loads from the L2 adapters into L1 ahead of use, on one background thread (CONTRACT.md section 4).
+ * Loads from the L2 adapters into L1 ahead of use, on one background thread (docs/contract.md section 4).
  *
  * <p>{@link #submitPrefetchRequest} queues a request and signals the controller's eventfd;
  * {@link #queryPrefetchResult} answers {@code null} while it is pending and then, exactly once, the
@@ -50,7 +50,7 @@ public final class PrefetchController implements AutoCloseable {
     public static final int DEFAULT_MAX_IN_FLIGHT = 8;
     static final Duration POLL_TIMEOUT = Duration.ofMillis(500);
 
-    /** The lock-invariant steps of CONTRACT.md section 4. */
+    /** The lock-invariant steps of docs/contract.md section 4. */
     enum Step {
         /** every lookup is in, nothing planned yet: L1 none, L2 hits locked */
         LOOKUP,

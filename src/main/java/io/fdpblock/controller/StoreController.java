@@ -20,7 +20,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
- * Copies what is written to L1 into the L2 adapters, on one background thread (CONTRACT.md section 3).
+ * Copies what is written to L1 into the L2 adapters, on one background thread (docs/contract.md section 3).
  *
  * <p>L1's listener (inside L1's lock) only queues the keys and signals this controller's eventfd. The
  * thread polls {that fd, every adapter's store fd} (500 ms timeout); new keys are grouped by

@@ -21,14 +21,6 @@ final class Checkpointer {
     /** What a checkpoint writes, taken under the core's lock. */
     record Snapshot(long dirtyAt, int nextSlot, List<CheckpointCodec.SnapshotEntry> entries) {}
 
-    /** The core's side: its state, read under its lock. */
-    interface Source {
-        /** @return the state to write, or null when nothing changed since the last checkpoint */
-        Snapshot snapshotIfDirty();
-
-        /** The checkpoint of {@code dirtyAt} is durable. */
-        void persisted(long dirtyAt);
-    }
 
     /** Checkpoint JSON bytes per entry assumed when warning that the meta area may be too small. */
     private static final int ESTIMATED_BYTES_PER_ENTRY = 260;
@@ -36,7 +28,10 @@ final class Checkpointer {
     private final MetadataArea area;
     private final CheckpointCodec.Layout layout;
     private final PlacementId placement;
-    private final Source source;
+    /** The state to write, taken under the core's lock; null when nothing changed since the last checkpoint. */
+    private final java.util.function.Supplier<Snapshot> snapshots;
+    /** Told that the checkpoint of a given change count is durable. */
+    private final java.util.function.LongConsumer persisted;
     private final String devicePath;
     private final Object mutex = new Object();
     private long seq;
@@ -47,11 +42,13 @@ final class Checkpointer {
     private volatile long lastMillis;
     private volatile String lastError;
 
-    Checkpointer(MetadataArea area, CheckpointCodec.Layout layout, PlacementId placement, Source source, long seq) {
+    Checkpointer(MetadataArea area, CheckpointCodec.Layout layout, PlacementId placement,
+            java.util.function.Supplier<Snapshot> snapshots, java.util.function.LongConsumer persisted, long seq) {
         this.area = area;
         this.layout = layout;
         this.placement = placement;
-        this.source = source;
+        this.snapshots = snapshots;
+        this.persisted = persisted;
         this.devicePath = layout.devicePath();
         this.seq = seq;
     }
@@ -80,7 +77,7 @@ final class Checkpointer {
 
     boolean checkpoint() throws IOException {
         synchronized (mutex) {
-            Snapshot snap = source.snapshotIfDirty();
+            Snapshot snap = snapshots.get();
             if (snap == null) {
                 return false;
             }
@@ -101,7 +98,7 @@ final class Checkpointer {
                 throw e;
             }
             seq = next;
-            source.persisted(snap.dirtyAt());
+            persisted.accept(snap.dirtyAt());
             written++;
             lastBytes = json.length;
             lastMillis = (System.nanoTime() - t0) / 1_000_000;
@@ -138,21 +135,7 @@ final class Checkpointer {
         if (periodic == null) {
             return true;
         }
-        periodic.shutdown();
-        long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
-        boolean interrupted = false;
-        boolean done = false;
-        while (!done && System.nanoTime() < deadline) {
-            try {
-                done = periodic.awaitTermination(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-        return done;
+        return io.fdpblock.util.Threads.shutdownAndAwait(periodic, TimeUnit.MILLISECONDS.toNanos(timeoutMillis));
     }
 
     long seq() {

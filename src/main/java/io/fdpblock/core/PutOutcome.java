@@ -27,6 +27,15 @@ public enum PutOutcome {
         this.success = success;
     }
 
+    /** Per outcome: {@link #success()}. */
+    static boolean[] successes(PutOutcome[] outcomes) {
+        boolean[] out = new boolean[outcomes.length];
+        for (int i = 0; i < outcomes.length; i++) {
+            out[i] = outcomes[i].success();
+        }
+        return out;
+    }
+
     /** The key is stored (now or before). */
     public boolean success() {
         return success;

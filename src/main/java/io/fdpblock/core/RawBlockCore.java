@@ -2,13 +2,8 @@ package io.fdpblock.core;
 
 import io.fdpblock.device.AlignedBufferPool;
 import io.fdpblock.device.BlockDevice;
-import io.fdpblock.device.BlockDevices;
-import io.fdpblock.device.DeviceOptions;
-import io.fdpblock.device.IoEngine;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -70,22 +65,23 @@ public final class RawBlockCore implements AutoCloseable {
     final int headerBytes;
     final long slotBytes;
     final AlignedBufferPool headerPool;
-    private final MetadataArea area;
+    final MetadataArea area;
     final FdpPlacement placement;
-    private final boolean metaAreaFitsFullIndex;
+    final boolean metaAreaFitsFullIndex;
 
     final ReentrantLock lock = new ReentrantLock();
-    final KeyIndex index = new KeyIndex();
+    final StoreIndex index;
+    final InFlight inflight = new InFlight();
     final SlotAllocator slots;
     final OpCounter ops = new OpCounter();
     final SlotReleaser releaser;
-    private final Checkpointer checkpointer;
+    final Checkpointer checkpointer;
     private final PutWriter writer = new PutWriter(this);
     private final LoadReader reader = new LoadReader(this);
-    private long dirtyCount;
-    private long persistedCount;
+    long dirtyCount;
+    long persistedCount;
     /** Guarded by {@link #lock}: no new work once set. */
-    private boolean closed;
+    boolean closed;
     /** Guarded by {@link #lock}: once false, a completing put is not committed (close took its final snapshot). */
     private boolean committing = true;
     /** Batches the device gave up with I/O still in the kernel: their buffers are kept reachable forever. */
@@ -95,7 +91,7 @@ public final class RawBlockCore implements AutoCloseable {
     final AtomicLong rolledBackKeys = new AtomicLong();
     final AtomicLong deviceFullRejects = new AtomicLong();
     final AtomicLong oversizeRejects = new AtomicLong();
-    private final Recovery.Result recovered;
+    final Recovery.Result recovered;
 
     private RawBlockCore(RawBlockCoreConfig config, BlockDevice device, boolean ownsDevice) throws IOException {
         this.config = config;
@@ -103,58 +99,26 @@ public final class RawBlockCore implements AutoCloseable {
         this.ownsDevice = ownsDevice;
         this.headerBytes = config.headerBytes();
         this.slotBytes = config.slotBytes();
+        StoreGeometry geometry = StoreGeometry.of(config, device);
         int blockAlign = config.blockAlign();
-        int lbs = device.logicalBlockSize();
-        if (blockAlign % lbs != 0) {
-            throw new IllegalArgumentException("raw_block config: block_align = " + blockAlign + " is not a multiple of"
-                    + " the device's logical block size " + lbs + " (" + device.path() + "); use " + lbs + " or more");
-        }
-        long deviceSize = device.sizeBytes();
-        if (config.capacityBytes() > deviceSize) {
-            throw new IllegalArgumentException("raw_block config: capacity_bytes = " + config.capacityBytes()
-                    + " exceeds the size of " + device.path() + " (" + deviceSize + " bytes); use 0 for the whole device");
-        }
-        this.capacityBytes = config.capacityBytes() > 0 ? config.capacityBytes() : deviceSize;
-        this.dataBase = config.metaTotalBytes();
-        long maxSlots = capacityBytes > dataBase ? (capacityBytes - dataBase) / slotBytes : 0;
-        if (maxSlots < 1) {
-            throw new IllegalArgumentException("raw_block config: " + device.path() + " (" + capacityBytes
-                    + " bytes) has no room for a slot of " + slotBytes + " bytes after the meta area of " + dataBase
-                    + " bytes; use a larger device or smaller meta_total_bytes / slot_bytes");
-        }
-        if (maxSlots > Integer.MAX_VALUE - 8) {
-            throw new IllegalArgumentException("raw_block config: " + maxSlots + " slots exceed the index limit of "
-                    + (Integer.MAX_VALUE - 8) + "; use a larger slot_bytes");
-        }
+        this.capacityBytes = geometry.capacityBytes();
+        this.dataBase = geometry.dataBase();
+        long maxSlots = geometry.maxSlots();
         this.placement = FdpPlacement.discover(config, device);
         long ru = placement.reclaimUnitBytes();
         int groupSlots = ru > slotBytes ? (int) Math.min(ru / slotBytes, maxSlots) : 1;
         this.slots = new SlotAllocator((int) maxSlots, config.fdpSlotAffinityEnabled(), groupSlots);
+        this.index = new HeapKeyIndex();
         this.releaser = new SlotReleaser(device, lock, slots, dataBase, slotBytes, ops);
         this.area = new MetadataArea(device, blockAlign, config.metaTotalBytes());
-        CheckpointCodec.Layout layout = new CheckpointCodec.Layout(config.devicePath(), capacityBytes, blockAlign,
-                headerBytes, slotBytes, config.metaTotalBytes(), dataBase);
+        CheckpointCodec.Layout layout = geometry.layout();
         this.metaAreaFitsFullIndex = Checkpointer.fitsFullIndex(device.path(), maxSlots, area.payloadRoom(), config);
-        this.recovered = new Recovery(config, device, area, layout, index, slots).run();
+        this.recovered = new Recovery(config, device, area, layout, (HeapKeyIndex) index, slots).run();
         if (recovered.droppedKeys() > 0) {
             dirtyCount++; // the next checkpoint persists the cleanup
         }
-        this.checkpointer = new Checkpointer(area, layout, placement.metadata(), new Checkpointer.Source() {
-            @Override
-            public Checkpointer.Snapshot snapshotIfDirty() {
-                return snapshot();
-            }
-
-            @Override
-            public void persisted(long dirtyAt) {
-                lock.lock();
-                try {
-                    persistedCount = dirtyAt;
-                } finally {
-                    lock.unlock();
-                }
-            }
-        }, recovered.seq());
+        this.checkpointer = new Checkpointer(area, layout, placement.metadata(), this::snapshot, this::persisted,
+                recovered.seq());
         this.headerPool = new AlignedBufferPool(headerBytes, 4 * config.maxBatchKeys(),
                 Math.max(blockAlign, device.bufferAlignment()));
         try {
@@ -168,7 +132,7 @@ public final class RawBlockCore implements AutoCloseable {
 
     /** Opens the device named by the configuration with its {@code io_engine} (exclusively), then recovers. */
     public static RawBlockCore open(RawBlockCoreConfig config) throws IOException {
-        BlockDevice device = openDevice(config);
+        BlockDevice device = StoreGeometry.openDevice(config);
         try {
             return open(config, device, true);
         } catch (IOException | RuntimeException e) {
@@ -188,27 +152,6 @@ public final class RawBlockCore implements AutoCloseable {
             core.checkpointer.startPeriodic(config.metaCheckpointIntervalSec());
         }
         return core;
-    }
-
-    private static BlockDevice openDevice(RawBlockCoreConfig config) throws IOException {
-        IoEngine engine = config.ioEngine();
-        if (engine == IoEngine.MEMORY) {
-            if (config.capacityBytes() == 0) {
-                throw new IllegalArgumentException("raw_block config: io_engine memory needs capacity_bytes > 0");
-            }
-            return BlockDevices.memory(config.capacityBytes(), config.blockAlign());
-        }
-        Path path = Path.of(config.devicePath());
-        if (!Files.exists(path)) {
-            if (config.capacityBytes() == 0) {
-                throw new IOException("device_path " + path + " does not exist: create it, or set capacity_bytes to"
-                        + " have a file of that size created");
-            }
-            BlockDevices.createFile(path, config.capacityBytes());
-        }
-        DeviceOptions options = DeviceOptions.of(engine).withQueueDepth(config.iouringQueueDepth())
-                .withDirect(config.useOdirect()).withBuffers(1 << 20, 0).withExclusive(true);
-        return BlockDevices.open(path, options);
     }
 
     public RawBlockCoreConfig config() {
@@ -280,12 +223,7 @@ public final class RawBlockCore implements AutoCloseable {
 
     /** Stores the keys and waits. @return per key: stored (or already stored) */
     public boolean[] put(List<PutRequest> requests) throws IOException {
-        PutOutcome[] o = putWithOutcome(requests);
-        boolean[] out = new boolean[o.length];
-        for (int i = 0; i < o.length; i++) {
-            out[i] = o[i].success();
-        }
-        return out;
+        return PutOutcome.successes(putWithOutcome(requests));
     }
 
     /** Stores the keys and waits. @return what happened to each key */
@@ -302,7 +240,7 @@ public final class RawBlockCore implements AutoCloseable {
      * @throws IllegalStateException after close
      */
     public void putAsync(List<PutRequest> requests, Completion done) {
-        putOutcomesAsync(requests, o -> done.onComplete(successes(o)));
+        putOutcomesAsync(requests, o -> done.onComplete(PutOutcome.successes(o)));
     }
 
     /** Like {@link #putAsync(List, Completion)}, also telling which keys this call newly stored. */
@@ -312,7 +250,7 @@ public final class RawBlockCore implements AutoCloseable {
             for (int i = 0; i < o.length; i++) {
                 fresh[i] = o[i] == PutOutcome.STORED;
             }
-            done.onComplete(successes(o), fresh);
+            done.onComplete(PutOutcome.successes(o), fresh);
         });
     }
 
@@ -321,13 +259,6 @@ public final class RawBlockCore implements AutoCloseable {
         writer.put(requests, done);
     }
 
-    private static boolean[] successes(PutOutcome[] o) {
-        boolean[] out = new boolean[o.length];
-        for (int i = 0; i < o.length; i++) {
-            out[i] = o[i].success();
-        }
-        return out;
-    }
 
     /** Loads and waits. @return per key: loaded */
     public boolean[] load(List<LoadRequest> requests) {
@@ -352,23 +283,13 @@ public final class RawBlockCore implements AutoCloseable {
 
     /** @return per key: committed; with {@code lock}, each hit's lock count goes up by one */
     public boolean[] exists(List<String> keys, boolean lockHits) {
-        boolean[] out = new boolean[keys.size()];
         lock.lock();
         try {
             checkOpenLocked();
-            for (int i = 0; i < out.length; i++) {
-                KeyIndex.Entry e = index.get(keys.get(i));
-                if (e != null) {
-                    out[i] = true;
-                    if (lockHits) {
-                        e.locks++;
-                    }
-                }
-            }
+            return index.lookup(keys, lockHits);
         } finally {
             lock.unlock();
         }
-        return out;
     }
 
     /** Lock count -1 per key, never below zero; unknown keys are ignored. */
@@ -376,12 +297,7 @@ public final class RawBlockCore implements AutoCloseable {
         lock.lock();
         try {
             checkOpenLocked();
-            for (String k : keys) {
-                KeyIndex.Entry e = index.get(k);
-                if (e != null && e.locks > 0) {
-                    e.locks--;
-                }
-            }
+            index.unlock(keys);
         } finally {
             lock.unlock();
         }
@@ -391,23 +307,10 @@ public final class RawBlockCore implements AutoCloseable {
     public int lockCount(String key) {
         lock.lock();
         try {
-            KeyIndex.Entry e = index.get(key);
-            return e == null ? 0 : e.locks;
+            return index.lockCount(key);
         } finally {
             lock.unlock();
         }
-    }
-
-    /** What {@link #deleteWithOutcome} did to a key. */
-    public enum DeleteOutcome {
-        /** It was committed and is now removed. */
-        REMOVED,
-        /** Its write was in flight and is cancelled (its slot is freed when the write ends). */
-        CANCELLED,
-        /** It is locked and was kept (not forced). */
-        LOCKED,
-        /** Unknown. */
-        MISSING
     }
 
     /**
@@ -417,46 +320,36 @@ public final class RawBlockCore implements AutoCloseable {
      * @return per key: removed or cancelled
      */
     public boolean[] delete(List<String> keys, boolean force) {
-        DeleteOutcome[] o = deleteWithOutcome(keys, force);
-        boolean[] out = new boolean[o.length];
-        for (int i = 0; i < o.length; i++) {
-            out[i] = o[i] == DeleteOutcome.REMOVED || o[i] == DeleteOutcome.CANCELLED;
-        }
-        return out;
+        return DeleteOutcome.removedOrCancelled(deleteWithOutcome(keys, force));
     }
 
     /** Like {@link #delete}, saying per key what happened. */
     public DeleteOutcome[] deleteWithOutcome(List<String> keys, boolean force) {
         DeleteOutcome[] out = new DeleteOutcome[keys.size()];
         int[] freed = new int[keys.size()];
-        int nFreed = 0;
+        int[] nFreed = {0};
         lock.lock();
         try {
             checkOpenLocked();
             for (int i = 0; i < out.length; i++) {
-                String k = keys.get(i);
-                KeyIndex.Entry e = index.get(k);
-                if (e != null) {
-                    if (e.locks > 0 && !force) {
-                        out[i] = DeleteOutcome.LOCKED;
-                        continue;
-                    }
-                    index.remove(k);
-                    dirtyCount++;
-                    if (e.readers > 0) {
-                        e.deleted = true; // released when the last load of it ends
-                    } else {
-                        freed[nFreed++] = e.slot;
-                    }
-                    out[i] = DeleteOutcome.REMOVED;
+                String key = keys.get(i);
+                int slot = index.remove(key, force);
+                if (slot == StoreIndex.LOCKED) {
+                    out[i] = DeleteOutcome.LOCKED;
+                } else if (slot == StoreIndex.MISSING) {
+                    out[i] = inflight.cancelWrite(key) != null ? DeleteOutcome.CANCELLED : DeleteOutcome.MISSING;
                 } else {
-                    out[i] = index.cancelWrite(k) != null ? DeleteOutcome.CANCELLED : DeleteOutcome.MISSING;
+                    out[i] = DeleteOutcome.REMOVED;
+                    dirtyCount++;
+                    if (inflight.freeSlot(slot)) { // else released when the last load of it ends
+                        freed[nFreed[0]++] = slot;
+                    }
                 }
             }
         } finally {
             lock.unlock();
         }
-        releaser.release(freed, nFreed);
+        releaser.release(freed, nFreed[0]);
         return out;
     }
 
@@ -473,6 +366,15 @@ public final class RawBlockCore implements AutoCloseable {
         checkpointer.checkpoint();
     }
 
+    private void persisted(long dirtyAt) {
+        lock.lock();
+        try {
+            persistedCount = dirtyAt;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     private Checkpointer.Snapshot snapshot() {
         lock.lock();
         try {
@@ -480,7 +382,8 @@ public final class RawBlockCore implements AutoCloseable {
                 return null;
             }
             List<CheckpointCodec.SnapshotEntry> entries = new ArrayList<>(index.size());
-            index.forEach((k, e) -> entries.add(new CheckpointCodec.SnapshotEntry(k, slotOffset(e.slot), e.size, e.meta)));
+            ((HeapKeyIndex) index).forEach((k, e) -> entries.add(new CheckpointCodec.SnapshotEntry(k,
+                    slotOffset(e.slot()), e.size(), e.meta())));
             return new Checkpointer.Snapshot(dirtyCount, slots.nextSlot(), entries);
         } finally {
             lock.unlock();
@@ -504,7 +407,7 @@ public final class RawBlockCore implements AutoCloseable {
         lock.lock();
         try {
             Map<String, Integer> out = new LinkedHashMap<>(index.size() * 2);
-            index.forEach((k, e) -> out.put(k, e.size));
+            ((HeapKeyIndex) index).forEach((k, e) -> out.put(k, e.size()));
             return out;
         } finally {
             lock.unlock();
@@ -537,55 +440,7 @@ public final class RawBlockCore implements AutoCloseable {
 
     /** A snapshot of the store's state and counters; documented in the README. */
     public Map<String, Object> status() {
-        Map<String, Object> s = new LinkedHashMap<>();
-        lock.lock();
-        try {
-            s.put("is_healthy", !closed && checkpointer.lastError() == null);
-            s.put("device_path", config.devicePath());
-            s.put("io_engine", device.engine().configName());
-            s.put("capacity_bytes", capacityBytes);
-            s.put("slot_bytes", slotBytes);
-            s.put("max_slots", slots.maxSlots());
-            s.put("used_slots", slots.usedSlots());
-            s.put("free_slots", slots.freeSlots());
-            s.put("next_slot", slots.nextSlot());
-            s.put("keys", index.size());
-            s.put("locked_keys", index.lockedCount());
-            s.put("inflight_keys", index.inflightCount());
-            s.put("dirty", dirtyCount != persistedCount);
-            s.put("slot_affinity_hits", slots.affinityHits());
-            s.put("slot_affinity_fallbacks", slots.affinityFallbacks());
-            s.put("slots_per_reclaim_unit", slots.groupSlots());
-        } finally {
-            lock.unlock();
-        }
-        s.put("fdp_enabled", config.fdpEnabled());
-        s.put("fdp_reported_placement_ids", placement.reported());
-        s.put("fdp_data_placement_ids", placement.data());
-        s.put("fdp_reclaim_unit_bytes", placement.reclaimUnitBytes());
-        s.put("bytes_written_by_placement_id", placement.bytesWrittenById());
-        s.put("deallocated_slots", releaser.deallocatedSlots());
-        s.put("deallocate_failures", releaser.deallocateFailures());
-        s.put("checkpoint_seq", checkpointer.seq());
-        s.put("checkpoints_written", checkpointer.written());
-        s.put("last_checkpoint_bytes", checkpointer.lastBytes());
-        s.put("last_checkpoint_ms", checkpointer.lastMillis());
-        s.put("checkpoint_failures", checkpointer.failures());
-        s.put("last_checkpoint_error", checkpointer.lastError());
-        s.put("meta_container_bytes", area.containerBytes());
-        s.put("meta_area_fits_full_index", metaAreaFitsFullIndex);
-        s.put("recovery", recovered.note());
-        s.put("recovery_fell_back", recovered.fellBack());
-        s.put("recovered_keys", recovered.recoveredKeys());
-        s.put("verify_dropped_keys", recovered.droppedKeys());
-        s.put("crc_mismatches", crcMismatches.get());
-        s.put("rolled_back_keys", rolledBackKeys.get());
-        s.put("device_full_rejects", deviceFullRejects.get());
-        s.put("oversize_rejects", oversizeRejects.get());
-        synchronized (abandoned) {
-            s.put("abandoned_io_batches", abandoned.size());
-        }
-        return s;
+        return StoreStatus.of(this);
     }
 
     /**

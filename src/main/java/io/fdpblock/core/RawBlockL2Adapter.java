@@ -163,6 +163,10 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
         core.unlock(encoded(keys));
     }
 
+    /**
+     * Reads each hit straight into its object's buffer (zero copy). A deliberate deviation: a key whose
+     * payload fails its CRC32C is reported as a miss, but its buffer may already hold those bytes.
+     */
     @Override
     public long submitLoadTask(List<ObjectKey> keys, List<MemoryObj> objects) {
         checkKeysAndObjects(keys, objects);
@@ -192,10 +196,10 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
         if (keys == null || keys.isEmpty()) {
             return;
         }
-        RawBlockCore.DeleteOutcome[] outcome = core.deleteWithOutcome(encoded(keys), force);
+        DeleteOutcome[] outcome = core.deleteWithOutcome(encoded(keys), force);
         List<ObjectKey> gone = new ArrayList<>();
         for (int i = 0; i < outcome.length; i++) {
-            if (outcome[i] == RawBlockCore.DeleteOutcome.REMOVED) { // a cancelled write was never charged
+            if (outcome[i] == DeleteOutcome.REMOVED) { // a cancelled write was never charged
                 gone.add(keys.get(i));
                 charge(keys.get(i).cacheSalt(), -slotBytes);
             }

@@ -2,6 +2,7 @@ package io.fdpblock.device;
 
 import io.fdpblock.ffi.FdpNative;
 import io.fdpblock.nvme.NvmeCommand;
+import io.fdpblock.linux.NativeLibrary;
 import io.fdpblock.nvme.NvmeCompletion;
 import io.fdpblock.nvme.NvmeNamespace;
 import io.fdpblock.uring.Ring;
@@ -20,6 +21,10 @@ import java.lang.foreign.MemorySegment;
  * < 0 = errno.
  */
 final class UringCmdBlockDevice extends IoUringBlockDevice {
+    static {
+        NativeLibrary.ensureLoaded(); // fails with the reason, e.g. the --enable-native-access to add
+    }
+
     private static final int CMD_IO = (int) FdpNative.NVME_URING_CMD_IO();
 
     /** One DSM range list per ring slot: 256 ranges of 16 bytes. */

@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * LMCache's asynchronous L2 adapter contract (CONTRACT.md section 2). Every method is thread-safe and
+ * LMCache's asynchronous L2 adapter contract (docs/contract.md section 2). Every method is thread-safe and
  * non-blocking. Results are recorded before the matching eventfd is signalled; signals coalesce, so a
  * consumer reads the fd once per wake-up and then drains every result.
  */
@@ -39,7 +39,11 @@ public interface L2Adapter extends AutoCloseable {
     /** Refcount -1 per key; unknown keys and underflow are no-ops. Fire-and-forget. */
     void submitUnlock(List<ObjectKey> keys);
 
-    /** Loads each found key into its object; misses leave their buffer untouched. */
+    /**
+     * Loads each found key into its object; a key that is not there leaves its buffer untouched. An
+     * adapter that reads straight into the buffer may report a key whose bytes fail their check as a
+     * miss after writing into it (the raw-block adapter does: zero-copy loads).
+     */
     long submitLoadTask(List<ObjectKey> keys, List<MemoryObj> objects);
 
     Bitmap queryLoadResult(long taskId);

@@ -9,6 +9,10 @@ import java.lang.foreign.MemorySegment;
 public final class Errno {
     private Errno() {}
 
+    static {
+        NativeLibrary.ensureLoaded(); // fails with the reason, e.g. the --enable-native-access to add
+    }
+
     public static final int EINTR = FdpNative.EINTR();
     public static final int EAGAIN = FdpNative.EAGAIN();
     public static final int EINVAL = FdpNative.EINVAL();

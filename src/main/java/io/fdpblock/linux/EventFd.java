@@ -14,6 +14,10 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * handed it to someone else.
  */
 public final class EventFd implements AutoCloseable {
+    static {
+        NativeLibrary.ensureLoaded(); // fails with the reason, e.g. the --enable-native-access to add
+    }
+
     private final int fd;
     /** Readers: signal/drain; writer: close. Held only for one non-blocking syscall. */
     private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();

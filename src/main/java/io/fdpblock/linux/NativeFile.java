@@ -16,6 +16,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * issued from many threads at once.
  */
 public final class NativeFile implements AutoCloseable {
+    static {
+        NativeLibrary.ensureLoaded(); // fails with the reason, e.g. the --enable-native-access to add
+    }
+
     private static final int O_RDONLY = FdpNative.O_RDONLY();
     private static final int O_RDWR = FdpNative.O_RDWR();
     private static final int O_CREAT = FdpNative.O_CREAT();
@@ -34,8 +38,8 @@ public final class NativeFile implements AutoCloseable {
     private final Kind kind;
     private final AtomicBoolean closed = new AtomicBoolean();
     private volatile boolean locked;
-    /** How long {@link #lockExclusive()} retries a held lock before it says the device is in use. */
-    private static final long LOCK_GRACE_NANOS = 1_000_000_000L;
+    /** How long {@link #lockExclusive()} waits for a lock still held on behalf of a process that has died. */
+    private static final long DEAD_HOLDER_GRACE_NANOS = 30_000_000_000L;
 
     private NativeFile(Path path, int fd, boolean direct, boolean writable, Kind kind) {
         this.path = path;
@@ -100,21 +104,70 @@ public final class NativeFile implements AutoCloseable {
      */
     public void lockExclusive() throws IOException {
         int r = Syscalls.flock(fd, FdpNative.LOCK_EX() | FdpNative.LOCK_NB());
-        // A store that just died (or closed without unlocking) may hold the lock a moment longer: its
-        // io_uring is torn down asynchronously, and the lock goes with the ring's last file reference.
-        long deadline = System.nanoTime() + LOCK_GRACE_NANOS;
-        while (r == -Errno.EWOULDBLOCK && System.nanoTime() < deadline) {
-            java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L);
-            r = Syscalls.flock(fd, FdpNative.LOCK_EX() | FdpNative.LOCK_NB());
-        }
         if (r == -Errno.EWOULDBLOCK) {
-            throw new DeviceInUseException(path, "another store has it open (an exclusive flock is held on it,"
-                    + " in this process or another)");
+            // Held: by a live process (refused at once, naming it), or still by a store that died a moment
+            // ago, whose io_uring the kernel tears down asynchronously: the lock goes with the ring's last
+            // file reference, so wait for that.
+            long holder = lockHolder();
+            long deadline = System.nanoTime() + DEAD_HOLDER_GRACE_NANOS;
+            while (r == -Errno.EWOULDBLOCK && !isLiveOther(holder) && holder != ProcessHandle.current().pid()
+                    && System.nanoTime() < deadline) {
+                java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L);
+                r = Syscalls.flock(fd, FdpNative.LOCK_EX() | FdpNative.LOCK_NB());
+                holder = r == -Errno.EWOULDBLOCK ? lockHolder() : holder;
+            }
+            if (r == -Errno.EWOULDBLOCK) {
+                throw new DeviceInUseException(path, "another store has it open (an exclusive flock is held on it, "
+                        + describeHolder(holder) + ")");
+            }
         }
         if (r < 0) {
             throw Errno.exception("flock(" + path + ", LOCK_EX|LOCK_NB)", -r);
         }
         locked = true;
+    }
+
+    private static boolean isLiveOther(long pid) {
+        return pid > 0 && pid != ProcessHandle.current().pid()
+                && ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+    }
+
+    private static String describeHolder(long pid) {
+        if (pid == ProcessHandle.current().pid()) {
+            return "by this process";
+        }
+        if (pid <= 0) {
+            return "by another process";
+        }
+        String cmd = ProcessHandle.of(pid).flatMap(h -> h.info().command()).orElse("?");
+        return "by process " + pid + " (" + cmd + ")";
+    }
+
+    /** The pid /proc/locks names for the flock on this file, or -1 when it cannot tell. */
+    private long lockHolder() {
+        String id;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment st = arena.allocate(stat.layout());
+            if (Syscalls.fstat(fd, st) < 0) {
+                return -1;
+            }
+            long dev = stat.st_dev(st);
+            long major = ((dev >>> 8) & 0xfff) | ((dev >>> 32) & ~0xfffL);
+            long minor = (dev & 0xff) | ((dev >>> 12) & ~0xffL);
+            id = String.format("%02x:%02x:%d", major, minor, stat.st_ino(st));
+        }
+        try {
+            for (String line : java.nio.file.Files.readAllLines(Path.of("/proc/locks"))) {
+                String[] f = line.trim().split("\\s+");
+                // "1: FLOCK ADVISORY WRITE <pid> <maj:min:inode> <start> <end>"
+                if (f.length >= 6 && f[1].equals("FLOCK") && f[5].equals(id)) {
+                    return Long.parseLong(f[4]);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // no /proc/locks: treat the holder as unknown
+        }
+        return -1;
     }
 
     /**

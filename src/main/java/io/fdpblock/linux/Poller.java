@@ -14,6 +14,10 @@ import java.time.Duration;
  * is allocated once; {@link #poll} allocates nothing. Not thread-safe: one thread polls.
  */
 public final class Poller implements AutoCloseable {
+    static {
+        NativeLibrary.ensureLoaded(); // fails with the reason, e.g. the --enable-native-access to add
+    }
+
     private static final short POLLIN = (short) FdpNative.POLLIN();
     private static final int POLLERR = FdpNative.POLLERR();
     private static final int POLLHUP = FdpNative.POLLHUP();

@@ -22,6 +22,10 @@ import java.lang.invoke.VarHandle;
 final class Syscalls {
     private Syscalls() {}
 
+    static {
+        NativeLibrary.ensureLoaded(); // fails with the reason, e.g. the --enable-native-access to add
+    }
+
     private static final Linker LINKER = Linker.nativeLinker();
     private static final StructLayout CAPTURE_LAYOUT = Linker.Option.captureStateLayout();
     private static final VarHandle ERRNO =

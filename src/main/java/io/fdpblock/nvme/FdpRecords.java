@@ -8,7 +8,7 @@ import java.math.MathContext;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Decoded FDP and identify data (NVME-FDP.md section 3), each with a defensive parser. */
+/** Decoded FDP and identify data (docs/fdp.md sections 2 and 7), each with a defensive parser. */
 public final class FdpRecords {
     private FdpRecords() {}
 
@@ -94,6 +94,12 @@ public final class FdpRecords {
 
     /** Log 0x20. */
     public record FdpConfigurations(int version, List<FdpConfiguration> configurations) {
+        /**
+         * Offset of the RUH descriptor list in a configuration descriptor: after ERUTL (bytes 24..27) come
+         * 36 reserved bytes (NVMe FDP, TP4146; nvme-cli's and QEMU's descriptor header are 64 bytes).
+         */
+        static final int RUH_DESCRIPTORS = 64;
+
         static FdpConfigurations parse(MemorySegment d) throws IOException {
             LogReader r = new LogReader("FDP configurations log", d);
             int n = r.u16(0, "NUMFDPC") + 1;
@@ -107,19 +113,19 @@ public final class FdpRecords {
             long off = 16;
             for (int i = 0; i < n; i++) {
                 int dsze = r.u16(off, "DSZE of descriptor " + i);
-                if (dsze < 32) {
+                if (dsze < RUH_DESCRIPTORS) {
                     throw new IOException("FDP configurations log: descriptor " + i + " claims " + dsze + " bytes");
                 }
                 r.need(off, dsze, "descriptor " + i);
                 int fdpa = r.u8(off + 2, "FDPA");
                 int nruh = r.u16(off + 8, "NRUH");
-                if (32 + 4L * nruh > dsze) {
+                if (RUH_DESCRIPTORS + 4L * nruh > dsze) {
                     throw new IOException("FDP configurations log: descriptor " + i + " has " + nruh
                             + " handles but only " + dsze + " bytes");
                 }
                 List<Integer> types = new ArrayList<>(nruh);
                 for (int h = 0; h < nruh; h++) {
-                    types.add(r.u8(off + 32 + 4L * h, "RUHT"));
+                    types.add(r.u8(off + RUH_DESCRIPTORS + 4L * h, "RUHT"));
                 }
                 out.add(new FdpConfiguration(i, (fdpa & 0x80) != 0, fdpa & 0xF, r.u32(off + 4, "NRG"), nruh,
                         r.u16(off + 10, "MAXPIDS"), r.u32(off + 12, "NNSS"), r.u64(off + 16, "RUNS"),

@@ -9,7 +9,7 @@ import java.lang.foreign.ValueLayout;
 /**
  * One NVMe command, encoded into {@code struct nvme_uring_cmd} (an SQE's command area) or {@code struct
  * nvme_passthru_cmd64} (ioctl). Factories build the commands fdpblock uses; the encoding follows
- * NVME-FDP.md (DTYPE in CDW12 bits 23:20, DSPEC in CDW13 bits 31:16).
+ * docs/fdp.md section 1 (DTYPE in CDW12 bits 23:20, DSPEC in CDW13 bits 31:16).
  */
 public final class NvmeCommand {
     public static final int OP_FLUSH = 0x00;

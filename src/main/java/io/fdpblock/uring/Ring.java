@@ -32,6 +32,10 @@ import java.lang.invoke.VarHandle;
  * {@link #reap(CompletionHandler)}.
  */
 public final class Ring implements AutoCloseable {
+    static {
+        io.fdpblock.linux.NativeLibrary.ensureLoaded(); // fails with the reason, e.g. the --enable-native-access to add
+    }
+
     // Setup flags and opcodes, from the generated bindings.
     public static final int SETUP_SQPOLL = FdpNative.IORING_SETUP_SQPOLL();
     public static final int SETUP_COOP_TASKRUN = FdpNative.IORING_SETUP_COOP_TASKRUN();

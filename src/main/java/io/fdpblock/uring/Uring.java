@@ -1,6 +1,6 @@
 package io.fdpblock.uring;
 
-import io.fdpblock.ffi.FdpNative;
+import io.fdpblock.linux.NativeLibrary;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -8,27 +8,17 @@ import java.nio.file.Path;
 
 /**
  * Is io_uring usable here? Checked once, on first use, like Netty's {@code IoUring.isAvailable()}:
- * liburing.so.2 must load and the kernel must set up a ring. When it is not, {@link
- * #unavailabilityCause()} says why, and {@link #ensureAvailable()} throws with that cause attached.
+ * the bindings must load ({@link NativeLibrary}: native access granted, liburing.so.2 present) and the
+ * kernel must set up a ring. When it is not, {@link #unavailabilityCause()} says why, and {@link
+ * #ensureAvailable()} throws with that cause attached.
  */
 public final class Uring {
     private Uring() {}
 
     private static final class Probe {
-        static final Throwable LIBRARY_CAUSE = loadLibrary();
+        static final Throwable LIBRARY_CAUSE = NativeLibrary.loadFailure();
         static final Throwable CAUSE = LIBRARY_CAUSE != null ? LIBRARY_CAUSE : probeRing(false);
         static final Throwable BIG_CAUSE = CAUSE != null ? CAUSE : probeRing(true);
-
-        private static Throwable loadLibrary() {
-            try {
-                FdpNative.IORING_OP_NOP(); // initialises the bindings, which look up liburing.so.2
-                FdpNative.io_uring_queue_init_params$address();
-                return null;
-            } catch (Throwable t) {
-                return new IOException("liburing.so.2 could not be loaded: install it (Debian: apt-get install"
-                        + " liburing2, or `make deps`)", t);
-            }
-        }
 
         private static Throwable probeRing(boolean big) {
             try (Ring ring = Ring.open(RingOptions.of(4).withBigEntries(big))) {
@@ -52,7 +42,7 @@ public final class Uring {
     /** Ring setup needs the library; fail with the recorded cause rather than a class-init error. */
     static void requireLibrary() throws IOException {
         if (Probe.LIBRARY_CAUSE != null) {
-            throw new IOException(Probe.LIBRARY_CAUSE.getMessage(), Probe.LIBRARY_CAUSE.getCause());
+            throw new IOException(Probe.LIBRARY_CAUSE.getMessage(), Probe.LIBRARY_CAUSE);
         }
     }
 

@@ -20,7 +20,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** The store's rules (RAWBLOCK.md section 3), on memory and on a file through io_uring. */
+/** The store's rules (RawBlockCore's class comment), on memory and on a file through io_uring. */
 @Tag("host")
 class RawBlockCoreTest {
     @TempDir

@@ -307,4 +307,36 @@ class BlockDeviceTest {
         dev.submit(new IoBatch(), b -> done.countDown());
         await(done);
     }
+
+    @ParameterizedTest
+    @EnumSource(value = IoEngine.class, names = {"POSIX", "IO_URING", "MEMORY"})
+    void negativeOffsetsAndRangesThatOverflowAreRefusedBeforeAnyIo(IoEngine engine) throws Exception {
+        BlockDevice dev = open(engine);
+        MemorySegment buf = dev.buffers().acquire().asSlice(0, 2 * BLOCK);
+        IoBatch negative = new IoBatch();
+        negative.read(-BLOCK, buf);
+        assertThatThrownBy(() -> dev.submit(negative, b -> { })).isInstanceOf(IOException.class)
+                .hasMessageContaining("offset -4096 is not a non-negative multiple");
+        IoBatch overflow = new IoBatch(); // offset + length wraps around to a negative long
+        overflow.write(Long.MAX_VALUE - (BLOCK - 1), buf);
+        assertThatThrownBy(() -> dev.submit(overflow, b -> { })).isInstanceOf(IOException.class)
+                .hasMessageContaining("past the end of the device");
+        IoBatch dealloc = new IoBatch();
+        dealloc.deallocate(SIZE - BLOCK, 2 * BLOCK);
+        assertThatThrownBy(() -> dev.submit(dealloc, b -> { })).isInstanceOf(IOException.class)
+                .hasMessageContaining("past the end of the device");
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = IoEngine.class, names = {"POSIX", "IO_URING"})
+    void submitNeverRunsTheIoOnTheCallersThread(IoEngine engine) throws Exception {
+        BlockDevice dev = open(engine);
+        MemorySegment buf = dev.buffers().acquire();
+        IoBatch b = new IoBatch();
+        b.write(0, buf);
+        java.util.concurrent.CompletableFuture<Thread> ranOn = new java.util.concurrent.CompletableFuture<>();
+        dev.submit(b, done -> ranOn.complete(Thread.currentThread()));
+        assertThat(ranOn.get(10, java.util.concurrent.TimeUnit.SECONDS)).isNotSameAs(Thread.currentThread());
+        assertThat(b.isComplete(0)).isTrue();
+    }
 }

@@ -19,6 +19,7 @@ public final class FaultInjectingDevice implements BlockDevice {
     private volatile boolean failNextSubmit;
     private volatile boolean failNextCompletion;
     private volatile boolean hold;
+    private volatile boolean failRegistration;
     private final List<Runnable> held = new ArrayList<>();
     private volatile List<Integer> placementIds;
     private volatile long reclaimUnitBytes;
@@ -71,6 +72,11 @@ public final class FaultInjectingDevice implements BlockDevice {
 
     public void failNextSubmit() {
         failNextSubmit = true;
+    }
+
+    /** Every buffer registration fails (as with a low RLIMIT_MEMLOCK). */
+    public void failRegistration() {
+        failRegistration = true;
     }
 
     public void failNextCompletion() {
@@ -148,7 +154,14 @@ public final class FaultInjectingDevice implements BlockDevice {
     @Override public int maxTransferBytes() { return inner.maxTransferBytes(); }
     @Override public int bufferAlignment() { return inner.bufferAlignment(); }
     @Override public AlignedBufferPool buffers() { return inner.buffers(); }
-    @Override public boolean registerBuffers(MemorySegment region) throws IOException { return inner.registerBuffers(region); }
+    @Override
+    public boolean registerBuffers(MemorySegment region) throws IOException {
+        if (failRegistration) {
+            throw new IOException("io_uring_register_buffers_update_tag: ENOMEM (12, Cannot allocate memory)"
+                    + " [injected: as with a low RLIMIT_MEMLOCK]");
+        }
+        return inner.registerBuffers(region);
+    }
     @Override public void unregisterBuffers(MemorySegment region) throws IOException { inner.unregisterBuffers(region); }
     @Override public void flush() throws IOException { inner.flush(); }
     @Override public void close() { inner.close(); }

@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * FDP policy in the store and adapter (RAWBLOCK.md section 5), over a memory device that acts as an
+ * FDP policy in the store and adapter (docs/fdp.md sections 2-6), over a memory device that acts as an
  * FDP namespace (reports ids, takes deallocates). The device tier checks the same on emulated NVMe.
  */
 @Tag("host")

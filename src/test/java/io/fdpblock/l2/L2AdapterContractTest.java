@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** CONTRACT.md section 2, run against every adapter. */
+/** docs/contract.md section 2, run against every adapter. */
 @Tag("host")
 abstract class L2AdapterContractTest {
     static final Duration WAIT = Duration.ofSeconds(30);
@@ -229,6 +229,28 @@ abstract class L2AdapterContractTest {
         a.delete(List.of(key(1)));
         assertThat(deleted).containsExactly(key(2), key(1));
         assertThat(awaitLookup(a, a.submitLookupAndLockTask(List.of(key(1)))).toString()).isEqualTo("0");
+        assertThat(a.usage().totalBytesUsed()).isZero();
+    }
+
+    @Test
+    void aForcedDeleteRemovesALockedKeyAndAnnouncesIt() throws Exception {
+        L2Adapter a = open();
+        List<ObjectKey> deleted = new CopyOnWriteArrayList<>();
+        a.registerListener(new L2AdapterListener() {
+            @Override
+            public void onKeysDeleted(List<ObjectKey> keys) {
+                deleted.addAll(keys);
+            }
+        });
+        store(a, 1);
+        awaitLookup(a, a.submitLookupAndLockTask(List.of(key(1))));
+        assertThat(lockCount(a, key(1))).isEqualTo(1);
+        a.delete(List.of(key(1)), false);
+        assertThat(deleted).as("a plain delete keeps a locked key").isEmpty();
+        a.delete(List.of(key(1)), true);
+        assertThat(deleted).containsExactly(key(1));
+        assertThat(awaitLookup(a, a.submitLookupAndLockTask(List.of(key(1)))).toString()).isEqualTo("0");
+        a.submitUnlock(List.of(key(1))); // the holder's unlock of a key forced away is a no-op
         assertThat(a.usage().totalBytesUsed()).isZero();
     }
 

@@ -179,7 +179,7 @@ class FdpDeviceTest {
             ns.ruhUpdate(ids.stream().mapToInt(Integer::intValue).toArray());
             FdpRecords.RuhStatus before = ns.ruhStatus();
             MemorySegment data = arena.allocate(ns.lbaSize(), 4096);
-            // QEMU (TESTBED.md): an invalid placement id is written to placement id 0, no error, no event.
+            // QEMU (docs/fdp.md section 2): an invalid placement id is written to placement id 0, no error, no event.
             // A real SSD may answer "Invalid Placement Handle List" instead: both are its documented behaviour.
             try {
                 ns.write((RAW_BASE + (66L << 20)) / ns.lbaSize(), data, invalid);

@@ -75,17 +75,18 @@ class NvmeEncodingTest {
             MemorySegment d = arena.allocate(4096);
             d.set(U16, 0, (short) 0); // one configuration
             d.set(ValueLayout.JAVA_BYTE, 2, (byte) 0);
-            d.set(U32, 4, 16 + 32 + 8 * 4);
+            d.set(U32, 4, 16 + 64 + 8 * 4);
             long o = 16;
-            d.set(U16, o, (short) (32 + 8 * 4));
+            d.set(U16, o, (short) (64 + 8 * 4));
             d.set(ValueLayout.JAVA_BYTE, o + 2, (byte) 0x82); // valid, RGIF 2
             d.set(U32, o + 4, 2);
             d.set(U16, o + 8, (short) 8);
             d.set(U16, o + 10, (short) 128);
             d.set(U32, o + 12, 1);
             d.set(U64, o + 16, 4L << 20);
+            d.set(ValueLayout.JAVA_BYTE, o + 32, (byte) 0x7F); // reserved bytes 28..63 are not handle types
             for (int h = 0; h < 8; h++) {
-                d.set(ValueLayout.JAVA_BYTE, o + 32 + 4 * h, (byte) 1);
+                d.set(ValueLayout.JAVA_BYTE, o + 64 + 4 * h, (byte) (h == 5 ? 2 : 1)); // RUH descriptors from byte 64
             }
             FdpRecords.FdpConfigurations cfg = FdpRecords.FdpConfigurations.parse(d);
             assertThat(cfg.configurations()).hasSize(1);
@@ -95,7 +96,7 @@ class NvmeEncodingTest {
             assertThat(c.reclaimGroups()).isEqualTo(2);
             assertThat(c.reclaimUnitHandles()).isEqualTo(8);
             assertThat(c.reclaimUnitBytes()).isEqualTo(4L << 20);
-            assertThat(c.handleTypes()).containsOnly(1).hasSize(8);
+            assertThat(c.handleTypes()).containsExactly(1, 1, 1, 1, 1, 2, 1, 1);
 
             d.set(U16, o + 8, (short) 500); // NRUH that does not fit the descriptor
             assertThatThrownBy(() -> FdpRecords.FdpConfigurations.parse(d)).hasMessageContaining("500 handles");

@@ -1,0 +1,69 @@
+package io.fdpblock.core;
+
+import io.fdpblock.device.BlockDevice;
+import io.fdpblock.device.BlockDevices;
+import io.fdpblock.device.DeviceOptions;
+import io.fdpblock.device.IoEngine;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * Where a store's parts lie on its device: the capacity it uses, the data area after the metadata
+ * area, and how many slots fit, checked against the device; and the device a configuration names.
+ */
+record StoreGeometry(long capacityBytes, long dataBase, long maxSlots, CheckpointCodec.Layout layout) {
+    /** @throws IllegalArgumentException naming the value and the limit when the device cannot hold the layout */
+    static StoreGeometry of(RawBlockCoreConfig config, BlockDevice device) {
+        int blockAlign = config.blockAlign();
+        int lbs = device.logicalBlockSize();
+        if (blockAlign % lbs != 0) {
+            throw new IllegalArgumentException("raw_block config: block_align = " + blockAlign + " is not a multiple of"
+                    + " the device's logical block size " + lbs + " (" + device.path() + "); use " + lbs + " or more");
+        }
+        long deviceSize = device.sizeBytes();
+        if (config.capacityBytes() > deviceSize) {
+            throw new IllegalArgumentException("raw_block config: capacity_bytes = " + config.capacityBytes()
+                    + " exceeds the size of " + device.path() + " (" + deviceSize + " bytes); use 0 for the whole device");
+        }
+        long capacity = config.capacityBytes() > 0 ? config.capacityBytes() : deviceSize;
+        long dataBase = config.metaTotalBytes();
+        long slotBytes = config.slotBytes();
+        long maxSlots = capacity > dataBase ? (capacity - dataBase) / slotBytes : 0;
+        if (maxSlots < 1) {
+            throw new IllegalArgumentException("raw_block config: " + device.path() + " (" + capacity
+                    + " bytes) has no room for a slot of " + slotBytes + " bytes after the meta area of " + dataBase
+                    + " bytes; use a larger device or smaller meta_total_bytes / slot_bytes");
+        }
+        if (maxSlots > Integer.MAX_VALUE - 8) {
+            throw new IllegalArgumentException("raw_block config: " + maxSlots + " slots exceed the index limit of "
+                    + (Integer.MAX_VALUE - 8) + "; use a larger slot_bytes");
+        }
+        return new StoreGeometry(capacity, dataBase, maxSlots, new CheckpointCodec.Layout(config.devicePath(), capacity,
+                blockAlign, config.headerBytes(), slotBytes, config.metaTotalBytes(), dataBase));
+    }
+
+    /** Opens the device the configuration names with its engine, for one owner; creates a file of capacity_bytes. */
+    static BlockDevice openDevice(RawBlockCoreConfig config) throws IOException {
+        IoEngine engine = config.ioEngine();
+        if (engine == IoEngine.MEMORY) {
+            if (config.capacityBytes() == 0) {
+                throw new IllegalArgumentException("raw_block config: io_engine memory needs capacity_bytes > 0");
+            }
+            return BlockDevices.memory(config.capacityBytes(), config.blockAlign());
+        }
+        Path path = Path.of(config.devicePath());
+        if (!Files.exists(path)) {
+            if (config.capacityBytes() == 0) {
+                throw new IOException("device_path " + path + " does not exist: create it, or set capacity_bytes to"
+                        + " have a file of that size created");
+            }
+            BlockDevices.createFile(path, config.capacityBytes());
+        }
+        DeviceOptions options = DeviceOptions.of(engine).withQueueDepth(config.iouringQueueDepth())
+                .withDirect(config.useOdirect()).withBuffers(1 << 20, 0).withExclusive(true);
+        return BlockDevices.open(path, options);
+    }
+
+}

@@ -1,0 +1,149 @@
+package io.fdpblock.device;
+
+import io.fdpblock.linux.Errno;
+import io.fdpblock.linux.NativeFile;
+import io.fdpblock.testing.DiskTempDirFactory;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.FileInputStream;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Issue 9.1 and 9.2: when the io_uring reactor fails, memory the kernel may still touch is released
+ * only after the kernel let go of it, every accepted batch completes (failed), and nothing hangs.
+ */
+@Tag("host")
+class ReactorFailureTest {
+    @TempDir(factory = DiskTempDirFactory.class)
+    Path dir;
+
+    /**
+     * A read that the kernel holds until data arrives (a FIFO): when the reactor fails, the read is
+     * cancelled and reaped before its batch completes, so afterwards the kernel no longer writes into
+     * its buffer: bytes written to the FIFO later stay in the FIFO, and the buffer stays as it was.
+     */
+    @Test
+    void aFailingReactorReapsTheReadTheKernelHoldsBeforeItsBatchCompletes() throws Exception {
+        Path fifo = dir.resolve("fifo");
+        assertThat(new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor()).isZero();
+        NativeFile f = NativeFile.open(fifo, true, false, false); // O_RDWR: a FIFO opens without a peer
+        IoUringBlockDevice dev = IoUringBlockDevice.start(new IoUringBlockDevice(fifo.toString(), f.fd(), f, 1 << 20,
+                4096, 1 << 20, DeviceOptions.of(IoEngine.IO_URING).withBuffers(4096, 1)));
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment buf = arena.allocate(4096, 4096);
+            IoBatch read = new IoBatch(1);
+            read.read(0, buf);
+            CompletableFuture<IoBatch> done = new CompletableFuture<>();
+            dev.submit(read, done::complete);
+            Thread.sleep(100); // the read reaches the kernel and waits for data
+            assertThat(done).isNotDone();
+
+            dev.runOnReactor("test", () -> {
+                throw new IllegalStateException("injected reactor failure");
+            });
+            IoBatch failed = done.get(30, TimeUnit.SECONDS);
+            assertThat(failed.failed(0)).isTrue();
+            assertThat(failed.failure(0)).hasMessageContaining(Errno.name(Errno.ECANCELED));
+            assertThat(failed.buffersMayBeInUse()).as("the kernel let go of the buffer").isFalse();
+
+            byte[] data = new byte[4096];
+            Arrays.fill(data, (byte) 0x5A);
+            try (FileOutputStream out = new FileOutputStream(fifo.toFile())) {
+                out.write(data);
+            }
+            byte[] back = new byte[4096];
+            try (FileInputStream in = new FileInputStream(fifo.toFile())) {
+                assertThat(in.readNBytes(back, 0, 4096)).isEqualTo(4096);
+            }
+            assertThat(back).as("the cancelled read consumed nothing").isEqualTo(data);
+            assertThat(buf.mismatch(arena.allocate(4096))).as("nothing was written into the buffer").isEqualTo(-1);
+
+            IoBatch later = new IoBatch(1);
+            later.read(0, buf);
+            assertThatThrownBy(() -> dev.submit(later, b -> { })).isInstanceOf(IOException.class)
+                    .hasMessageContaining("reactor").hasMessageContaining("injected reactor failure");
+        } finally {
+            dev.close();
+        }
+        assertThat(dev.buffers().region().scope().isAlive()).as("memory released once nothing was in the kernel")
+                .isFalse();
+    }
+
+    /** Batches offered while the reactor dies complete, failed or not; none is left waiting. */
+    @Test
+    void everyBatchAcceptedAroundAReactorFailureCompletes() throws Exception {
+        Path file = BlockDevices.createFile(dir.resolve("dev.img"), 8 << 20);
+        IoUringBlockDevice dev = (IoUringBlockDevice) BlockDevices.open(file,
+                DeviceOptions.of(IoEngine.IO_URING).withQueueDepth(8).withBuffers(4096, 64));
+        AtomicLong accepted = new AtomicLong();
+        AtomicLong completed = new AtomicLong();
+        AtomicLong failedOps = new AtomicLong();
+        AtomicBoolean stop = new AtomicBoolean();
+        int threads = 4;
+        CountDownLatch started = new CountDownLatch(threads);
+        Thread[] submitters = new Thread[threads];
+        try {
+            for (int t = 0; t < threads; t++) {
+                int id = t;
+                submitters[t] = Thread.ofPlatform().start(() -> {
+                    MemorySegment buf = dev.buffers().acquire();
+                    started.countDown();
+                    long n = 0;
+                    while (!stop.get()) {
+                        IoBatch b = new IoBatch(2);
+                        b.read((id * 16L + n++ % 16) * 4096, buf);
+                        b.read(0, buf);
+                        try {
+                            dev.submit(b, done -> {
+                                for (int i = 0; i < done.size(); i++) {
+                                    if (done.failed(i)) {
+                                        failedOps.incrementAndGet();
+                                    }
+                                }
+                                completed.incrementAndGet();
+                            });
+                            accepted.incrementAndGet();
+                        } catch (IOException e) {
+                            // refused at submit (the reactor is gone): never accepted, nothing to wait for
+                        }
+                    }
+                });
+            }
+            started.await();
+            Thread.sleep(200);
+            dev.runOnReactor("test", () -> {
+                throw new IllegalStateException("injected reactor failure");
+            });
+            Thread.sleep(200);
+            stop.set(true);
+            for (Thread s : submitters) {
+                s.join();
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (completed.get() < accepted.get() && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertThat(completed.get()).as("every accepted batch completed").isEqualTo(accepted.get());
+            assertThat(accepted.get()).isPositive();
+            assertThat(failedOps.get()).as("batches caught by the failure completed failed").isPositive();
+        } finally {
+            stop.set(true);
+            dev.close();
+        }
+    }
+}
