@@ -3,6 +3,7 @@ package io.fdpblock.bench;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.nvme.PlacementId;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -55,13 +56,21 @@ public final class PipelinedIo {
      * @param write writes (else reads)
      * @param random uniformly random aligned offsets, repeats allowed (fio {@code --norandommap}); else
      *        sequential, wrapping at the region's end, each slot taking the next block
+     * @param placement the placement id every write carries ({@link PlacementId#NONE}: none)
      */
-    public record Spec(boolean write, boolean random, int blockSize, int depth, long regionStart, long regionBytes) {
+    public record Spec(boolean write, boolean random, int blockSize, int depth, long regionStart, long regionBytes,
+            PlacementId placement) {
         public Spec {
             if (blockSize <= 0 || depth < 1 || regionBytes < blockSize) {
                 throw new IllegalArgumentException("bad pipeline spec: block " + blockSize + ", depth " + depth
                         + ", region " + regionBytes);
             }
+            placement = placement == null ? PlacementId.NONE : placement;
+        }
+
+        /** Writes without a placement id. */
+        public Spec(boolean write, boolean random, int blockSize, int depth, long regionStart, long regionBytes) {
+            this(write, random, blockSize, depth, regionStart, regionBytes, PlacementId.NONE);
         }
     }
 
@@ -223,7 +232,7 @@ public final class PipelinedIo {
             if (content != null) {
                 content.fill(s.buffer, off);
             }
-            b.write(off, s.buffer);
+            b.write(off, s.buffer, spec.placement());
         } else {
             b.read(off, s.buffer);
         }

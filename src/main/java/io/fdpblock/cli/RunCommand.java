@@ -49,8 +49,9 @@ public final class RunCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--device", description = "A file (created at --size when missing) or an NVMe generic device"
-            + " (/dev/ngXnY, with --engine uring_cmd) to use instead of a temp file; the store on it is kept")
+    @Option(names = "--device", description = "A file (created at --size when missing), an NVMe generic device"
+            + " (/dev/ngXnY, with --engine uring_cmd) or an NVMe block device (/dev/nvmeXnY, engine io_uring; --fdp"
+            + " through write streams, Linux >= 6.16) to use instead of a temp file; the store on it is kept")
     String device;
 
     @Option(names = "--engine", defaultValue = "io_uring", description = "io_uring (default), posix, or uring_cmd (NVMe)")
@@ -158,9 +159,9 @@ public final class RunCommand implements Callable<Integer> {
             throw Cli.bad(spec, "--engine uring_cmd needs --device /dev/ngXnY (an NVMe namespace's generic device);"
                     + " the default temp file cannot do NVMe passthru: drop --engine or name the device");
         }
-        if (fdp && !passthru) {
-            throw Cli.bad(spec, "--fdp needs --engine uring_cmd and --device /dev/ngXnY: FDP placement ids travel"
-                    + " only with NVMe passthru writes");
+        if (fdp && !passthru && (e != IoEngine.IO_URING || device == null || !device.startsWith("/dev/nvme"))) {
+            throw Cli.bad(spec, "--fdp needs --engine uring_cmd and --device /dev/ngXnY (NVMe passthru writes), or"
+                    + " --engine io_uring and --device /dev/nvmeXnY (the kernel's write streams, Linux >= 6.16)");
         }
         try {
             RawBlockCoreConfig.MetaFormat.parse(metaFormat);
@@ -293,7 +294,9 @@ public final class RunCommand implements Callable<Integer> {
         j.put("meta_checkpoint_interval_sec", 5);
         if (fdp) {
             int metaId;
-            try (NvmeNamespace ns = NvmeNamespace.open(path)) {
+            // RUH Status comes from the generic device, also when the store writes through the block device
+            java.nio.file.Path generic = WriteStreamsReport.genericDeviceOf(java.nio.file.Path.of(path));
+            try (NvmeNamespace ns = NvmeNamespace.open(generic.toString())) {
                 List<Integer> ids = ns.ruhStatus().placementIds();
                 if (ids.isEmpty()) {
                     throw new IllegalArgumentException("--fdp: " + path + " reports no placement ids (is FDP enabled?"
