@@ -41,6 +41,8 @@ import java.util.concurrent.Callable;
                 + " SIGINT/SIGTERM stop it after the current request, close the store with its final checkpoint and"
                 + " remove the temp device.")
 public final class RunCommand implements Callable<Integer> {
+    /** The checkpoint area of an lmcache_v1 store made by run (as before fdpblock_v2: its devices reopen). */
+    static final long V1_META_TOTAL_BYTES = 16L << 20;
     /** The largest chunk: one L1 chunk and one slot each. */
     static final long MAX_CHUNK_BYTES = 1L << 30;
     /** How long a signal waits for the job to close the store before the JVM exits anyway. */
@@ -177,7 +179,7 @@ public final class RunCommand implements Callable<Integer> {
         long slot = (long) chunkTokens * kvBytesPerToken + 4096;
         long slots = 2L * maxChunks;
         if (RawBlockCoreConfig.MetaFormat.parse(metaFormat) == RawBlockCoreConfig.MetaFormat.LMCACHE_V1) {
-            return RawBlockCoreConfig.DEFAULT_META_TOTAL_BYTES + slots * slot;
+            return V1_META_TOTAL_BYTES + slots * slot;
         }
         long capacity = slots * slot; // fdpblock_v2 sizes its metadata from the capacity: a few rounds settle it
         for (int i = 0; i < 4; i++) {
@@ -287,6 +289,9 @@ public final class RunCommand implements Callable<Integer> {
         j.put("capacity_bytes", size);
         j.put("slot_bytes", slotBytes);
         j.put("meta_format", metaFormat);
+        if (RawBlockCoreConfig.MetaFormat.parse(metaFormat) == RawBlockCoreConfig.MetaFormat.LMCACHE_V1) {
+            j.put("meta_total_bytes", V1_META_TOTAL_BYTES); // fdpblock_v2 sizes its own from --size
+        }
         if (format) {
             j.put("format", true);
         }

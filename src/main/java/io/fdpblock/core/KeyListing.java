@@ -19,6 +19,21 @@ final class KeyListing {
 
     private KeyListing() {}
 
+    /** The committed keys of {@code core} and their payload sizes, from memory (lmcache_v1) or the slot headers. */
+    static Map<String, Integer> keySizes(RawBlockCore core) throws IOException {
+        if (core.index instanceof HeapKeyIndex heap) {
+            core.lock.lock();
+            try {
+                Map<String, Integer> out = new LinkedHashMap<>(heap.size() * 2);
+                heap.forEach((k, e) -> out.put(k, e.size()));
+                return out;
+            } finally {
+                core.lock.unlock();
+            }
+        }
+        return fromSlotHeaders(core, (CompactIndex) core.index);
+    }
+
     static Map<String, Integer> fromSlotHeaders(RawBlockCore core, CompactIndex index) throws IOException {
         Map<String, Integer> out = new LinkedHashMap<>();
         int headerBytes = core.headerBytes;

@@ -5,7 +5,6 @@ import io.fdpblock.device.BlockDevice;
 
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -388,17 +387,7 @@ public final class RawBlockCore implements AutoCloseable {
      * the keys in memory; fdpblock_v2 does not, and reads them from the slot headers (a 4 KiB read a key).
      */
     public Map<String, Integer> keySizes() throws IOException {
-        if (index instanceof HeapKeyIndex heap) {
-            lock.lock();
-            try {
-                Map<String, Integer> out = new LinkedHashMap<>(index.size() * 2);
-                heap.forEach((k, e) -> out.put(k, e.size()));
-                return out;
-            } finally {
-                lock.unlock();
-            }
-        }
-        return KeyListing.fromSlotHeaders(this, (CompactIndex) index);
+        return KeyListing.keySizes(this);
     }
 
     /** Keys per cache salt (usage by salt, without the keys). */

@@ -78,7 +78,8 @@ class CliCommandsTest {
     private Path storeWithOnlyContainer1() throws Exception {
         Path file = dir.resolve("store.img");
         RawBlockCoreConfig cfg = RawBlockCoreConfig.builder(file.toString(), 8192).capacityBytes(16L << 20)
-                .metaTotalBytes(8L << 20).ioEngine(IoEngine.IO_URING).metaEnablePeriodic(false).build();
+                .metaTotalBytes(8L << 20).metaFormat(RawBlockCoreConfig.MetaFormat.LMCACHE_V1) // containers: v1's
+                .ioEngine(IoEngine.IO_URING).metaEnablePeriodic(false).build();
         try (RawBlockCore core = RawBlockCore.open(cfg); Arena arena = Arena.ofConfined()) {
             for (int i = 0; i < 3; i++) {
                 MemorySegment payload = arena.allocate(4096, 4096).fill((byte) i);
@@ -121,7 +122,7 @@ class CliCommandsTest {
     void inspectSaysWhenTheOptionDisagreesWithWhatContainer0Records() throws Exception {
         Path file = dir.resolve("fresh.img");
         CliRunner.Outcome run = CliRunner.run("run", "--device", file.toString(), "--size", "67108864", "--requests",
-                "10", "--no-progress");
+                "10", "--no-progress", "--meta-format", "lmcache_v1");
         assertThat(run.code()).as(run.all()).isZero();
         CliRunner.Outcome o = CliRunner.run("inspect", file.toString(), "--meta-total-bytes", "33554432");
         assertThat(o.code()).as(o.all()).isZero();
