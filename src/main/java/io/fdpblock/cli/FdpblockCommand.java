@@ -1,5 +1,6 @@
 package io.fdpblock.cli;
 
+import io.fdpblock.core.StoreRefusedException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -50,6 +51,13 @@ public final class FdpblockCommand implements Runnable {
         });
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             commandLine.getErr().println("fdpblock: " + describe(ex));
+            for (Throwable t = ex; t != null; t = t.getCause()) {
+                if (t instanceof StoreRefusedException) { // every reason is one that "format" overrides
+                    commandLine.getErr().println("fdpblock: from the command line, \"format\": true is --format (run);"
+                            + " fdpblock inspect DEVICE shows what the device holds first");
+                    break;
+                }
+            }
             if (System.getenv("FDPBLOCK_DEBUG") != null) {
                 ex.printStackTrace(commandLine.getErr());
             }

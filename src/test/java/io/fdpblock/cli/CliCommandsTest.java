@@ -119,6 +119,23 @@ class CliCommandsTest {
     }
 
     @Test
+    void runOnAStoreOfAnotherLayoutIsRefusedUntouchedAndFormatStartsOver() throws Exception { // sweep R41
+        Path file = dir.resolve("kept.img");
+        CliRunner.Outcome first = CliRunner.run("run", "--device", file.toString(), "--size", "67108864", "--requests",
+                "10", "--no-progress");
+        assertThat(first.code()).as(first.all()).isZero();
+        byte[] before = java.nio.file.Files.readAllBytes(file);
+        CliRunner.Outcome other = CliRunner.run("run", "--device", file.toString(), "--size", "67108864", "--requests",
+                "10", "--no-progress", "--chunk-tokens", "32");
+        assertThat(other.code()).as(other.all()).isNotZero();
+        assertThat(other.err()).contains("slot_bytes").contains("--format").doesNotContain("VERIFIED");
+        assertThat(java.nio.file.Files.readAllBytes(file)).as("the store is untouched").isEqualTo(before);
+        CliRunner.Outcome formatted = CliRunner.run("run", "--device", file.toString(), "--size", "67108864",
+                "--requests", "10", "--no-progress", "--chunk-tokens", "32", "--format");
+        assertThat(formatted.code()).as(formatted.all()).isZero();
+    }
+
+    @Test
     void inspectSaysWhenTheOptionDisagreesWithWhatContainer0Records() throws Exception {
         Path file = dir.resolve("fresh.img");
         CliRunner.Outcome run = CliRunner.run("run", "--device", file.toString(), "--size", "67108864", "--requests",
