@@ -70,6 +70,8 @@ final class MetaLog {
     private final Condition progress = lock.newCondition();
     private ByteBuffer pending = newBuffer(64 << 10);
     private long pendingSince;
+    /** Guarded by {@link #lock}: commit at once (closing). */
+    private boolean eager;
     private long appendedTicket;
     private long durableTicket;
     private long nextLsn;
@@ -233,6 +235,21 @@ final class MetaLog {
         }
     }
 
+    /**
+     * From now on, commits whatever is appended at once instead of after {@code meta_sync_interval_ms}:
+     * a closing store waits for the deletes whose slots are released once durable, and should not
+     * wait an interval for each.
+     */
+    void commitEagerly() {
+        lock.lock();
+        try {
+            eager = true;
+            work.signal();
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** Where the next chunk goes: a snapshot started now must be followed by the log from here. */
     long nextLsn() {
         lock.lock();
@@ -377,7 +394,7 @@ final class MetaLog {
         if (pending.position() == 0) {
             return false;
         }
-        return stopping || commitRequested || syncIntervalMs == 0 || pending.position() >= maxChunkBody
+        return stopping || eager || commitRequested || syncIntervalMs == 0 || pending.position() >= maxChunkBody
                 || System.nanoTime() - pendingSince >= TimeUnit.MILLISECONDS.toNanos(syncIntervalMs);
     }
 

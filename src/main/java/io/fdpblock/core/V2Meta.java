@@ -304,6 +304,9 @@ final class V2Meta implements MetaStore {
 
     @Override
     public boolean stopBackground(long timeoutMillis) {
+        if (log != null) {
+            log.commitEagerly(); // close waits for what waits on durability: no interval each
+        }
         synchronized (trigger) {
             stopping = true;
             trigger.notifyAll();
