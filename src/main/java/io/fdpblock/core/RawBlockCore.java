@@ -97,7 +97,8 @@ public final class RawBlockCore implements AutoCloseable {
         this.slotBytes = config.slotBytes();
         this.placement = FdpPlacement.discover(config, device);
         // fdpblock_v2's data area starts on a reclaim unit, so that slot groups fill whole ones
-        FormatProbe.Choice format = FormatProbe.probe(config, device, Math.max(1 << 20, placement.reclaimUnitBytes()));
+        FormatProbe.Choice format = FormatProbe.probe(config, device, Math.max(1 << 20, placement.reclaimUnitBytes()),
+                placement.metadata());
         StoreGeometry geometry = format.v2() ? StoreGeometry.of(config, device, format.layout().metaTotalBytes())
                 : StoreGeometry.of(config, device);
         this.capacityBytes = geometry.capacityBytes();
