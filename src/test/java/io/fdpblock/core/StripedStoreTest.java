@@ -183,6 +183,21 @@ class StripedStoreTest {
         assertLoads(again, more);
     }
 
+    @Test
+    void inspectDecodesAStripedV1StoresCheckpointFromTheFirstDevice() throws Exception {
+        List<Path> files = files(3);
+        RawBlockCoreConfig config = config(files, RawBlockCoreConfig.MetaFormat.LMCACHE_V1).build();
+        try (RawBlockCore core = RawBlockCore.open(config)) {
+            putKeys(core, 7, 0);
+            core.checkpointNow();
+        }
+        try (BlockDevice first = BlockDevices.openReadOnly(files.get(0))) {
+            Inspector.Report r = Inspector.inspect(first, 4096, 1 << 20, false);
+            assertThat(r.keys()).isEqualTo(7);
+            assertThat(r.layout().get("device_path")).isEqualTo(files.get(0).toString());
+        }
+    }
+
     /** Members over real io_uring files that record what they are sent; ids non-null: FDP-like. */
     StripedBlockDevice striped(List<Path> files, List<List<Integer>> ids, List<FaultInjectingDevice> out)
             throws IOException {
