@@ -103,6 +103,9 @@ public final class RawBlockCore implements AutoCloseable {
                 : StoreGeometry.of(config, device);
         this.capacityBytes = geometry.capacityBytes();
         this.dataBase = geometry.dataBase();
+        if (device instanceof io.fdpblock.device.StripedBlockDevice striped) {
+            striped.startDataAt(dataBase); // device_paths: slots striped from here, the metadata on the first
+        }
         long maxSlots = geometry.maxSlots();
         long ru = placement.reclaimUnitBytes();
         int groupSlots = ru > slotBytes ? (int) Math.min(ru / slotBytes, maxSlots) : 1;
