@@ -101,15 +101,17 @@ public final class InspectCommand implements Callable<Integer> {
             }
             // Container 0 first, read as if the meta area were the whole device (any payload is plausible):
             // when valid it records where container 1 is, whatever the option says.
-            r = Inspector.inspect(d, blockAlign, deviceBytes / (2L * blockAlign) * (2L * blockAlign), !noVerify);
+            r = Inspector.inspect(d, blockAlign, deviceBytes / (2L * blockAlign) * (2L * blockAlign), false);
             Inspector.Container c0 = r.containers().get(0);
             metaUsed = -1;
-            if (c0.valid() && r.layout().get("meta_total_bytes") instanceof Number recorded) {
+            if (c0.valid() && r.layout().get("meta_total_bytes") instanceof Number recorded
+                    && recorded.longValue() >= 4L * blockAlign && recorded.longValue() <= deviceBytes) {
                 metaUsed = recorded.longValue();
                 if (metaTotalBytes != null && metaUsed != metaTotalBytes) {
                     notes.add("container 0 records meta_total_bytes = " + metaUsed + "; --meta-total-bytes "
                             + metaTotalBytes + " disagrees with it and was not used");
                 }
+                r = Inspector.inspect(d, blockAlign, metaUsed, !noVerify); // container 1 where container 0 says
             } else if (metaTotalBytes != null && (r = Inspector.inspect(d, blockAlign, metaTotalBytes, !noVerify))
                     .winner() != null) {
                 metaUsed = metaTotalBytes;

@@ -15,6 +15,8 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
@@ -133,13 +135,28 @@ public final class MigrateCommand implements Callable<Integer> {
 
     private void print(PrintStream out, Migration.Result r) throws IOException {
         if (json) {
-            out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(r));
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("device", r.device());
+            m.put("from", r.from().configName());
+            m.put("to", r.to().configName());
+            m.put("keys", r.keys());
+            m.put("payload_bytes", r.payloadBytes());
+            m.put("meta_total_bytes", r.metaTotalBytes());
+            m.put("old_metadata", r.oldMetadata());
+            m.put("old_metadata_bytes", r.oldMetadataBytes());
+            m.put("new_metadata", r.newMetadata());
+            m.put("new_metadata_bytes", r.newMetadataBytes());
+            m.put("bytes_written", r.bytesWritten());
+            m.put("slot_headers_completed", r.slotHeadersCompleted());
+            m.put("object_meta_dropped", r.objectMetaDropped());
+            m.put("steps", r.steps());
+            out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(m));
             return;
         }
         out.printf("migrated %s from %s to %s: %d keys (%s of payload), each in the slot it had%n", r.device(),
                 r.from().configName(), r.to().configName(), r.keys(), Cli.human(r.payloadBytes()));
-        out.printf("  old metadata: %s (%d bytes)%n", r.oldMetadata(), r.oldMetadataBytes());
-        out.printf("  new metadata: %s (%d bytes)%n", r.newMetadata(), r.newMetadataBytes());
+        out.printf("  old metadata, %d bytes in use: %s%n", r.oldMetadataBytes(), r.oldMetadata());
+        out.printf("  new metadata, %d bytes written: %s%n", r.newMetadataBytes(), r.newMetadata());
         out.printf("  metadata area: %d bytes (%s), unchanged: the data still starts at offset %d%n", r.metaTotalBytes(),
                 Cli.human(r.metaTotalBytes()), r.metaTotalBytes());
         if (r.slotHeadersCompleted() > 0) {
