@@ -335,4 +335,56 @@ class MigrationTest {
                 m -> assertThat(m).contains("needs " + needed + " bytes").contains("the metadata area is " + META)
                         .contains("never moves"));
     }
+
+    @Test
+    void aV2StoreWhoseKeysDoNotFitAV1ContainerIsRefusedNamingBothSizes() throws Exception {
+        // A superblock as another writer could make it: small snapshot areas and log, so that a container of
+        // the metadata area holds less JSON than the keys take (fdpblock's own sizing leaves more room).
+        int ba = 4096;
+        long slot = 8192;
+        long meta = 2L * ba + 2 * 16384 + 262144;
+        int slots = 160;
+        V2Layout l = new V2Layout(ba, 4096, slot, meta + slots * slot, meta, 16384, 2L * ba + 2 * 16384, 262144, slots,
+                0x1234L);
+        try (BlockDevice device = BlockDevices.memory(meta + slots * slot, 4096); Arena arena = Arena.ofShared()) {
+            MemorySegment sb = arena.allocate(ba, 4096);
+            l.write(sb);
+            for (long off : new long[] {0, ba}) {
+                RecoveryTest.patch(device, off, ba, s -> s.copyFrom(sb));
+            }
+            RawBlockCoreConfig cfg = RawBlockCoreConfig.builder("memory", slot).capacityBytes(meta + slots * slot)
+                    .metaTotalBytes(meta).ioEngine(IoEngine.MEMORY).metaEnablePeriodic(false).build();
+            Map<String, byte[]> data = new LinkedHashMap<>();
+            String model = "org/" + "m".repeat(900);
+            for (int i = 0; i < 150; i++) {
+                String k = KeyCodec.encode(model, 0, new byte[] {(byte) i, (byte) (i >> 8)}, "", 0);
+                data.put(k, payload(k, 100));
+            }
+            try (RawBlockCore core = RawBlockCore.open(cfg, device)) {
+                put(core, data, null);
+            }
+            byte[] before = image(device, meta + slots * slot);
+            long room = meta / 2 / ba * ba - ba;
+            assertThatThrownBy(() -> Migration.migrate(device, "memory", Migration.Options.to(V1)))
+                    .isInstanceOf(MigrationRefusedException.class)
+                    .satisfies(e -> assertThat(((MigrationRefusedException) e).reason())
+                            .isEqualTo(MigrationRefusedException.Reason.TARGET_TOO_SMALL))
+                    .hasMessageContaining("the checkpoint of its 150 keys takes")
+                    .hasMessageContaining("holds " + room).hasMessageContaining("Nothing was changed");
+            assertThat(image(device, meta + slots * slot)).isEqualTo(before);
+            try (RawBlockCore core = RawBlockCore.open(cfg, device)) {
+                assertHolds(core, data);
+            }
+        }
+    }
+
+    private static byte[] image(BlockDevice device, long size) throws IOException {
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment buf = arena.allocate(size, 4096);
+            io.fdpblock.device.IoBatch b = new io.fdpblock.device.IoBatch(1);
+            b.read(0, buf);
+            device.execute(b);
+            return buf.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+        }
+    }
 }
