@@ -32,8 +32,8 @@ import java.util.concurrent.Callable;
                 + " device open, it already has the target format, it is unreadable or damaged, or the target cannot"
                 + " hold its keys in that metadata area.",
         exitCodeListHeading = "%nExit codes:%n",
-        exitCodeList = {"0:migrated", "2:bad arguments, the store already has the target format, or options that differ"
-                + " from the store's layout (nothing changed)", "3:refused (device in use, no store, unreadable,"
+        exitCodeList = {"0:migrated", "2:bad arguments, the store already has the target format, options that differ"
+                + " from the store's layout, or one it needs is missing (nothing changed)", "3:refused (device in use, no store, unreadable,"
                 + " damaged, target too small; nothing changed), or an I/O error part way (the message says which"
                 + " format the device opens in)"})
 public final class MigrateCommand implements Callable<Integer> {
@@ -124,7 +124,8 @@ public final class MigrateCommand implements Callable<Integer> {
             r = Migration.migrate(device, options);
         } catch (MigrationRefusedException ex) {
             if (ex.reason() == MigrationRefusedException.Reason.SAME_FORMAT
-                    || ex.reason() == MigrationRefusedException.Reason.LAYOUT_MISMATCH) {
+                    || ex.reason() == MigrationRefusedException.Reason.LAYOUT_MISMATCH
+                    || ex.reason() == MigrationRefusedException.Reason.NEEDS_OPTION) {
                 throw Cli.bad(spec, ex.getMessage()); // what was asked does not fit the store: exit 2
             }
             throw ex; // the device's state: exit 3
