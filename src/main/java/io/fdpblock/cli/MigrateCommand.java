@@ -160,6 +160,12 @@ public final class MigrateCommand implements Callable<Integer> {
         out.printf("  new metadata, %d bytes written: %s%n", r.newMetadataBytes(), r.newMetadata());
         out.printf("  metadata area: %d bytes (%s), unchanged: the data still starts at offset %d%n", r.metaTotalBytes(),
                 Cli.human(r.metaTotalBytes()), r.metaTotalBytes());
+        if (r.to() == RawBlockCoreConfig.MetaFormat.LMCACHE_V1
+                && r.metaTotalBytes() != RawBlockCoreConfig.DEFAULT_META_TOTAL_BYTES) {
+            out.printf("  open it with \"meta_total_bytes\": %d in the configuration (lmcache_v1 finds its second"
+                    + " container there; the default is %d)%n", r.metaTotalBytes(),
+                    RawBlockCoreConfig.DEFAULT_META_TOTAL_BYTES);
+        }
         if (r.slotHeadersCompleted() > 0) {
             out.printf("  slot headers completed: %d written by LMCache now carry fdpblock's key and CRC32C (the bytes"
                     + " LMCache reads are unchanged)%n", r.slotHeadersCompleted());

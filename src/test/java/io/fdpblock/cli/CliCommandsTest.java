@@ -237,18 +237,24 @@ class CliCommandsTest {
             assertThat(core.keyCount()).isEqualTo(3);
         }
 
-        CliRunner.Outcome back = CliRunner.run("migrate", "--device", f, "--to", "lmcache_v1", "--json");
+        CliRunner.Outcome back = CliRunner.run("migrate", "--device", f, "--to", "lmcache_v1");
         assertThat(back.code()).as(back.all()).isZero();
-        com.fasterxml.jackson.databind.JsonNode r = new com.fasterxml.jackson.databind.ObjectMapper().readTree(back.out());
-        assertThat(r.path("from").asText()).isEqualTo("fdpblock_v2");
-        assertThat(r.path("to").asText()).isEqualTo("lmcache_v1");
-        assertThat(r.path("keys").asInt()).isEqualTo(3);
-        assertThat(r.path("meta_total_bytes").asLong()).isEqualTo(8L << 20);
-        assertThat(r.path("bytes_written").asLong()).isPositive();
+        assertThat(back.out()).contains("from fdpblock_v2 to lmcache_v1: 3 keys")
+                .contains("open it with \"meta_total_bytes\": 8388608 in the configuration");
         CliRunner.Outcome v1 = CliRunner.run("inspect", f);
         assertThat(v1.code()).as(v1.all()).isZero();
         assertThat(v1.out()).contains("container 0 @ 0: seq 3").contains("container 1 @ 4194304: seq 2")
                 .contains("keys: 3, payload bytes: 12288").contains("slot headers: 3 checked, 0 disagree");
+
+        CliRunner.Outcome json = CliRunner.run("migrate", "--device", f, "--to", "fdpblock_v2", "--json");
+        assertThat(json.code()).as(json.all()).isZero();
+        com.fasterxml.jackson.databind.JsonNode r = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.out());
+        assertThat(r.path("from").asText()).isEqualTo("lmcache_v1");
+        assertThat(r.path("to").asText()).isEqualTo("fdpblock_v2");
+        assertThat(r.path("keys").asInt()).isEqualTo(3);
+        assertThat(r.path("meta_total_bytes").asLong()).isEqualTo(8L << 20);
+        assertThat(r.path("bytes_written").asLong()).isPositive();
+        assertThat(r.path("steps").size()).isEqualTo(4);
     }
 
     // ---------------------------------------------------------------- selftest
