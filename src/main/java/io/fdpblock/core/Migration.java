@@ -485,9 +485,14 @@ public final class Migration {
         RawBlockCoreConfig.MetaFormat from = RawBlockCoreConfig.MetaFormat.LMCACHE_V1;
         Progress p = new Progress(path, "The device still holds the lmcache_v1 store with every key (it opens as"
                 + " before); run migrate again to finish");
+        p.begin("closed the lmcache_v1 store it had opened");
+        try {
+            core.close(); // nothing changed since it opened: it writes nothing
+        } catch (IOException | RuntimeException e) {
+            throw p.failed(e);
+        }
         CompactIndex index = new CompactIndex(target.maxSlots());
         try (Arena arena = Arena.ofShared()) {
-            core.close(); // nothing changed since it opened: it writes nothing
             SaltTable salts = new SaltTable();
             int completed = 0;
             int metaDropped = 0;
