@@ -48,7 +48,8 @@ final class V2Recovery {
 
     /**
      * Loads into {@code index} and {@code salts} (both empty) the newest snapshot of {@code headers}
-     * (newest first, from {@link Snapshots#headers}) whose body checks out, then the log after it.
+     * (newest first, from {@link Snapshots#headers}) whose body checks out, then the log after it. When
+     * there are snapshots and none checks out, the log is not replayed (the outcome has no snapshot).
      */
     static Outcome run(BlockDevice device, V2Layout layout, int maxSlots, List<Snapshots.Header> headers,
             CompactIndex index, SaltTable salts) throws IOException {
@@ -82,6 +83,10 @@ final class V2Recovery {
             notes.add("snapshot seq " + h.seq() + " in area " + h.area() + " fails its CRC");
         }
         long[] counts = new long[3]; // puts, deletes, salts
+        if (applied == null && !headers.isEmpty()) { // the log before them may be gone: the store is refused
+            return new Outcome(null, notes, new MetaLog.Replay(0, 0, "not replayed: no snapshot could be loaded",
+                    false), 0, used, groups, 0, 0, 0);
+        }
         MetaLog.Replay log = MetaLog.scan(device, layout, applied == null ? 0 : applied.startLsn(), new MetaLog.Visitor() {
             @Override
             public void put(long h1, long h2, int slot, int size, int crc, int group, int saltId, String key) {

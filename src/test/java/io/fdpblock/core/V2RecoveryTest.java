@@ -88,6 +88,35 @@ class V2RecoveryTest {
 
     @ParameterizedTest
     @EnumSource(value = IoEngine.class, names = {"MEMORY", "IO_URING"})
+    void snapshotsThatAllFailTheirCrcAreRefusedAndNothingIsWritten(IoEngine engine) throws Exception {
+        try (CoreFixture f = new CoreFixture(engine, dir, 8)) {
+            RawBlockCore core = f.open();
+            put(f, core, CoreFixture.key(1));
+            core.checkpointNow();
+            put(f, core, CoreFixture.key(2));
+            core.checkpointNow();
+            core.close();
+            V2Layout l = layout(f.device);
+            flip(f.device, l.snapshotOffset(0) + l.blockAlign() + 4);
+            flip(f.device, l.snapshotOffset(1) + l.blockAlign() + 4);
+            byte[] before = image(f);
+            assertThatThrownBy(f::open).isInstanceOf(StoreRefusedException.class)
+                    .hasMessageContaining("every fdpblock_v2 snapshot is unreadable")
+                    .hasMessageContaining("snapshot seq 2 in area 1 fails its CRC")
+                    .hasMessageContaining("snapshot seq 1 in area 0 fails its CRC")
+                    .satisfies(e -> assertThat(((StoreRefusedException) e).reason())
+                            .isEqualTo(StoreRefusedException.Reason.UNREADABLE));
+            assertThat(image(f)).isEqualTo(before);
+            Inspector.V2Report r = Inspector.inspectV2(f.device, 4096, true);
+            assertThat(r.keys()).isNull();
+            assertThat(r.healthy()).isFalse();
+            assertThat(r.snapshots()).extracting(Inspector.Snapshot::bodyCrcOk).containsExactly(false, false);
+            assertThat(r.notes()).contains("every snapshot fails its CRC: recovery would refuse the store");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = IoEngine.class, names = {"MEMORY", "IO_URING"})
     void aTornChunkAtTheEndOfTheLogIsIgnoredWithWhatFollows(IoEngine engine) throws Exception {
         try (CoreFixture f = new CoreFixture(engine, dir, 8)) {
             RawBlockCoreConfig cfg = f.config().metaSyncIntervalMs(0).build();
