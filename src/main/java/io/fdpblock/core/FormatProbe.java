@@ -35,16 +35,12 @@ final class FormatProbe {
             return format(config, device, capacity, align, metadata);
         }
         try (Arena arena = Arena.ofShared()) {
-            MemorySegment blocks = arena.allocate(2L * blockAlign, 4096);
-            read(device, 0, blocks);
-            MemorySegment b0 = blocks.asSlice(0, blockAlign);
-            MemorySegment b1 = blocks.asSlice(blockAlign, blockAlign);
-            if (OnDiskFormat.hasMagic(b0, OnDiskFormat.CONTAINER_MAGIC)) {
+            Found found = detect(device, blockAlign);
+            if (found.kind() == Found.Kind.LMCACHE_V1) {
                 return new Choice(false, null, null);
             }
-            V2Layout l = V2Layout.read(b0);
-            l = l != null ? l : V2Layout.read(b1);
-            if (l != null) {
+            if (found.kind() == Found.Kind.FDPBLOCK_V2) {
+                V2Layout l = found.layout();
                 CheckpointCodec.Mismatch m = l.mismatch(config, capacity);
                 if (m != null) {
                     throw new StoreRefusedException(StoreRefusedException.Reason.LAYOUT_MISMATCH, "raw_block on "
@@ -54,7 +50,7 @@ final class FormatProbe {
                 }
                 return new Choice(true, l, null);
             }
-            if (V2Layout.hasMagic(b0) || V2Layout.hasMagic(b1)) {
+            if (found.kind() == Found.Kind.FDPBLOCK_V2_DAMAGED) {
                 throw new StoreRefusedException(StoreRefusedException.Reason.UNREADABLE, "raw_block on " + device.path()
                         + ": both fdpblock_v2 superblocks are damaged (bad CRC or impossible geometry). Nothing was"
                         + " changed; \"format\": true starts over (its keys are then lost)");
@@ -77,6 +73,36 @@ final class FormatProbe {
             writeSuperblocks(device, created, arena, metadata);
             return new Choice(true, created, "new fdpblock_v2 store: metadata area of " + created.metaTotalBytes()
                     + " bytes for " + created.maxSlots() + " slots");
+        }
+    }
+
+    /**
+     * What the first two blocks of a device say: an lmcache_v1 container header at offset 0 (which wins),
+     * else a valid fdpblock_v2 superblock (copy A at 0, else copy B at {@code blockAlign}), else
+     * superblock magic with neither copy valid, else nothing of either format.
+     */
+    record Found(Kind kind, V2Layout layout) {
+        enum Kind { LMCACHE_V1, FDPBLOCK_V2, FDPBLOCK_V2_DAMAGED, NONE }
+    }
+
+    static Found detect(BlockDevice device, int blockAlign) throws IOException {
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment blocks = arena.allocate(2L * blockAlign, 4096);
+            read(device, 0, blocks);
+            MemorySegment b0 = blocks.asSlice(0, blockAlign);
+            MemorySegment b1 = blocks.asSlice(blockAlign, blockAlign);
+            if (OnDiskFormat.hasMagic(b0, OnDiskFormat.CONTAINER_MAGIC)) {
+                return new Found(Found.Kind.LMCACHE_V1, null);
+            }
+            V2Layout l = V2Layout.read(b0);
+            l = l != null ? l : V2Layout.read(b1);
+            if (l != null) {
+                return new Found(Found.Kind.FDPBLOCK_V2, l);
+            }
+            if (V2Layout.hasMagic(b0) || V2Layout.hasMagic(b1)) {
+                return new Found(Found.Kind.FDPBLOCK_V2_DAMAGED, null);
+            }
+            return new Found(Found.Kind.NONE, null);
         }
     }
 
@@ -120,8 +146,11 @@ final class FormatProbe {
         }
     }
 
-    /** Metadata writes carry the metadata's placement id, like the log and the snapshots. */
-    private static void writeSuperblocks(BlockDevice device, V2Layout layout, Arena arena, PlacementId metadata)
+    /**
+     * Writes both superblocks, copy B first: a torn first write leaves the other intact; the second
+     * commits. They carry the metadata's placement id, like the log and the snapshots.
+     */
+    static void writeSuperblocks(BlockDevice device, V2Layout layout, Arena arena, PlacementId metadata)
             throws IOException {
         MemorySegment sb = arena.allocate(layout.blockAlign(), 4096);
         layout.write(sb);

@@ -556,15 +556,32 @@ final class MetaLog {
     // ------------------------------------------------------------------ replay
 
     /**
+     * Where a replay stopped and why.
+     *
+     * @param endLsn the LSN after the last valid chunk: where the next one is written
+     * @param chunks valid chunks read (padding chunks included)
+     * @param stop why the chunk at {@code endLsn} was not taken
+     * @param torn whether that chunk is one of this log's, cut off or damaged (a torn tail), rather than
+     *        no chunk or an older one (the log's clean end)
+     */
+    record Replay(long endLsn, long chunks, String stop, boolean torn) {}
+
+    /**
      * Reads the log from {@code fromLsn} until a chunk is missing, torn or stale, handing every record to
      * {@code visitor}.
      *
      * @return the LSN after the last valid chunk: where the next one is written
      */
     static long replay(BlockDevice device, V2Layout layout, long fromLsn, Visitor visitor) throws IOException {
+        return scan(device, layout, fromLsn, visitor).endLsn();
+    }
+
+    /** {@link #replay}, also saying where and why it stopped (recovery notes, {@code inspect}). */
+    static Replay scan(BlockDevice device, V2Layout layout, long fromLsn, Visitor visitor) throws IOException {
         int blockAlign = layout.blockAlign();
         long window = Math.min(layout.logBytes(), 4L << 20);
         long lsn = fromLsn;
+        long chunks = 0;
         try (Arena arena = Arena.ofShared()) {
             MemorySegment buf = arena.allocate(window, 4096);
             long bufLsn = -1; // LSN of buf's first byte
@@ -578,24 +595,35 @@ final class MetaLog {
                     bufLsn = lsn;
                 }
                 MemorySegment h = buf.asSlice(lsn - bufLsn, blockAlign);
-                if (!OnDiskFormat.hasMagic(h, MAGIC) || h.get(OnDiskFormat.U64, 8) != layout.incarnation()
-                        || h.get(OnDiskFormat.U64, 16) != lsn || h.get(OnDiskFormat.U32, 36) != headerCrc(h)) {
-                    return lsn;
+                if (!OnDiskFormat.hasMagic(h, MAGIC)) {
+                    return new Replay(lsn, chunks, "no chunk at LSN " + lsn, false);
+                }
+                if (h.get(OnDiskFormat.U64, 8) != layout.incarnation()) {
+                    return new Replay(lsn, chunks, "a chunk of another incarnation at LSN " + lsn + " (written before"
+                            + " the store was formatted or migrated)", false);
+                }
+                if (h.get(OnDiskFormat.U32, 36) != headerCrc(h)) {
+                    return new Replay(lsn, chunks, "torn chunk at LSN " + lsn + ": its header fails its CRC32C", true);
+                }
+                long stored = h.get(OnDiskFormat.U64, 16);
+                if (stored != lsn) {
+                    return stored < lsn && (lsn - stored) % layout.logBytes() == 0
+                            ? new Replay(lsn, chunks, "an older lap's chunk (LSN " + stored + ") at LSN " + lsn, false)
+                            : new Replay(lsn, chunks, "a chunk at LSN " + lsn + " that says LSN " + stored, true);
                 }
                 int records = h.get(OnDiskFormat.U32, 28);
                 if (records == PAD) {
+                    chunks++;
                     lsn += lap;
                     continue;
                 }
                 long body = Integer.toUnsignedLong(h.get(OnDiskFormat.U32, 24));
                 long size = V2Layout.roundUp(CHUNK_HEADER + body, blockAlign);
-                if (size > lap) {
-                    return lsn;
+                if (size > lap || size > window) { // crossing the ring's end, or larger than any chunk we write
+                    return new Replay(lsn, chunks, "a chunk at LSN " + lsn + " of " + size + " bytes, more than the"
+                            + " log writes", true);
                 }
                 if (lsn + size > bufLsn + bufLen) {
-                    if (size > window) {
-                        return lsn; // larger than any chunk this log writes: not one of ours
-                    }
                     bufLen = Math.min(window, lap);
                     read(device, layout, lsn, buf.asSlice(0, bufLen));
                     bufLsn = lsn;
@@ -604,9 +632,13 @@ final class MetaLog {
                 byte[] bytes = chunk.asSlice(CHUNK_HEADER, body).toArray(ValueLayout.JAVA_BYTE);
                 CRC32C c = new CRC32C();
                 c.update(bytes);
-                if ((int) c.getValue() != chunk.get(OnDiskFormat.U32, 32) || !visit(bytes, records, visitor)) {
-                    return lsn;
+                if ((int) c.getValue() != chunk.get(OnDiskFormat.U32, 32)) {
+                    return new Replay(lsn, chunks, "torn chunk at LSN " + lsn + ": its body fails its CRC32C", true);
                 }
+                if (!visit(bytes, records, visitor)) {
+                    return new Replay(lsn, chunks, "a chunk at LSN " + lsn + " whose records do not parse", true);
+                }
+                chunks++;
                 lsn += size;
             }
         }
