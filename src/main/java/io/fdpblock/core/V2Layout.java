@@ -139,9 +139,15 @@ record V2Layout(int blockAlign, int headerBytes, long slotBytes, long capacityBy
     }
 
     private boolean plausible() {
-        return blockAlign >= 512 && Integer.bitCount(blockAlign) == 1 && headerBytes > 0 && slotBytes > headerBytes
-                && snapshotBytes >= blockAlign && logBytes >= blockAlign && logOffset == 2L * blockAlign + 2 * snapshotBytes
-                && logOffset + logBytes <= metaTotalBytes && metaTotalBytes < capacityBytes && maxSlots > 0
+        if (blockAlign < 512 || Integer.bitCount(blockAlign) != 1 || headerBytes <= 0 || slotBytes <= headerBytes
+                || snapshotBytes < blockAlign || logBytes < blockAlign || maxSlots <= 0 || snapshotBytes % blockAlign != 0
+                || logBytes % blockAlign != 0 || metaTotalBytes % blockAlign != 0 || metaTotalBytes < 2L * blockAlign) {
+            return false; // every offset and length of its I/O is a multiple of block_align
+        }
+        // each area compared with what is left of the metadata area, so that no sum can overflow
+        long room = metaTotalBytes - 2L * blockAlign;
+        return snapshotBytes <= room / 2 && logOffset == 2L * blockAlign + 2 * snapshotBytes
+                && logBytes <= metaTotalBytes - logOffset && metaTotalBytes < capacityBytes
                 && maxSlots <= (capacityBytes - metaTotalBytes) / slotBytes;
     }
 
