@@ -42,6 +42,19 @@ record V2Layout(int blockAlign, int headerBytes, long slotBytes, long capacityBy
         return 2L * blockAlign + area * snapshotBytes;
     }
 
+    /** Whether {@code slot} is one of the store's slots (a snapshot entry's, a logged put's or delete's). */
+    boolean holdsSlot(int slot) {
+        return slot >= 0 && slot < maxSlots;
+    }
+
+    /**
+     * Whether an index entry (a snapshot's, or a put in the log) is one the store can have written: one of
+     * its slots, and a payload of 1 byte up to what a slot holds.
+     */
+    boolean holdsEntry(int slot, int size) {
+        return holdsSlot(slot) && size > 0 && size <= slotBytes - headerBytes;
+    }
+
     /** The data area: the first slot. */
     long dataBase() {
         return metaTotalBytes;
@@ -148,7 +161,7 @@ record V2Layout(int blockAlign, int headerBytes, long slotBytes, long capacityBy
         long room = metaTotalBytes - 2L * blockAlign;
         return snapshotBytes <= room / 2 && logOffset == 2L * blockAlign + 2 * snapshotBytes
                 && logBytes <= metaTotalBytes - logOffset && metaTotalBytes < capacityBytes
-                && maxSlots <= (capacityBytes - metaTotalBytes) / slotBytes;
+                && maxSlots == (capacityBytes - metaTotalBytes) / slotBytes; // the slots the store will use
     }
 
     /**

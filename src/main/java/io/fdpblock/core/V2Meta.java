@@ -99,7 +99,7 @@ final class V2Meta implements MetaStore {
                 nextSlot[0] = Math.min(maxSlots, h.nextSlot());
                 break;
             }
-            notes.add("snapshot seq " + h.seq() + " in area " + h.area() + " fails its CRC");
+            notes.add("snapshot seq " + h.seq() + " in area " + h.area() + " does not match its header (CRC or contents)");
         }
         if (newest == null && !headers.isEmpty()) {
             // the log before the oldest snapshot may have been overwritten: replaying it alone would not do

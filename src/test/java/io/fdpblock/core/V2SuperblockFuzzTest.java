@@ -22,7 +22,8 @@ import java.util.Arrays;
  * below 2^63; the snapshot areas and the log of at least a block each, and these sizes and
  * meta_total_bytes multiples of block_align (every I/O needs it); the log right after the two
  * superblocks and the two snapshot areas, and ending inside the metadata area; the metadata area smaller
- * than the capacity; 1 <= max slots <= (capacity - meta_total_bytes) / slot_bytes. An accepted layout
+ * than the capacity; max slots >= 1 and exactly (capacity - meta_total_bytes) / slot_bytes, the slots the
+ * store computes and uses (a smaller count would make replay refuse its records of the others). An accepted layout
  * has the fields at their offsets, and written then read again gives the same layout.
  */
 public class V2SuperblockFuzzTest {
@@ -99,7 +100,7 @@ public class V2SuperblockFuzzTest {
                 || logOffset.add(log).compareTo(meta) > 0 || meta.compareTo(capacity) >= 0) {
             return false;
         }
-        return maxSlots.signum() > 0 && maxSlots.compareTo(capacity.subtract(meta).divide(slotBytes)) <= 0;
+        return maxSlots.signum() > 0 && maxSlots.equals(capacity.subtract(meta).divide(slotBytes));
     }
 
     private static BigInteger unsigned32(byte[] b, int off) {
