@@ -567,9 +567,12 @@ final class MetaLog {
     record Replay(long endLsn, long chunks, String stop, boolean torn) {}
 
     /**
-     * Reads the log from {@code fromLsn} until a chunk is missing, torn or stale, handing every record to
-     * {@code visitor}.
+     * Reads the log from {@code fromLsn} until a chunk is missing, torn, stale or does not parse (a
+     * record the store cannot have written: see {@link #visit}), handing every record of the chunks before
+     * it to {@code visitor}, and none of that chunk's.
      *
+     * @param fromLsn where a chunk starts: a non-negative multiple of block_align (a snapshot's start LSN,
+     *        which {@link Snapshots} checks)
      * @return the LSN after the last valid chunk: where the next one is written
      */
     static long replay(BlockDevice device, V2Layout layout, long fromLsn, Visitor visitor) throws IOException {
@@ -586,7 +589,7 @@ final class MetaLog {
             MemorySegment buf = arena.allocate(window, 4096);
             long bufLsn = -1; // LSN of buf's first byte
             long bufLen = 0;
-            while (true) {
+            while (lsn <= Long.MAX_VALUE - layout.logBytes()) { // beyond, LSNs of a next lap would overflow
                 long lap = layout.logBytes() - lsn % layout.logBytes();
                 // make sure the header block is in the window
                 if (bufLsn < 0 || lsn < bufLsn || lsn + blockAlign > bufLsn + bufLen) {
@@ -635,12 +638,14 @@ final class MetaLog {
                 if ((int) c.getValue() != chunk.get(OnDiskFormat.U32, 32)) {
                     return new Replay(lsn, chunks, "torn chunk at LSN " + lsn + ": its body fails its CRC32C", true);
                 }
-                if (!visit(bytes, records, visitor)) {
+                if (!visit(bytes, records, layout, null)) {
                     return new Replay(lsn, chunks, "a chunk at LSN " + lsn + " whose records do not parse", true);
                 }
+                visit(bytes, records, layout, visitor); // only once the whole chunk parsed
                 chunks++;
                 lsn += size;
             }
+            return new Replay(lsn, chunks, "LSN " + lsn + ": no log reaches that far (a damaged snapshot's start)", true);
         }
     }
 
@@ -656,9 +661,19 @@ final class MetaLog {
         device.execute(b);
     }
 
-    /** @return false when a record does not parse (the chunk is then not trusted) */
-    private static boolean visit(byte[] body, int records, Visitor v) {
+    /**
+     * Parses a chunk's body: exactly {@code records} records, each one the store can have written (a put
+     * of a key of 1 to {@value PutRequest#MAX_KEY_BYTES} bytes of well-formed UTF-8 and an entry
+     * {@link V2Layout#holdsEntry} accepts, a delete of one of its slots, a salt).
+     *
+     * @param v what gets the records, or null to check the body only
+     * @return false when it does not parse (the chunk is then not trusted)
+     */
+    private static boolean visit(byte[] body, int records, V2Layout layout, Visitor v) {
         ByteBuffer b = ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN);
+        if (records < 0) {
+            return false; // a count above 2^31: more records than any chunk holds
+        }
         try {
             for (int r = 0; r < records; r++) {
                 byte type = b.get();
@@ -672,21 +687,33 @@ final class MetaLog {
                         int salt = Short.toUnsignedInt(b.getShort());
                         long h1 = b.getLong();
                         long h2 = b.getLong();
-                        byte[] key = new byte[keyLen];
-                        b.get(key);
-                        v.put(h1, h2, slot, size, crc, group, salt, new String(key, StandardCharsets.UTF_8));
+                        if (keyLen == 0 || keyLen > PutRequest.MAX_KEY_BYTES || !layout.holdsEntry(slot, size)) {
+                            return false;
+                        }
+                        String key = StandardCharsets.UTF_8.newDecoder().decode(b.slice(b.position(), keyLen)).toString();
+                        b.position(b.position() + keyLen);
+                        if (v != null) {
+                            v.put(h1, h2, slot, size, crc, group, salt, key);
+                        }
                     }
                     case DELETE -> {
                         int slot = b.getInt();
                         long h1 = b.getLong();
                         long h2 = b.getLong();
-                        v.delete(h1, h2, slot);
+                        if (!layout.holdsSlot(slot)) {
+                            return false;
+                        }
+                        if (v != null) {
+                            v.delete(h1, h2, slot);
+                        }
                     }
                     case SALT -> {
                         int id = Short.toUnsignedInt(b.getShort());
                         byte[] s = new byte[Short.toUnsignedInt(b.getShort())];
                         b.get(s);
-                        v.salt(id, new String(s, StandardCharsets.UTF_8));
+                        if (v != null) {
+                            v.salt(id, new String(s, StandardCharsets.UTF_8));
+                        }
                     }
                     default -> {
                         return false;
@@ -694,8 +721,8 @@ final class MetaLog {
                 }
             }
             return b.position() == body.length;
-        } catch (RuntimeException e) {
-            return false;
+        } catch (RuntimeException | java.nio.charset.CharacterCodingException e) {
+            return false; // a record cut off, or a key that is not UTF-8
         }
     }
 }

@@ -88,13 +88,16 @@ final class Snapshots {
         if (h.get(OnDiskFormat.U32, 60) != crc(h.asSlice(0, 60))) {
             return new Area(area, offset, null, "header fails its CRC32C");
         }
+        long startLsn = h.get(OnDiskFormat.U64, 24);
         long entries = h.get(OnDiskFormat.U64, 32);
         long body = h.get(OnDiskFormat.U64, 40);
-        if (entries < 0 || entries > layout.maxSlots() || body < 4 || body > layout.snapshotBytes() - layout.blockAlign()) {
-            return new Area(area, offset, null, "implausible header (" + entries + " entries, " + body + " body bytes)");
+        if (entries < 0 || entries > layout.maxSlots() || body < 4 || body > layout.snapshotBytes() - layout.blockAlign()
+                || startLsn < 0 || startLsn % layout.blockAlign() != 0) { // the log is replayed from a chunk's start
+            return new Area(area, offset, null, "implausible header (" + entries + " entries, " + body + " body bytes,"
+                    + " start LSN " + startLsn + ")");
         }
-        return new Area(area, offset, new Header(area, h.get(OnDiskFormat.U64, 16), h.get(OnDiskFormat.U64, 24), entries,
-                body, h.get(OnDiskFormat.U64, 48), h.get(OnDiskFormat.U32, 56)), null);
+        return new Area(area, offset, new Header(area, h.get(OnDiskFormat.U64, 16), startLsn, entries, body,
+                h.get(OnDiskFormat.U64, 48), h.get(OnDiskFormat.U32, 56)), null);
     }
 
     private static int crc(MemorySegment s) {
@@ -110,8 +113,18 @@ final class Snapshots {
         void entry(long h1, long h2, int slot, int size, int crc, int group, int saltId);
     }
 
+    private static final Visitor CHECK_ONLY = new Visitor() {
+        @Override
+        public void salt(int id, String salt) {}
+
+        @Override
+        public void entry(long h1, long h2, int slot, int size, int crc, int group, int saltId) {}
+    };
+
     /**
-     * Checks the body's CRC in a first pass, then hands its contents to {@code visitor}.
+     * Checks the body in a first pass (its CRC, and that it parses into the salts and the entries its
+     * header counts, each entry one the store can have written: {@link V2Layout#holdsEntry}), then hands
+     * its contents to {@code visitor}.
      *
      * @return false (nothing handed over) when the body does not match its header
      */
@@ -124,7 +137,7 @@ final class Snapshots {
 
     /** Whether the body matches its header's CRC32C (read only, nothing handed over). */
     static boolean bodyChecks(BlockDevice device, V2Layout layout, Header h) throws IOException {
-        return scan(device, layout, h, null);
+        return scan(device, layout, h, CHECK_ONLY);
     }
 
     private static boolean scan(BlockDevice device, V2Layout layout, Header h, Visitor visitor) throws IOException {
@@ -133,7 +146,7 @@ final class Snapshots {
         CRC32C crc = new CRC32C();
         try (Arena arena = Arena.ofShared()) {
             MemorySegment buf = arena.allocate(WRITE_BYTES, 4096);
-            BodyParser parser = visitor == null ? null : new BodyParser(visitor, h.entries());
+            BodyParser parser = new BodyParser(visitor, h.entries(), layout);
             for (long off = 0; off < padded; off += WRITE_BYTES) {
                 long len = Math.min(WRITE_BYTES, padded - off);
                 IoBatch b = new IoBatch(1);
@@ -145,11 +158,11 @@ final class Snapshots {
                 }
                 byte[] bytes = buf.asSlice(0, useful).toArray(ValueLayout.JAVA_BYTE);
                 crc.update(bytes);
-                if (parser != null && !parser.feed(bytes)) {
+                if (!parser.feed(bytes)) {
                     return false;
                 }
             }
-            return (int) crc.getValue() == h.bodyCrc() && (parser == null || parser.complete());
+            return (int) crc.getValue() == h.bodyCrc() && parser.complete();
         }
     }
 
@@ -157,14 +170,16 @@ final class Snapshots {
     private static final class BodyParser {
         private final Visitor visitor;
         private final long entries;
+        private final V2Layout layout;
         private byte[] carry = new byte[0];
         private long salts = -1;
         private long saltsSeen;
         private long entriesSeen;
 
-        BodyParser(Visitor visitor, long entries) {
+        BodyParser(Visitor visitor, long entries, V2Layout layout) {
             this.visitor = visitor;
             this.entries = entries;
+            this.layout = layout;
         }
 
         boolean feed(byte[] piece) {
@@ -209,6 +224,9 @@ final class Snapshots {
                     int crc = in.getInt();
                     int group = Short.toUnsignedInt(in.getShort());
                     int salt = Short.toUnsignedInt(in.getShort());
+                    if (!layout.holdsEntry(slot, size)) {
+                        return false;
+                    }
                     visitor.entry(h1, h2, slot, size, crc, group, salt);
                     entriesSeen++;
                     continue;

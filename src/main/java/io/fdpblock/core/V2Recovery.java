@@ -80,7 +80,8 @@ final class V2Recovery {
                 nextSlot = Math.min(maxSlots, h.nextSlot());
                 break;
             }
-            notes.add("snapshot seq " + h.seq() + " in area " + h.area() + " fails its CRC");
+            notes.add("snapshot seq " + h.seq() + " in area " + h.area() + " fails its CRC32C or holds what the store"
+                    + " cannot have written");
         }
         long[] counts = new long[3]; // puts, deletes, salts
         if (applied == null && !headers.isEmpty()) { // the log before them may be gone: the store is refused
