@@ -26,7 +26,8 @@ import java.util.zip.CRC32C;
  * flush makes it, and every slot written before it, durable) at most every
  * {@code meta_sync_interval_ms}, or as soon as records wait when that is 0 (puts are then
  * acknowledged only once durable). The log is a ring of chunks in the metadata area; a chunk's space is
- * reused only once a snapshot covers it ({@link #reclaimTo}).
+ * reused only once the older of the two snapshots no longer needs it ({@link #snapshotDurable}): recovery
+ * falls back to the older snapshot when the newest is damaged, and replays the log from its start.
  *
  * <pre>
  * chunk (from a block boundary): 0 "FDPBLG02" | 8 u64 incarnation | 16 u64 LSN (its place in the endless log)
@@ -76,6 +77,8 @@ final class MetaLog {
     private long durableTicket;
     private long nextLsn;
     private long reclaimLsn;
+    /** Guarded by {@link #lock}: the newest durable snapshot's start (the next snapshot is due a quarter on). */
+    private long snapshotLsn;
     private boolean commitRequested;
     private boolean stopping;
     private IOException failure;
@@ -88,7 +91,7 @@ final class MetaLog {
 
     private record Waiter(long ticket, LongConsumer action) {}
 
-    MetaLog(BlockDevice device, V2Layout layout, long nextLsn, long reclaimLsn, int syncIntervalMs,
+    MetaLog(BlockDevice device, V2Layout layout, long nextLsn, long reclaimLsn, long snapshotLsn, int syncIntervalMs,
             PlacementId placement, Runnable wantSnapshot) {
         this.device = device;
         this.layout = layout;
@@ -97,6 +100,7 @@ final class MetaLog {
         this.syncIntervalMs = syncIntervalMs;
         this.nextLsn = nextLsn;
         this.reclaimLsn = reclaimLsn;
+        this.snapshotLsn = Math.max(reclaimLsn, snapshotLsn);
         this.maxChunkBody = Math.max(blockAlign, Math.min(8L << 20, layout.logBytes() / 8) - CHUNK_HEADER);
         this.wantSnapshot = wantSnapshot;
     }
@@ -260,11 +264,15 @@ final class MetaLog {
         }
     }
 
-    /** A snapshot that starts at {@code lsn} is durable: the log before it may be overwritten. */
-    void reclaimTo(long lsn) {
+    /**
+     * A snapshot that starts at {@code newestStart} is durable, and the one still kept beside it starts at
+     * {@code olderStart}: the log before the older one's start may be overwritten.
+     */
+    void snapshotDurable(long newestStart, long olderStart) {
         lock.lock();
         try {
-            reclaimLsn = Math.max(reclaimLsn, lsn);
+            reclaimLsn = Math.max(reclaimLsn, Math.min(olderStart, newestStart));
+            snapshotLsn = Math.max(snapshotLsn, newestStart);
             work.signalAll();
         } finally {
             lock.unlock();
@@ -272,10 +280,10 @@ final class MetaLog {
     }
 
     /** Bytes of log since the newest durable snapshot's start. */
-    long bytesSinceReclaim() {
+    long bytesSinceSnapshot() {
         lock.lock();
         try {
-            return nextLsn - reclaimLsn;
+            return nextLsn - snapshotLsn;
         } finally {
             lock.unlock();
         }
@@ -514,7 +522,7 @@ final class MetaLog {
                 }
                 work.awaitNanos(TimeUnit.MILLISECONDS.toNanos(100));
             }
-            if (lsn + size - reclaimLsn > layout.logBytes() / 4) {
+            if (lsn + size - snapshotLsn > layout.logBytes() / 4) {
                 wantSnapshot.run(); // a quarter of the ring since the last snapshot: time for the next
             }
         } catch (InterruptedException e) {

@@ -84,8 +84,17 @@ final class V2Meta implements MetaStore {
         int highest = o.highestUsed();
         core.slots.rebuild((int) Math.max(o.nextSlot(), highest + 1), o.used(),
                 core.config.fdpSlotAffinityEnabled() ? o.groups() : null);
-        long reclaim = newest == null ? 0 : newest.startLsn();
-        log = new MetaLog(core.device, layout, end, reclaim, core.config.metaSyncIntervalMs(),
+        long snapshotStart = newest == null ? 0 : newest.startLsn();
+        long reclaim = snapshotStart; // the other snapshot's log is kept too: a fallback to it replays from there
+        for (Snapshots.Header h : headers) {
+            if (newest != null && h.seq() < newest.seq()) {
+                reclaim = Math.min(reclaim, h.startLsn());
+            }
+        }
+        if (end - reclaim > layout.logBytes() / 2) { // its log is gone already (written before it was kept)
+            reclaim = snapshotStart;
+        }
+        log = new MetaLog(core.device, layout, end, reclaim, snapshotStart, core.config.metaSyncIntervalMs(),
                 core.placement.metadata(), this::wantSnapshot);
         boolean fellBack = !notes.isEmpty();
         String note = created ? createdNote : "recovered " + index.size() + " keys (fdpblock_v2): snapshot "
@@ -135,7 +144,7 @@ final class V2Meta implements MetaStore {
 
     @Override
     public boolean dirty() {
-        return log.appendedTicket() > 0 && log.bytesSinceReclaim() > 0;
+        return log.appendedTicket() > 0 && log.bytesSinceSnapshot() > 0;
     }
 
     // ------------------------------------------------------------------ snapshots
@@ -219,8 +228,9 @@ final class V2Meta implements MetaStore {
                         index.endCopy();
                     }
                 }, core.lock, core.placement.metadata(), snapshotBytes);
+                long older = newest == null ? startLsn : newest.startLsn(); // now the older of the two kept
                 newest = h;
-                log.reclaimTo(startLsn);
+                log.snapshotDurable(startLsn, older);
                 snapshotsWritten++;
                 lastSnapshotError = null;
                 lastSnapshotMillis = (System.nanoTime() - t0) / 1_000_000;
@@ -277,7 +287,7 @@ final class V2Meta implements MetaStore {
         s.put("meta_sync_interval_ms", core.config.metaSyncIntervalMs());
         s.put("log_bytes", layout.logBytes());
         s.put("log_next_lsn", log.nextLsn());
-        s.put("log_bytes_since_snapshot", log.bytesSinceReclaim());
+        s.put("log_bytes_since_snapshot", log.bytesSinceSnapshot());
         s.put("log_commits", log.commits());
         s.put("log_bytes_written", log.bytesWritten());
         s.put("snapshot_seq", newest == null ? 0 : newest.seq());
