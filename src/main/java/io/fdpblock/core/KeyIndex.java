@@ -55,6 +55,8 @@ final class KeyIndex {
     private final HashMap<String, Entry> committed = new HashMap<>();
     private final HashMap<String, Inflight> inflight = new HashMap<>();
     private final HashMap<ObjectMeta, ObjectMeta> metaInterner = new HashMap<>();
+    /** The committed key in each slot (null: none), for {@link SlotGroups}: references, no object per key. */
+    private String[] keyBySlot = new String[0];
 
     Entry get(String key) {
         return committed.get(key);
@@ -66,10 +68,23 @@ final class KeyIndex {
 
     void put(String key, Entry e) {
         committed.put(key, e);
+        if (e.slot >= keyBySlot.length) {
+            keyBySlot = java.util.Arrays.copyOf(keyBySlot, Math.max(e.slot + 1, 2 * keyBySlot.length));
+        }
+        keyBySlot[e.slot] = key;
     }
 
     Entry remove(String key) {
-        return committed.remove(key);
+        Entry e = committed.remove(key);
+        if (e != null) {
+            keyBySlot[e.slot] = null;
+        }
+        return e;
+    }
+
+    /** The committed key in {@code slot}, or null. */
+    String keyAt(int slot) {
+        return slot < keyBySlot.length ? keyBySlot[slot] : null;
     }
 
     int size() {
@@ -131,7 +146,7 @@ final class KeyIndex {
         if (e.locks > 0 && !force) {
             return DeleteOutcome.LOCKED;
         }
-        committed.remove(key);
+        remove(key);
         if (e.readers > 0) {
             e.deleted = true;
         } else {

@@ -77,6 +77,7 @@ public final class RawBlockCore implements AutoCloseable {
     final Checkpointer checkpointer;
     private final PutWriter writer = new PutWriter(this);
     private final LoadReader reader = new LoadReader(this);
+    private final SlotGroups groups = new SlotGroups(this);
     long dirtyCount;
     long persistedCount;
     /** Guarded by {@link #lock}: no new work once set. */
@@ -176,6 +177,11 @@ public final class RawBlockCore implements AutoCloseable {
     /** FDP: every id the device reported at open. */
     public List<Integer> reportedPlacementIds() {
         return placement.reported();
+    }
+
+    /** The slot groups (FDP: one reclaim unit each), for eviction a group at a time. */
+    public SlotGroups slotGroups() {
+        return groups;
     }
 
     long slotOffset(int slot) {
