@@ -7,7 +7,6 @@ import io.fdpblock.l2.L2AdapterListener;
 import io.fdpblock.l2.L2Adapters;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
-import io.fdpblock.nvme.NvmeNamespace;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.linux.EventFd;
 import org.HdrHistogram.Histogram;
@@ -84,6 +83,41 @@ public final class RunCommand implements Callable<Integer> {
             + " to FILE (docs/trace-format.md), for `fdpblock simulate --trace FILE`")
     Path trace;
 
+    @Option(names = "--eviction", paramLabel = "POLICY", defaultValue = "lru", description = "L2 eviction policy: lru"
+            + " (per key) or reclaim_unit (whole reclaim-unit groups; needs --fdp) (default ${DEFAULT-VALUE})")
+    String eviction;
+
+    @Option(names = "--group-order", paramLabel = "ORDER", description = "reclaim_unit: which group goes first: oldest,"
+            + " least_hit or second_chance (default second_chance)")
+    String groupOrder;
+
+    @Option(names = "--evict-at", paramLabel = "FRACTION", defaultValue = "0.85",
+            description = "Evict when L2 is this full (default ${DEFAULT-VALUE})")
+    double evictAt;
+
+    @Option(names = "--evict-to", paramLabel = "FRACTION", defaultValue = "0.75",
+            description = "... down to this (default ${DEFAULT-VALUE})")
+    double evictTo;
+
+    @Option(names = "--emulate-fdp", paramLabel = "RU_BYTES", converter = SimulateCommand.SizeConverter.class,
+            description = "The device acts as an FDP namespace with 8 placement ids and reclaim units of RU_BYTES (e.g."
+                    + " 8M): the store (with --fdp) groups and tags as on an FDP SSD, and a --trace records it")
+    Long emulateFdp;
+
+    @Option(names = "--placement", paramLabel = "POLICY", defaultValue = "cache_salt_prefix",
+            description = "With --fdp: the data placement policy, cache_salt_prefix or none (default ${DEFAULT-VALUE})")
+    String placement;
+
+    @Option(names = "--settle", description = "Each request waits for its stores to reach L2 before the next: every"
+            + " computed chunk is stored, and the run does not depend on thread timing")
+    boolean settle;
+
+    @Option(names = "--tenants", split = ",", paramLabel = "SALT=SHARE/REPEAT/WINDOW",
+            description = "A multi-tenant job instead of --salts/--repeat-ratio: per tenant its salt, share of the"
+                    + " requests, repeat ratio and how many of its latest requests a repeat draws from (0 = all), e.g."
+                    + " chat:s=0.5/0.7/50,rag:d=0.3/0.6/0,batch:j=0.2/0/0")
+    List<String> tenants;
+
     @Override
     public Integer call() throws Exception {
         PrintStream out = System.out;
@@ -102,9 +136,11 @@ public final class RunCommand implements Callable<Integer> {
             tempDir = BlockDevices.directIoTempDir("fdpblock-run-");
             path = BlockDevices.createFile(tempDir.resolve("kvcache.img"), size).toString();
         }
-        long slotBytes = chunkBytes + 4096L;
-        long metaTotal = 16L << 20;
-        String json = adapterJson(path, slotBytes, metaTotal);
+        long ru = emulateFdp == null ? 0 : emulateFdp;
+        String json = KvJobSetup.adapterJson(path, size, chunkBytes, engine, fdp, placement, ru > 0);
+        var evictionPolicy = KvJobSetup.eviction(eviction, groupOrder);
+        List<KvCacheJob.Tenant> tenantList = tenants == null ? List.of()
+                : tenants.stream().map(KvCacheJob.Tenant::parse).toList();
         out.printf("fdpblock run: KV-cache job on %s (%s%s), %s of it, model Qwen2.5-0.5B-like, chunk %d tokens = %d"
                 + " KiB, L1 %d chunks, %d requests%n", path, engine, fdp ? ", FDP" : "", EnginesCommand.human(size),
                 chunkTokens, chunkBytes >> 10, l1Chunks, requests);
@@ -112,20 +148,19 @@ public final class RunCommand implements Callable<Integer> {
             KvCacheJob.Result r;
             Map<String, Object> status;
             KvCacheJob.Spec spec = new KvCacheJob.Spec(requests, repeatRatio, salts, maxChunks, chunkBytes,
-                    "Qwen/Qwen2.5-0.5B", 0, seed);
-            StorageManager.Builder smb = StorageManager.builder().l1(chunkBytes, l1Chunks).storePolicy("skip_l1")
-                    .prefetchPolicy("default");
-            TracedAdapter traced = trace == null ? null : TracedAdapter.open(json, trace);
+                    "Qwen/Qwen2.5-0.5B", 0, seed, tenantList, settle);
+            StorageManager.Builder smb = KvJobSetup.manager(chunkBytes, l1Chunks).eviction(evictionPolicy, evictAt, evictTo);
+            TracedAdapter traced = trace == null && ru == 0 ? null : TracedAdapter.open(json, trace, ru);
             try (traced; StorageManager sm = (traced == null ? smb.adapterJson(json) : smb.adapter(traced.adapter())).build()) {
                 L2Adapter adapter = sm.adapters().get(0);
                 KvCacheJob job = new KvCacheJob(sm, adapter, spec);
                 r = job.run(!noProgress);
                 status = adapter.reportStatus();
             } // closes the adapter: final checkpoint (a traced one after the manager; then the device and its trace)
-            if (traced != null) {
+            if (trace != null) {
                 out.printf("trace         %d records in %s: fdpblock simulate --trace %s%n", traced.records(), trace, trace);
             }
-            Reopened again = reopenAndCheck(json, chunkBytes);
+            Reopened again = reopenAndCheck(json, chunkBytes, ru);
             report(out, r, status, again, chunkBytes);
             if (printStatus) {
                 out.println(new com.fasterxml.jackson.databind.ObjectMapper()
@@ -140,30 +175,15 @@ public final class RunCommand implements Callable<Integer> {
         }
     }
 
-    private String adapterJson(String path, long slotBytes, long metaTotal) throws Exception {
-        StringBuilder j = new StringBuilder("{\"type\":\"raw_block\",\"device_path\":\"").append(path)
-                .append("\",\"capacity_bytes\":").append(size).append(",\"slot_bytes\":").append(slotBytes)
-                .append(",\"meta_total_bytes\":").append(metaTotal).append(",\"io_engine\":\"").append(engine)
-                .append("\",\"meta_checkpoint_interval_sec\":5");
-        if (fdp) {
-            int metaId;
-            try (NvmeNamespace ns = NvmeNamespace.open(path)) {
-                List<Integer> ids = ns.ruhStatus().placementIds();
-                metaId = ids.get(ids.size() - 1); // the longest-lived data gets a handle of its own
-            }
-            j.append(",\"fdp_enabled\":true,\"fdp_data_placement_policy\":\"cache_salt_prefix\"")
-                    .append(",\"meta_checkpoint_placement_id\":").append(metaId)
-                    .append(",\"fdp_slot_reuse_policy\":\"pid_affinity\"");
-        }
-        return j.append('}').toString();
-    }
-
     /** What a second open of the device found. */
     record Reopened(int recovered, int sampled, int verified, int mismatched) {}
 
     /** Reopens the store (recovery) and loads a sample of what it holds, checking the bytes. */
-    private static Reopened reopenAndCheck(String json, int chunkBytes) throws Exception {
-        try (L2Adapter a = L2Adapters.create(json); Arena arena = Arena.ofShared()) {
+    private static Reopened reopenAndCheck(String json, int chunkBytes, long emulatedRu) throws Exception {
+        // an emulated FDP namespace is one only through its wrapper
+        try (TracedAdapter emulated = emulatedRu > 0 ? TracedAdapter.open(json, null, emulatedRu) : null;
+                L2Adapter a = emulated != null ? emulated.adapter() : L2Adapters.create(json);
+                Arena arena = Arena.ofShared()) {
             List<ObjectKey> held = new ArrayList<>();
             a.registerListener(new L2AdapterListener() {
                 @Override
@@ -208,7 +228,7 @@ public final class RunCommand implements Callable<Integer> {
     }
 
     @SuppressWarnings("unchecked")
-    private static void report(PrintStream out, KvCacheJob.Result r, Map<String, Object> status, Reopened again,
+    private void report(PrintStream out, KvCacheJob.Result r, Map<String, Object> status, Reopened again,
             int chunkBytes) {
         double sec = r.nanos / 1e9;
         long keys = Math.max(1, r.keysRequested);
@@ -220,7 +240,9 @@ public final class RunCommand implements Callable<Integer> {
         out.printf("stored        %d chunks, %s (%.1f MB/s); %d not stored (already in L1 or L1 full)%n",
                 r.chunksStored, EnginesCommand.human(r.bytesStored), r.bytesStored / sec / 1e6, r.storeSkipped);
         out.printf("loaded        %s from L2 (%.1f MB/s)%n", EnginesCommand.human(r.bytesLoaded), r.bytesLoaded / sec / 1e6);
-        out.printf("evicted       %d keys from L2 (LRU, above 85 %% full)%n", r.evicted);
+        out.printf("evicted       %d keys from L2 (%s eviction, above %.0f %% full); L2 usage after filling: mean %.1f %%,"
+                + " min %.1f %%; L2 hit ratio %.3f (of the keys L1 did not have)%n", r.evicted, eviction, 100 * evictAt,
+                100 * r.meanUsage(), 100 * r.usageMin, r.l2HitRatio());
         out.printf("latency (us)  %-36s %9s %9s %9s %9s%n", "", "p50", "p99", "p99.9", "max");
         for (String op : List.of("store", "lookup", "load")) {
             Map<String, Object> m = (Map<String, Object>) status.get(op);
