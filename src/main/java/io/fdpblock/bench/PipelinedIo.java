@@ -3,6 +3,7 @@ package io.fdpblock.bench;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.nvme.PlacementId;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -27,6 +28,11 @@ import java.util.concurrent.locks.LockSupport;
  * <p>Like fio's {@code --time_based --ramp_time}: operations run for the ramp, then the measured window
  * starts (wall clock and process CPU time read once each), and at its end no new operation is issued;
  * those in flight are waited for and counted.
+ *
+ * <p>{@link #overOffsets} runs the same pipeline over a given list of offsets, each once, with
+ * {@link Content} filling every write and checking every read (what {@code fdpblock engines} does to
+ * verify an engine): always {@code HANDOFF}, so fills and checks run on the calling thread, never on
+ * the reactor.
  */
 public final class PipelinedIo {
     /** Who submits the next operation of a slot. */
@@ -37,23 +43,46 @@ public final class PipelinedIo {
         CALLBACK
     }
 
+    /** What each operation of {@link #overOffsets} writes and what each read must find. */
+    public interface Content {
+        /** Fills {@code buffer} with what the write at {@code offset} carries. */
+        void fill(MemorySegment buffer, long offset);
+
+        /** Whether {@code buffer}, just read from {@code offset}, holds what was written there. */
+        boolean matches(MemorySegment buffer, long offset);
+    }
+
     /**
      * @param write writes (else reads)
      * @param random uniformly random aligned offsets, repeats allowed (fio {@code --norandommap}); else
      *        sequential, wrapping at the region's end, each slot taking the next block
+     * @param placement the placement id every write carries ({@link PlacementId#NONE}: none)
      */
-    public record Spec(boolean write, boolean random, int blockSize, int depth, long regionStart, long regionBytes) {
+    public record Spec(boolean write, boolean random, int blockSize, int depth, long regionStart, long regionBytes,
+            PlacementId placement) {
         public Spec {
             if (blockSize <= 0 || depth < 1 || regionBytes < blockSize) {
                 throw new IllegalArgumentException("bad pipeline spec: block " + blockSize + ", depth " + depth
                         + ", region " + regionBytes);
             }
+            placement = placement == null ? PlacementId.NONE : placement;
+        }
+
+        /** Writes without a placement id. */
+        public Spec(boolean write, boolean random, int blockSize, int depth, long regionStart, long regionBytes) {
+            this(write, random, blockSize, depth, regionStart, regionBytes, PlacementId.NONE);
         }
     }
 
     private final BlockDevice device;
     private final Spec spec;
     private final Mode mode;
+    /** The offsets to visit in order, each once (null: random or sequential per the spec). */
+    private final long[] offsets;
+    /** Fills writes and checks reads (null: buffers keep their initial random bytes, reads are not checked). */
+    private final Content content;
+    /** Reads whose bytes {@link #content} did not match (calling thread only). */
+    private long mismatches;
     private final Slot[] slots;
     /** Slot indices + 1 handed back (0 = empty), a ring of at least {@code depth} entries. */
     private final AtomicIntegerArray done;
@@ -83,6 +112,8 @@ public final class PipelinedIo {
         final MemorySegment buffer;
         final SplittableRandom rng;
         final IoBatch.Callback callback;
+        /** The offset of the slot's last operation. */
+        long offset;
         /** A failure seen by the callback, thrown by the caller. */
         volatile IOException failure;
 
@@ -102,10 +133,32 @@ public final class PipelinedIo {
      * @param device buffers come from its pool ({@code depth} buffers of at least {@code blockSize})
      */
     public PipelinedIo(BlockDevice device, Spec spec, long seed, Mode mode) {
+        this(device, spec, seed, mode, null, null);
+    }
+
+    /**
+     * A pipeline of {@code depth} operations in flight over exactly {@code offsets}, in order, each once
+     * ({@link #runOps} with {@code offsets.length}): writes carry {@code content.fill}, reads are checked
+     * with {@code content.matches} ({@link #mismatches()}).
+     */
+    public static PipelinedIo overOffsets(BlockDevice device, boolean write, int blockSize, int depth, long[] offsets,
+            Content content) {
+        if (offsets == null || content == null) {
+            throw new IllegalArgumentException("a pipeline over offsets needs the offsets and their content");
+        }
+        Spec spec = new Spec(write, false, blockSize, depth, 0, Math.max(blockSize, device.sizeBytes()));
+        return new PipelinedIo(device, spec, 0, Mode.HANDOFF, offsets.clone(), content);
+    }
+
+    private PipelinedIo(BlockDevice device, Spec spec, long seed, Mode mode, long[] offsets, Content content) {
         this.device = device;
         this.spec = spec;
+        this.offsets = offsets;
+        this.content = content;
         // Engines that complete inside submit (posix, memory) would recurse: callback -> submit -> callback.
-        this.mode = device.engine() == IoEngine.POSIX || device.engine() == IoEngine.MEMORY ? Mode.HANDOFF : mode;
+        // Content is filled and checked on the calling thread: HANDOFF.
+        this.mode = content != null || device.engine() == IoEngine.POSIX || device.engine() == IoEngine.MEMORY
+                ? Mode.HANDOFF : mode;
         if (device.buffers().capacity() < spec.depth() || device.buffers().bufferSize() < spec.blockSize()) {
             throw new IllegalArgumentException("the device's buffer pool (" + device.buffers() + ") must hold "
                     + spec.depth() + " buffers of " + spec.blockSize() + " bytes");
@@ -119,7 +172,7 @@ public final class PipelinedIo {
         SplittableRandom fill = root.split();
         for (int i = 0; i < slots.length; i++) {
             MemorySegment b = device.buffers().acquire().asSlice(0, spec.blockSize());
-            for (long o = 0; o < b.byteSize(); o += 8) { // incompressible, like fio's default buffers
+            for (long o = 0; content == null && o < b.byteSize(); o += 8) { // incompressible, like fio's default
                 b.set(ValueLayout.JAVA_LONG, o, fill.nextLong());
             }
             slots[i] = new Slot(i, b, root.split());
@@ -157,7 +210,10 @@ public final class PipelinedIo {
         }
     }
 
-    private long nextOffset(Slot s) {
+    private long nextOffset(Slot s, long ticket) {
+        if (offsets != null) {
+            return offsets[(int) ticket];
+        }
         long block;
         if (spec.random()) {
             block = s.rng.nextLong(blocks);
@@ -167,12 +223,16 @@ public final class PipelinedIo {
         return spec.regionStart() + block * spec.blockSize();
     }
 
-    private void issue(Slot s) throws IOException {
+    private void issue(Slot s, long ticket) throws IOException {
         IoBatch b = s.batch;
         b.reset();
-        long off = nextOffset(s);
+        long off = nextOffset(s, ticket);
+        s.offset = off;
         if (spec.write()) {
-            b.write(off, s.buffer);
+            if (content != null) {
+                content.fill(s.buffer, off);
+            }
+            b.write(off, s.buffer, spec.placement());
         } else {
             b.read(off, s.buffer);
         }
@@ -182,9 +242,9 @@ public final class PipelinedIo {
     /**
      * Accounts for one completed operation: starts the window at the end of the ramp, counts it inside.
      *
-     * @return true when the slot should issue another operation
+     * @return the ticket (operation number) of the slot's next operation, or -1 when it issues no more
      */
-    private boolean account(long now) {
+    private long account(long now) {
         if (measuring) {
             measuredOps++; // one thread at a time completes operations (the reactor, or the caller)
         } else if (now >= rampEnd) {
@@ -192,11 +252,17 @@ public final class PipelinedIo {
             cpu0 = CpuClock.processCpuNanos();
             measuring = true;
         }
-        if (!stop && now < end && issued.get() < maxOps) {
-            issued.incrementAndGet();
-            return true;
+        return !stop && now < end ? claim() : -1;
+    }
+
+    /** The next operation number, or -1 once {@code maxOps} have been issued. */
+    private long claim() {
+        long t = issued.getAndIncrement();
+        if (t < maxOps) {
+            return t;
         }
-        return false;
+        issued.decrementAndGet();
+        return -1;
     }
 
     /** CALLBACK mode, on the reactor: account, then issue the next operation or hand the slot back. */
@@ -212,9 +278,10 @@ public final class PipelinedIo {
             handBack(s.index);
             return;
         }
-        if (account(System.nanoTime())) {
+        long ticket = account(System.nanoTime());
+        if (ticket >= 0) {
             try {
-                issue(s);
+                issue(s, ticket);
                 return;
             } catch (IOException | RuntimeException e) {
                 s.failure = e instanceof IOException io ? io : new IOException(e);
@@ -244,7 +311,8 @@ public final class PipelinedIo {
         long start = System.nanoTime();
         this.rampEnd = start + rampNanos;
         this.end = rampEnd + measureNanos;
-        this.maxOps = maxOps;
+        this.maxOps = offsets == null ? maxOps : Math.min(maxOps, offsets.length); // each offset once
+        this.mismatches = 0;
         this.issued.set(0);
         this.measuredOps = 0;
         this.stop = false;
@@ -253,10 +321,13 @@ public final class PipelinedIo {
         this.measuring = rampNanos <= 0; // set last: the reactor may read the fields above once it sees slots
         int outstanding = 0; // slots not yet handed back to this thread for good
         IOException failure = null;
-        for (int i = 0; i < slots.length && issued.get() < maxOps; i++) {
-            issued.incrementAndGet();
+        for (int i = 0; i < slots.length; i++) {
+            long ticket = claim();
+            if (ticket < 0) {
+                break;
+            }
             try {
-                issue(slots[i]);
+                issue(slots[i], ticket);
                 outstanding++;
             } catch (IOException e) {
                 issued.decrementAndGet();
@@ -285,9 +356,13 @@ public final class PipelinedIo {
                 }
                 continue;
             }
-            if (failure == null && account(System.nanoTime())) {
+            if (content != null && !spec.write() && !content.matches(s.buffer, s.offset)) {
+                mismatches++;
+            }
+            long ticket = failure == null ? account(System.nanoTime()) : -1;
+            if (ticket >= 0) {
                 try {
-                    issue(s);
+                    issue(s, ticket);
                     outstanding++;
                 } catch (IOException e) {
                     failure = e;
@@ -303,7 +378,12 @@ public final class PipelinedIo {
         return new Measurement(ops, ops * spec.blockSize(), (t1 - t0) / 1e9, CpuClock.seconds(cpu0, cpu1));
     }
 
-    /** The mode in use (CALLBACK falls back to HANDOFF on synchronous engines). */
+    /** Reads of an {@link #overOffsets} pipeline whose bytes did not match its content. */
+    public long mismatches() {
+        return mismatches;
+    }
+
+    /** The mode in use (CALLBACK falls back to HANDOFF on synchronous engines and with content). */
     public Mode mode() {
         return mode;
     }

@@ -148,7 +148,8 @@ final class KvCacheJob {
 
     private record Prefix(long id, String salt, int length) {}
 
-    Result run(boolean progress) throws Exception {
+    /** Runs the requests; {@code stop} is asked before each one (a signal ends the job early). */
+    Result run(boolean progress, java.util.function.BooleanSupplier stop) throws Exception {
         Result res = new Result();
         SplittableRandom rnd = new SplittableRandom(spec.seed());
         List<Prefix> seen = new ArrayList<>();
@@ -161,7 +162,7 @@ final class KvCacheJob {
         long t0 = System.nanoTime();
         try (ProgressBar bar = progress ? new ProgressBarBuilder().setTaskName("KV requests").setInitialMax(spec.requests())
                 .setStyle(ProgressBarStyle.ASCII).setUpdateIntervalMillis(250).build() : null) {
-            for (int r = 0; r < spec.requests(); r++) {
+            for (int r = 0; r < spec.requests() && !stop.getAsBoolean(); r++) {
                 Prefix p = spec.tenants().isEmpty() ? next(rnd, seen, spec.repeatRatio(), 0, null)
                         : nextOfTenant(rnd, seenBy, shares);
                 request(p, res);

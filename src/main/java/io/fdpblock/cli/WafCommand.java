@@ -115,6 +115,10 @@ public final class WafCommand implements Callable<Integer> {
             + "/window per tenant (run --tenants); default ${DEFAULT-VALUE}")
     String tenants;
 
+    @Option(names = "--meta-format", defaultValue = "fdpblock_v2", paramLabel = "FORMAT", description = "The store's"
+            + " metadata format: fdpblock_v2 (default) or lmcache_v1")
+    String metaFormat;
+
     @Option(names = "--seed", defaultValue = "42")
     long seed;
 
@@ -136,6 +140,12 @@ public final class WafCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--chunk-tokens x --kv-bytes-per-token = " + chunkBytes
                     + " must be a positive multiple of 4096");
         }
+        try {
+            io.fdpblock.core.RawBlockCoreConfig.MetaFormat.parse(metaFormat);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--meta-format " + metaFormat + " is not a format: use fdpblock_v2 or"
+                    + " lmcache_v1");
+        }
         List<Case> chosen = new ArrayList<>();
         for (String n : cases == null ? CASES.stream().map(Case::name).toList() : cases) {
             chosen.add(CASES.stream().filter(c -> c.name().equals(n)).findFirst().orElseThrow(
@@ -156,7 +166,7 @@ public final class WafCommand implements Callable<Integer> {
         PrintStream o = System.out;
         o.printf(Locale.ROOT, "fdpblock waf: %d case(s) x %d workload(s) on a %s emulated FDP namespace (8 placement ids,"
                 + " %s reclaim units), chunks of %d KiB; evict at %.0f %% down to %.0f %%%n",
-                chosen.size(), wls.size(), EnginesCommand.human(size), EnginesCommand.human(ruSize),
+                chosen.size(), wls.size(), Cli.human(size), Cli.human(ruSize),
                 chunkBytes >> 10, 100 * evictAt, 100 * evictTo);
         List<Row> rows = new ArrayList<>();
         for (Workload w : wls) {
@@ -186,6 +196,7 @@ public final class WafCommand implements Callable<Integer> {
         settings.put("op", op);
         settings.put("gc", gc);
         settings.put("tenants", tenants);
+        settings.put("meta_format", metaFormat);
         settings.put("seed", seed);
         json.put("settings", settings);
         json.put("rows", rows);
@@ -193,7 +204,7 @@ public final class WafCommand implements Callable<Integer> {
         new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(jsonFile.toFile(), json);
         Path png = WafComparisonChart.write(rows, chart != null ? chart : out.resolve("waf.png"),
                 String.format(Locale.ROOT, "%s, %s reclaim units, %d KiB chunks, L2 kept %.0f-%.0f %% full",
-                        EnginesCommand.human(size), EnginesCommand.human(ruSize), chunkBytes >> 10, 100 * evictTo,
+                        Cli.human(size), Cli.human(ruSize), chunkBytes >> 10, 100 * evictTo,
                         100 * evictAt),
                 String.format(Locale.ROOT, "OP %.0f %%, initially isolated handles, %s GC", 100 * op, gc));
         o.println();
@@ -218,13 +229,14 @@ public final class WafCommand implements Callable<Integer> {
         KvCacheJob.Result res;
         Map<String, Object> eviction;
         try {
-            String json = KvJobSetup.adapterJson(img.toString(), size, chunkBytes, "io_uring", c.fdp(), c.placement(), true);
+            String json = KvJobSetup.adapterJson(new KvJobSetup.Store(img.toString(), size, chunkBytes, "io_uring",
+                    metaFormat, false), c.fdp(), c.placement(), true);
             KvCacheJob.Spec spec = new KvCacheJob.Spec(w.requests(), 0.6, List.of("rag:app1", "chat:app2", "code:app3", ""),
                     maxChunks, chunkBytes, "Qwen/Qwen2.5-0.5B", 0, seed, w.tenants(), true);
             try (TracedAdapter t = TracedAdapter.open(json, trace, ruSize);
                     StorageManager sm = KvJobSetup.manager(chunkBytes, l1Chunks).adapter(t.adapter())
                             .eviction(KvJobSetup.eviction(c.eviction(), c.order()), evictAt, evictTo).build()) {
-                res = new KvCacheJob(sm, t.adapter(), spec).run(false);
+                res = new KvCacheJob(sm, t.adapter(), spec).run(false, () -> false);
                 EvictionController ec = sm.evictionControllers().get(0);
                 eviction = ec.status();
             }

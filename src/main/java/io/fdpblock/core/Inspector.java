@@ -36,9 +36,17 @@ public final class Inspector {
      */
     public static Report inspect(BlockDevice device, int blockAlign, long metaTotalBytes, boolean verify)
             throws IOException {
-        MetadataArea area = new MetadataArea(device, blockAlign, metaTotalBytes);
+        List<MetadataArea.Container> read = new MetadataArea(device, blockAlign, metaTotalBytes).readContainers();
+        if (read.get(0).valid()) { // container 0's checkpoint knows where container 1 is
+            JsonNode root = CheckpointCodec.decode(read.get(0).payload()).root();
+            long meta = root.path("meta_total_bytes").asLong(metaTotalBytes);
+            int align = root.path("block_align").asInt(blockAlign);
+            if ((meta != metaTotalBytes || align != blockAlign) && align >= 512 && Integer.bitCount(align) == 1
+                    && meta >= 4L * align && meta <= device.sizeBytes()) {
+                read = new MetadataArea(device, align, meta).readContainers();
+            }
+        }
         List<Container> containers = new ArrayList<>();
-        List<MetadataArea.Container> read = area.readContainers();
         for (MetadataArea.Container c : read) {
             containers.add(new Container(c.index(), c.offset(), c.valid(), c.header().seq(),
                     c.header().payloadLength(), c.problem()));

@@ -8,7 +8,6 @@ import io.fdpblock.l2.L2AdapterFactory;
 import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.AbstractL2Adapter;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.fdpblock.l2.KeyCodec;
 import io.fdpblock.l2.ReclaimUnitGroups;
 import io.fdpblock.core.LoadRequest;
 import io.fdpblock.core.PutRequest;
@@ -43,9 +42,7 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
         this.placement = core.config().fdpEnabled()
                 && core.config().fdpDataPlacementPolicy() == RawBlockCoreConfig.PlacementPolicy.CACHE_SALT_PREFIX
                 ? new SaltPrefixPlacement(core.dataPlacementIds()) : null;
-        for (String k : core.keySizes().keySet()) { // seed usage from what open recovered
-            charge(saltOf(k), slotBytes);
-        }
+        core.keysBySalt().forEach((salt, keys) -> charge(salt, keys * slotBytes)); // what open recovered
     }
 
     /** Opens the device of {@code config} and recovers what it holds. */
@@ -73,14 +70,6 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
     /** The store underneath (for status and experiments). */
     public RawBlockCore core() {
         return core;
-    }
-
-    private static String saltOf(String encodedKey) {
-        try {
-            return KeyCodec.decode(encodedKey).cacheSalt();
-        } catch (IllegalArgumentException e) {
-            return ""; // a key written by another tool: still charged
-        }
     }
 
     /** Registers {@code region} with the device (io_uring: fixed buffers for stores and loads in it). */
@@ -164,6 +153,10 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
         core.unlock(encoded(keys));
     }
 
+    /**
+     * Reads each hit straight into its object's buffer (zero copy). A deliberate deviation: a key whose
+     * payload fails its CRC32C is reported as a miss, but its buffer may already hold those bytes.
+     */
     @Override
     public long submitLoadTask(List<ObjectKey> keys, List<MemoryObj> objects) {
         checkKeysAndObjects(keys, objects);
@@ -226,10 +219,16 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
     @Override
     public Eviction evictGroup(int group) {
         checkOpen();
-        SlotGroups.Eviction e = core.slotGroups().evict(group);
+        SlotGroups.Eviction e;
+        try {
+            e = core.slotGroups().evict(group);
+        } catch (IOException ex) {
+            throw new UncheckedIOException("evicting slot group " + group + " of " + core.config().devicePath()
+                    + ": its slot headers could not be read (nothing was evicted)", ex);
+        }
         List<ObjectKey> gone = new ArrayList<>(e.removed().size());
         for (String k : e.removed()) {
-            charge(saltOf(k), -slotBytes);
+            charge(SaltTable.saltOf(k), -slotBytes); // as usage was charged: by the store's salt of the key
             try {
                 gone.add(ObjectKey.fromEncoded(k));
             } catch (IllegalArgumentException ex) {
@@ -244,7 +243,13 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
     @Override
     protected Map<ObjectKey, Long> heldKeys() {
         Map<ObjectKey, Long> out = new LinkedHashMap<>();
-        core.keySizes().forEach((k, size) -> {
+        Map<String, Integer> held;
+        try {
+            held = core.keySizes();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException("reading the held keys back from " + core.config().devicePath(), e);
+        }
+        held.forEach((k, size) -> {
             try {
                 out.put(ObjectKey.fromEncoded(k), slotBytes);
             } catch (IllegalArgumentException e) {

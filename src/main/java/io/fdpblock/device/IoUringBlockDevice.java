@@ -228,6 +228,11 @@ class IoUringBlockDevice extends AbstractBlockDevice {
         return plainOps.get();
     }
 
+    @Override
+    public long fixedBufferOps() {
+        return fixedOps.get();
+    }
+
     /** The ring as set up, e.g. {@code Ring[fd=5, sq=256, cq=512, flags=SINGLE_ISSUER|DEFER_TASKRUN]}. */
     String ringDescription() {
         return ringDescription;
@@ -367,11 +372,29 @@ class IoUringBlockDevice extends AbstractBlockDevice {
                         + " kernel; its ring and memory stay allocated");
             } else {
                 if (r != null) {
+                    releaseRegisteredFile(r);
                     r.close();
                 }
                 arena.close();
             }
             ring = null;
+        }
+    }
+
+    /**
+     * Drops the ring's reference to the device file now. A closed ring lets go of its registered files
+     * later, in a kernel worker; until then the file stays open, and an exclusive reopen right after
+     * {@link #close()} (O_EXCL on a block device, the flock on either) would find the device still in use.
+     */
+    private void releaseRegisteredFile(Ring r) {
+        if (sqeFileFlags == 0) {
+            return;
+        }
+        try {
+            r.unregisterFiles();
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.DEBUG, "unregistering the file of " + path() + " before the ring's teardown: "
+                    + e.getMessage());
         }
     }
 

@@ -21,13 +21,16 @@ public interface ReclaimUnitGroups {
 
     /**
      * Evicts group {@code group} whole, unless one of its keys is locked ({@link Outcome#LOCKED}), a write
-     * into it or a load from it is in flight ({@link Outcome#BUSY}), a placement id is still filling it
-     * ({@link Outcome#OPEN}) or it holds nothing ({@link Outcome#EMPTY}); then nothing is changed. Evicted:
+     * into it or a load from it is in flight, or slots deleted from it are not yet back ({@link Outcome#BUSY}),
+     * a placement id is still filling it ({@link Outcome#OPEN}) or it holds nothing ({@link Outcome#EMPTY});
+     * then nothing is changed. Evicted:
      * every key in it is deleted and announced to the listeners ({@code onKeysDeleted}), and the device is
      * told that the group's whole range is dead in one deallocation, before its slots are reused.
      *
      * @throws IllegalArgumentException for a group index outside {@code 0 .. capacity / groupBytes - 1}
      * @throws IllegalStateException after close
+     * @throws java.io.UncheckedIOException when the adapter must read which keys the group holds and cannot
+     *         (nothing is evicted then)
      */
     Eviction evictGroup(int group);
 

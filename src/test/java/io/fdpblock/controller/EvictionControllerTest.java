@@ -219,6 +219,15 @@ class EvictionControllerTest {
         }
     }
 
+    private void awaitDeallocations(int n) throws InterruptedException {
+        long deadline = System.nanoTime() + Fixtures.WAIT.toNanos();
+        while (device.deallocations().size() < n) {
+            assertThat(System.nanoTime()).as("deallocations %d, expected %d", device.deallocations().size(), n)
+                    .isLessThan(deadline);
+            Thread.sleep(5);
+        }
+    }
+
     private static long offset(int slot) {
         return Fixtures.META + slot * SLOT;
     }
@@ -242,6 +251,7 @@ class EvictionControllerTest {
         assertThat(held(a, l.rag0())).isEmpty();
         assertThat(held(a, l.chat1())).hasSize(4);
         assertThat(rec.deleted).containsExactly(l.rag0());
+        awaitDeallocations(deallocsBefore + 1); // sent once the delete records are durable (fdpblock_v2's log)
         assertThat(device.deallocations()).hasSize(deallocsBefore + 1);
         assertThat(device.deallocations().get(deallocsBefore)).as("group 0's whole range, one deallocation")
                 .containsExactly(offset(0), GROUP * SLOT);

@@ -176,4 +176,17 @@ class StorageManagerTest {
                 .isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(() -> sm.submitPrefetchTask(keys(0, 1), LAYOUT)).isInstanceOf(IllegalStateException.class);
     }
+
+    @Test
+    void aFailedCloseOfAnOwnedAdapterIsThrownAfterEverythingIsClosed() throws Exception {
+        StorageManager sm = StorageManager.create(CHUNK, 4, "{\"type\":\"failing_close\"}", "{\"type\":\"mock\"}");
+        L2Adapter failing = sm.adapters().get(0);
+        L2Adapter other = sm.adapters().get(1);
+        assertThatThrownBy(sm::close).isInstanceOf(java.io.UncheckedIOException.class)
+                .hasMessageContaining("final checkpoint failed");
+        // closed, both: every call after close fails (docs/contract.md section 2), accessors included
+        assertThatThrownBy(((GatedAdapter) failing).delegate::reportStatus).hasMessageContaining("closed");
+        assertThatThrownBy(other::reportStatus).hasMessageContaining("closed");
+        sm.close(); // once only
+    }
 }
