@@ -43,10 +43,16 @@ final class Deletions {
         freed[count++] = slot;
     }
 
-    /** Under the core's lock, after the last change: the release is an operation in flight that close waits for. */
+    /**
+     * Under the core's lock, after the last change: the release is an operation in flight that close waits
+     * for, and its slots are coming (a put that finds no slot from now on waits for them).
+     */
     void endLocked() {
         if (count > 0) {
             core.ops.add(1);
+            if (ticket >= 0) {
+                core.releaser.expect(count);
+            }
         }
     }
 
@@ -59,7 +65,7 @@ final class Deletions {
             core.releaser.release(freed, count);
             core.ops.done(1);
         } else {
-            core.releaser.releaseWhenDurable(core.meta, ticket, freed, count);
+            core.releaser.releaseExpectedWhenDurable(core.meta, ticket, freed, count);
         }
     }
 }

@@ -47,6 +47,9 @@ final class SlotAllocator {
     private long openings;
     /** Groups free as a whole (their slots {@link #HELD}), reused before ungrouped slots. */
     private final IntStack freeGroups = new IntStack();
+    /** Per group: evicted whole, its slots on their way back ({@link #groupComing}). */
+    private final boolean[] comingBack;
+    private int groupsComing;
     private long affinityHits;
     private long affinityFallbacks;
 
@@ -64,6 +67,7 @@ final class SlotAllocator {
         this.groupUsed = new int[groupCount];
         this.groupOpened = new long[groupCount];
         this.groupOwner = new int[groupCount];
+        this.comingBack = new boolean[groupCount];
         Arrays.fill(groupOwner, -1);
     }
 
@@ -96,7 +100,10 @@ final class SlotAllocator {
         return state[slot];
     }
 
-    /** @return a reserved slot, or -1 when the device is full */
+    /**
+     * @return a reserved slot, or -1 when the device is full, or when the placement id's own sources are
+     *         empty while a group evicted whole is on its way back (the caller waits for the slots coming)
+     */
     int allocate(int placementId) {
         int slot = -1;
         if (affinity && placementId != 0) {
@@ -113,6 +120,12 @@ final class SlotAllocator {
         }
         if (slot < 0) {
             slot = popFree(shared);
+        }
+        if (slot < 0 && groupsComing > 0) {
+            // a whole group is on its way back (its deletes become durable, then one deallocation): wait for
+            // it rather than put this id's data outside its own group (a slot past the last whole group, or
+            // another id's group), which would leave its reclaim units straddling groups from then on
+            return -1;
         }
         if (slot < 0 && nextSlot < maxSlots) {
             slot = nextSlot++;
@@ -229,6 +242,23 @@ final class SlotAllocator {
     }
 
     /**
+     * Group {@code group} was evicted whole and its slots (all reserved or in use) are being released:
+     * until they are, an allocation that its own sources cannot serve waits rather than take a slot
+     * outside its group.
+     */
+    void groupComing(int group) {
+        if (!comingBack[group]) {
+            comingBack[group] = true;
+            groupsComing++;
+        }
+    }
+
+    /** Groups evicted whole whose slots are not back yet. */
+    int groupsComing() {
+        return groupsComing;
+    }
+
+    /**
      * Takes a free slot out of circulation (reserved) so that it can be deallocated with the rest of its
      * group and then freed with it. @return false when the slot is not {@link #FREE}
      */
@@ -274,7 +304,12 @@ final class SlotAllocator {
             state[slot] = FREE;
             freeCount++;
             if (slot < groupCount * groupSlots) {
-                groupUsed[slot / groupSlots]--;
+                int g = slot / groupSlots;
+                groupUsed[g]--;
+                if (comingBack[g]) { // its release frees it all at once
+                    comingBack[g] = false;
+                    groupsComing--;
+                }
             }
         }
         for (int i = 0; i < count; i++) {
@@ -307,6 +342,8 @@ final class SlotAllocator {
         byPlacement.clear();
         openGroups.clear();
         freeGroups.clear();
+        Arrays.fill(comingBack, false);
+        groupsComing = 0;
         Arrays.fill(groupUsed, 0);
         Arrays.fill(groupOpened, 0);
         Arrays.fill(groupOwner, -1);

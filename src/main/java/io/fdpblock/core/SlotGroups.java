@@ -116,7 +116,7 @@ public final class SlotGroups {
                 for (int s = first; s < first + g; s++) {
                     keys[s - first] = heap.keyAt(s);
                 }
-                done = evictLocked(first, keys);
+                done = evictLocked(group, first, keys);
             } else {
                 toRead = usedSlots(first, g);
                 core.ops.add(1); // the header read: close waits for it
@@ -135,13 +135,14 @@ public final class SlotGroups {
             try {
                 core.checkOpenLocked();
                 Eviction early = precheckLocked(group, first, g);
-                done = early != null ? new Pending(early, null) : evictLocked(first, keys);
+                done = early != null ? new Pending(early, null) : evictLocked(group, first, keys);
             } finally {
                 core.lock.unlock();
             }
         }
         if (done.deletions() != null) {
             done.deletions().release(); // once the delete records are durable: one deallocation, then reuse
+            core.meta.wantFreeSlots(); // fdpblock_v2: commit the log now, not at the next interval
         }
         return done.eviction();
     }
@@ -203,7 +204,7 @@ public final class SlotGroups {
      * of its used slots has no key known to own it (written or deleted since the keys were read, or a
      * header naming none), a load in flight, or a locked key.
      */
-    private Pending evictLocked(int first, String[] keys) {
+    private Pending evictLocked(int group, int first, String[] keys) {
         SlotAllocator slots = core.slots;
         int g = keys.length;
         StoreIndex.Found[] found = new StoreIndex.Found[g];
@@ -233,6 +234,7 @@ public final class SlotGroups {
                 deletions.addFree(s);
             }
         }
+        slots.groupComing(group); // puts wait for it rather than spill out of their own groups
         deletions.endLocked();
         return new Pending(new Eviction(ReclaimUnitGroups.Outcome.EVICTED, removed, core.slotOffset(first),
                 g * core.slotBytes), deletions);

@@ -106,4 +106,24 @@ class SlotAllocatorGroupsTest {
         }
         assertThat(a.freeSlots()).isZero();
     }
+
+    @Test
+    void whileAGroupEvictedWholeIsComingBackAnIdWaitsForItInsteadOfSpillingOutOfItsGroups() {
+        // 4 groups of 4 and 2 slots past the last whole group; id 1 has groups 0 and 2, id 2 groups 1 and 3
+        SlotAllocator a = new SlotAllocator(18, false, 4);
+        allocate(a, 1, 4);
+        allocate(a, 2, 4);
+        allocate(a, 1, 4);
+        allocate(a, 2, 3); // group 3 open for id 2, one fresh slot left
+        a.groupComing(0); // group 0 evicted whole, its slots not yet released
+        assertThat(a.groupsComing()).isEqualTo(1);
+        assertThat(a.allocate(1)).as("no slot past the groups, none of id 2's open group").isEqualTo(-1);
+        assertThat(a.allocate(2)).as("an id with room in its own group still gets it").isEqualTo(15);
+        a.freeAll(new int[] {0, 1, 2, 3}, 4);
+        assertThat(a.groupsComing()).isZero();
+        assertThat(allocate(a, 1, 4)).as("id 1 opens the group that came back, whole").containsExactly(0, 1, 2, 3);
+
+        // nothing coming: a full id spills as before, to the slots past the last whole group
+        assertThat(a.allocate(1)).isEqualTo(16);
+    }
 }
