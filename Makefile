@@ -105,7 +105,7 @@ test-hardware: jdk deps
 run: build
 	$(JAVA) -jar $(JAR) run
 
-# The README's comparison of placement and eviction policies (fdpblock waf; about 6 minutes here):
+# The README's comparison of placement and eviction policies (fdpblock waf; about 10 minutes here):
 # traces, waf.json and waf.png in target/waf.
 WAF_ARGS ?=
 waf: build
