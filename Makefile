@@ -34,7 +34,7 @@ if [ -n "$$missing" ]; then \
 fi
 endef
 
-.PHONY: help jdk deps build test fuzz test-image device-env test-hardware run bench bench-guest jmh bindings jshell clean consumer-check
+.PHONY: help jdk deps build test fuzz test-image device-env test-hardware run waf bench bench-guest jmh bindings jshell clean consumer-check
 
 help:
 	@echo "make run       the main job on the embedded default (a file-backed device in a temp dir)"
@@ -45,6 +45,7 @@ help:
 	@echo "make deps      install missing system packages ($(DEB_PACKAGES))"
 	@echo "make bindings  regenerate bindings/ with jextract (on the PATH, or JEXTRACT=...; installs $(BINDINGS_PACKAGES))"
 	@echo "make jshell    jshell with fdpblock on the class path and jshell/fdpblock.jsh loaded"
+	@echo "make waf       placement and eviction policies compared: WAF in the FDP SSD model and L2 hit ratio (WAF_ARGS=...)"
 	@echo "make bench     fdpblock bench: ours vs fio side by side (installs fio when missing); BENCH_ARGS=... to pass options"
 	@echo "make bench-guest  fdpblock bench's placement cases (write streams vs plain vs passthru) in the emulated FDP guest"
 	@echo "make jmh       the JMH microbenchmarks (src/test/java/io/fdpblock/jmh), briefly; JMH_ARGS=... to change"
@@ -103,6 +104,12 @@ test-hardware: jdk deps
 
 run: build
 	$(JAVA) -jar $(JAR) run
+
+# The README's comparison of placement and eviction policies (fdpblock waf; about 10 minutes here):
+# traces, waf.json and waf.png in target/waf.
+WAF_ARGS ?=
+waf: build
+	$(JAVA) -jar $(JAR) waf $(WAF_ARGS)
 
 jshell: build
 	$(JDK)/bin/jshell --class-path $(JAR) -R--enable-native-access=ALL-UNNAMED --startup DEFAULT --startup jshell/fdpblock.jsh

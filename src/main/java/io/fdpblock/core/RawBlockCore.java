@@ -76,6 +76,7 @@ public final class RawBlockCore implements AutoCloseable {
     final MetaStore meta;
     private final PutWriter writer = new PutWriter(this);
     private final LoadReader reader = new LoadReader(this);
+    private final SlotGroups groups = new SlotGroups(this);
     /** Guarded by {@link #lock}: no new work once set. */
     boolean closed;
     /** Guarded by {@link #lock}: once false, a completing put is not committed (close took its final snapshot). */
@@ -183,6 +184,11 @@ public final class RawBlockCore implements AutoCloseable {
     /** FDP: every id the device reported at open. */
     public List<Integer> reportedPlacementIds() {
         return placement.reported();
+    }
+
+    /** The slot groups (FDP: one reclaim unit each), for eviction a group at a time. */
+    public SlotGroups slotGroups() {
+        return groups;
     }
 
     long slotOffset(int slot) {
@@ -326,38 +332,27 @@ public final class RawBlockCore implements AutoCloseable {
     /** Like {@link #delete}, saying per key what happened. */
     public DeleteOutcome[] deleteWithOutcome(List<String> keys, boolean force) {
         DeleteOutcome[] out = new DeleteOutcome[keys.size()];
-        int[] freed = new int[keys.size()];
-        int[] nFreed = {0};
-        long ticket = 0;
+        Deletions deletions = new Deletions(this, keys.size());
         lock.lock();
         try {
             checkOpenLocked();
             for (int i = 0; i < out.length; i++) {
                 String key = keys.get(i);
                 StoreIndex.Found f = index.get(key);
-                int slot = f == null ? StoreIndex.MISSING : index.remove(key, force);
+                int slot = f == null ? StoreIndex.MISSING : deletions.remove(key, f, force);
                 if (slot == StoreIndex.LOCKED) {
                     out[i] = DeleteOutcome.LOCKED;
                 } else if (slot == StoreIndex.MISSING) {
                     out[i] = inflight.cancelWrite(key) != null ? DeleteOutcome.CANCELLED : DeleteOutcome.MISSING;
                 } else {
                     out[i] = DeleteOutcome.REMOVED;
-                    salts.removed(f.saltId());
-                    ticket = meta.deleted(key, slot);
-                    if (inflight.freeSlot(slot, ticket)) { // else released when the last load of it ends
-                        freed[nFreed[0]++] = slot;
-                    }
                 }
             }
-            if (nFreed[0] > 0) {
-                ops.add(1);
-            }
+            deletions.endLocked();
         } finally {
             lock.unlock();
         }
-        if (nFreed[0] > 0) { // a slot is reused only once its delete is durable (fdpblock_v2)
-            releaser.releaseWhenDurable(meta, ticket, freed, nFreed[0]);
-        }
+        deletions.release(); // a slot is reused only once its delete is durable (fdpblock_v2)
         return out;
     }
 
