@@ -6,6 +6,7 @@ import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.device.SubmitPolicy;
 import io.fdpblock.uring.Uring;
 
 import java.io.IOException;
@@ -32,10 +33,12 @@ public final class Bench {
      * @param device {@code /dev/ngXnY} for the uring_cmd cases, or null to skip them
      * @param fioPath fio's path, or null to look on the PATH
      * @param cases case ids (or prefixes) to run; empty = all
+     * @param pipeline how our raw cases keep their depth (default {@link PipelinedIo.Mode#AUTO})
+     * @param submitPolicy our devices' submission policy (default the library's, {@link SubmitPolicy#ADAPTIVE})
      */
     public record Options(Path file, long sizeBytes, Path device, int seconds, int rampSeconds, int rounds, Path outDir,
             String fioPath, List<String> cases, boolean prewrite, int adapterKeysPerTask, int lookupIterations,
-            PipelinedIo.Mode pipeline) {
+            PipelinedIo.Mode pipeline, SubmitPolicy submitPolicy) {
         public Options {
             if (sizeBytes < (256L << 20) || sizeBytes % (1 << 20) != 0) {
                 throw new IllegalArgumentException("--size " + sizeBytes + " must be a multiple of 1 MiB and at least"
@@ -52,7 +55,8 @@ public final class Bench {
                 throw new IllegalArgumentException("--lookup-iterations " + lookupIterations + " must be >= 10");
             }
             cases = cases == null ? List.of() : List.copyOf(cases);
-            pipeline = pipeline == null ? PipelinedIo.Mode.HANDOFF : pipeline;
+            pipeline = pipeline == null ? PipelinedIo.Mode.AUTO : pipeline;
+            submitPolicy = submitPolicy == null ? DeviceOptions.of(IoEngine.IO_URING).submitPolicy() : submitPolicy;
         }
     }
 
@@ -103,10 +107,9 @@ public final class Bench {
         Instant started = Instant.now();
         loadAtStart = loadAverage();
         out.printf(Locale.ROOT, "fdpblock bench: %s (%s), %d round(s) of %d s (+%d s ramp) per side per case,"
-                        + " ours then fio, O_DIRECT, registered buffers and files on both sides; our pipeline: %s%n",
+                        + " ours then fio, O_DIRECT, registered buffers and files on both sides; ours: %s%n",
                 o.file(), human(o.sizeBytes()), o.rounds(), o.seconds(), o.rampSeconds(),
-                o.pipeline() == PipelinedIo.Mode.HANDOFF ? "completions hand slots back to the submitting thread"
-                        : "completion callbacks submit the next operation");
+                describePipeline(o.pipeline()) + ", submit policy " + o.submitPolicy().name().toLowerCase(Locale.ROOT));
         if (fio == null) {
             out.println("fio not found" + (o.fioPath() != null ? " at " + o.fioPath() : " on the PATH")
                     + ": run `make bench` (which installs it: apt-get install -y fio); running our side only.");
@@ -132,6 +135,13 @@ public final class Bench {
                     continue;
                 }
             }
+            int cores = Runtime.getRuntime().availableProcessors();
+            if (c.rings() > cores) {
+                String why = c.rings() + " rings need as many cores; this machine has " + cores;
+                r.skip(why);
+                out.printf("%-28s skipped: %s%n", c.label(), why);
+                continue;
+            }
             runRaw(c, r, fioDir);
         }
         List<BenchCase> adapterCases = cases.stream().filter(c -> c.kind() != BenchCase.Kind.RAW).toList();
@@ -152,6 +162,16 @@ public final class Bench {
             out.println("chart:   not drawn (" + t + "); `make bench` installs fontconfig and a font");
         }
         return ourFailures == 0 ? 0 : 3;
+    }
+
+    static String describePipeline(PipelinedIo.Mode m) {
+        return switch (m) {
+            case AUTO -> "blocking calls on the caller's own ring at QD1, completion callbacks submitting the next"
+                    + " operation above";
+            case EXECUTE -> "blocking calls on the caller's own ring (QD1; deeper: completion callbacks)";
+            case HANDOFF -> "completions hand slots back to the submitting thread";
+            case CALLBACK -> "completion callbacks submit the next operation";
+        };
     }
 
     /** Lists every failed round (ours and fio's). @return how many of ours failed */
@@ -217,21 +237,28 @@ public final class Bench {
         if (fio != null && !fioCan) {
             r.note(fio.version() + " has no io_uring_cmd engine (fio >= 3.32): ours only");
         }
-        DeviceOptions opts = DeviceOptions.of(c.engine()).withQueueDepth(Math.max(64, c.queueDepth()))
-                .withBuffers(Math.max(c.blockSize(), 1 << 20), c.queueDepth());
+        DeviceOptions opts = DeviceOptions.of(c.engine()).withQueueDepth(Math.max(64, c.depthPerRing()))
+                .withBuffers(c.blockSize(), c.queueDepth()).withIoRings(c.rings()).withSubmitPolicy(o.submitPolicy());
         try (BlockDevice dev = BlockDevices.open(target, opts)) {
             long region = Math.min(o.sizeBytes(), dev.sizeBytes()) / c.blockSize() * c.blockSize();
             for (int round = 1; round <= o.rounds(); round++) {
                 Measurement ours = null;
                 String oursError = null;
-                PipelinedIo p = new PipelinedIo(dev, new PipelinedIo.Spec(c.isWrite(), c.isRandom(), c.blockSize(),
-                        c.queueDepth(), 0, region), 1000L * round + c.id().hashCode(), o.pipeline());
+                List<PipelinedIo> lanes = new ArrayList<>();
                 try {
-                    ours = p.run(o.rampSeconds() * 1_000_000_000L, o.seconds() * 1_000_000_000L);
+                    for (int lane = 0; lane < c.rings(); lane++) { // one submitting thread per ring
+                        lanes.add(new PipelinedIo(dev, new PipelinedIo.Spec(c.isWrite(), c.isRandom(), c.blockSize(),
+                                c.depthPerRing(), 0, region), 1000L * round + 31L * lane + c.id().hashCode(),
+                                o.pipeline()));
+                    }
+                    ours = lanes.size() == 1
+                            ? lanes.get(0).run(o.rampSeconds() * 1_000_000_000L, o.seconds() * 1_000_000_000L)
+                            : PipelinedIo.runParallel(lanes, o.rampSeconds() * 1_000_000_000L,
+                                    o.seconds() * 1_000_000_000L);
                 } catch (IOException | RuntimeException e) {
                     oursError = e.getMessage();
                 } finally {
-                    p.release();
+                    lanes.forEach(PipelinedIo::release);
                 }
                 Measurement ref = null;
                 String fioError = fio == null ? "fio not installed" : null;
@@ -413,6 +440,32 @@ public final class Bench {
         p.printf(Locale.ROOT, "targets met: %d of %d judged%s%n", met, judged,
                 fio == null ? " (fio missing: ratios cannot be judged; run `make bench`)" : "");
         p.println(CPU_ACCOUNTING + ".");
+        printWhy(p);
+    }
+
+    /** Why a ratio is what it is: depth in flight, latency, system calls per I/O (medians of the rounds). */
+    public void printWhy(PrintStream p) {
+        p.println();
+        p.println("Why (medians): depth = I/Os in flight, time-averaged: ours in the kernel (ring) and by Little's law"
+                + " (IOPS x mean latency), fio by Little's law (IOPS x mean lat); latency submit to completion (fio:"
+                + " clat percentiles); io_uring_enter calls per I/O and SQEs per call (ours), I/Os per submit call (fio)");
+        String head = String.format(Locale.ROOT, "%-26s %7s %7s %7s | %8s %8s %8s %8s | %8s %8s %12s", "case",
+                "ring", "Little", "fio", "p50 ours", "p50 fio", "p99 ours", "p99 fio", "enters/IO", "SQEs/call",
+                "fio I/O/call");
+        p.println(head);
+        p.println("-".repeat(head.length()));
+        for (CaseResult r : results) {
+            BenchCase c = r.benchCase();
+            if (r.skipped() != null || c.kind() == BenchCase.Kind.ADAPTER_LOOKUP) {
+                continue;
+            }
+            p.printf(Locale.ROOT, "%-26s %7s %7s %7s | %8s %8s %8s %8s | %8s %8s %12s%n", c.label(),
+                    num(r.medianExtra(true, "ring_depth_avg"), 1), num(r.medianExtra(true, "depth_littles_law"), 1),
+                    num(r.medianExtra(false, "depth_littles_law"), 1), num(r.medianExtra(true, "lat_p50_us"), 1),
+                    num(r.medianExtra(false, "lat_p50_us"), 1), num(r.medianExtra(true, "lat_p99_us"), 1),
+                    num(r.medianExtra(false, "lat_p99_us"), 1), num(r.medianExtra(true, "io_uring_enters_per_io"), 2),
+                    num(r.medianExtra(true, "sqes_per_enter"), 2), r.fioSubmitBatch());
+        }
     }
 
     private static String yesNo(Boolean b) {
@@ -449,6 +502,7 @@ public final class Bench {
         opts.put("rounds", o.rounds());
         opts.put("prewrite", o.prewrite());
         opts.put("pipeline", o.pipeline().name().toLowerCase());
+        opts.put("submit_policy", o.submitPolicy().name().toLowerCase());
         opts.put("adapter_keys_per_task", o.adapterKeysPerTask());
         opts.put("lookup_iterations", o.lookupIterations());
         m.put("options", opts);

@@ -102,8 +102,11 @@ public final class Fio {
         a.add("--direct=1");
         a.add("--rw=" + c.rw());
         a.add("--bs=" + c.blockSize());
-        a.add("--iodepth=" + c.queueDepth());
-        a.add("--numjobs=1");
+        a.add("--iodepth=" + c.depthPerRing());
+        a.add("--numjobs=" + c.rings());
+        if (c.rings() > 1) { // one result for all jobs: I/Os and CPU summed, runtime the longest
+            a.add("--group_reporting");
+        }
         // ours uses registered buffers and a registered file: so does fio
         a.add("--fixedbufs=1");
         a.add("--registerfiles=1");
@@ -200,12 +203,31 @@ public final class Fio {
         extra.put("sys_cpu_percent", job.path("sys_cpu").asDouble());
         extra.put("job_runtime_ms", jobRuntimeMs);
         extra.put("ctx_switches", job.path("ctx").asLong());
+        // The same keys as our side (PipelinedIo.describe): lat = submission to completion (slat + clat);
+        // fio reports percentiles of clat only, which is the larger part at any depth above 1.
+        JsonNode lat = side.path("lat_ns");
         JsonNode clat = side.path("clat_ns");
+        if (lat.isObject()) {
+            double meanUs = lat.path("mean").asDouble() / 1000.0;
+            extra.put("lat_mean_us", Measurement.round(meanUs, 2));
+            if (runtimeMs > 0) { // Little's law: in flight = throughput x time in the system
+                extra.put("depth_littles_law", Measurement.round(ops / (runtimeMs / 1000.0) * meanUs / 1e6, 2));
+            }
+        }
         if (clat.isObject()) {
             extra.put("clat_mean_us", Measurement.round(clat.path("mean").asDouble() / 1000.0, 2));
-            JsonNode p50 = clat.path("percentile").path("50.000000");
-            if (!p50.isMissingNode()) {
-                extra.put("clat_p50_us", p50.asDouble() / 1000.0);
+            String[][] keys = {{"50.000000", "lat_p50_us"}, {"99.000000", "lat_p99_us"}, {"99.900000", "lat_p999_us"}};
+            for (String[] k : keys) {
+                JsonNode p = clat.path("percentile").path(k[0]);
+                if (!p.isMissingNode()) {
+                    extra.put(k[1], Measurement.round(p.asDouble() / 1000.0, 2));
+                }
+            }
+        }
+        // fio's own depth figures: % of time at each depth, and I/Os per submit and per reap call
+        for (String d : new String[] {"iodepth_level", "iodepth_submit", "iodepth_complete"}) {
+            if (job.path(d).isObject()) {
+                extra.put(d, JSON.convertValue(job.path(d), Map.class));
             }
         }
         return new Measurement(ops, bytes, runtimeMs / 1000.0, cpuSeconds, extra);

@@ -2,6 +2,7 @@ package io.fdpblock.cli;
 
 import io.fdpblock.bench.Bench;
 import io.fdpblock.bench.PipelinedIo;
+import io.fdpblock.device.SubmitPolicy;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -15,7 +16,8 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = {"Our io_uring (and uring_cmd) engine and the RawBlock adapter side by side with fio: 4 KiB"
-                + " random read/write at QD 1 and 32, 1 MiB sequential write/read at QD 16, adapter store/load of"
+                + " random read/write at QD 1 and 32, 1 MiB sequential write/read at QD 16, 4 KiB random read at QD 128"
+                + " over 2 rings (fio: 2 jobs), adapter store/load of"
                 + " 1 MiB chunks vs fio's 1 MiB sequential bandwidth, adapter lookup-and-lock latency of 1,000 keys.",
                 "Each case runs --rounds times, ours then fio, on the same file with the same parameters (O_DIRECT,"
                         + " registered buffers and files). Prints medians and ours/fio ratios; writes"
@@ -57,8 +59,8 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--cases", split = ",", description = "Only these case ids or id prefixes, comma-separated, e.g."
             + " randread,adapter (ids: randread-4k-qd1, randread-4k-qd32, randwrite-4k-qd1, randwrite-4k-qd32,"
-            + " seqwrite-1m-qd16, seqread-1m-qd16, nvme-<same>, adapter-store-1m-qd16, adapter-load-1m-qd16,"
-            + " adapter-lookup-1000)")
+            + " seqwrite-1m-qd16, seqread-1m-qd16, randread-4k-2rings-qd128, nvme-<the first six>,"
+            + " adapter-store-1m-qd16, adapter-load-1m-qd16, adapter-lookup-1000)")
     List<String> cases;
 
     @Option(names = "--no-prewrite", negatable = false, description = "Do not write the whole file once before the"
@@ -73,11 +75,19 @@ public final class BenchCommand implements Callable<Integer> {
             + " timed per round (default ${DEFAULT-VALUE})")
     int lookupIterations;
 
-    @Option(names = "--pipeline", defaultValue = "handoff", description = "How our raw cases keep the queue full:"
-            + " handoff (completions hand the slot back to the submitting thread, which submits the next operation;"
-            + " the pattern of `fdpblock run`) or callback (the completion callback submits the next operation on"
-            + " the reactor, no thread hop; like fio's single-threaded loop). Default ${DEFAULT-VALUE}")
+    @Option(names = "--pipeline", defaultValue = "auto", description = "How our raw cases keep their depth: auto"
+            + " (execute at QD1, callback above), execute (blocking calls, run by the calling thread on a ring of its"
+            + " own; QD1), callback (the completion callback submits the next operation, straight into the ring on"
+            + " the reactor's thread, like fio's single-threaded loop) or handoff (completions hand the slot back to"
+            + " the submitting thread, which submits the next one: the pattern of `fdpblock run`). Default"
+            + " ${DEFAULT-VALUE}")
     String pipeline;
+
+    @Option(names = "--submit-policy", defaultValue = "adaptive", description = "When our rings hand prepared SQEs"
+            + " to the kernel: adaptive (the library's default: at once while the device has few I/Os queued, in"
+            + " groups of up to 1/8 of its depth above that), immediate (one io_uring_enter per SQE) or per_cycle (all"
+            + " of a reactor cycle in one call). Default ${DEFAULT-VALUE}")
+    String submitPolicy;
 
     @Override
     public Integer call() throws Exception {
@@ -86,7 +96,8 @@ public final class BenchCommand implements Callable<Integer> {
         Path f = temp ? dir.resolve("fdpblock-bench.img") : file;
         try {
             Bench bench = new Bench(new Bench.Options(f, size, device, seconds, ramp, rounds, out, fio, cases,
-                    !noPrewrite, adapterKeysPerTask, lookupIterations, mode(pipeline)), System.out);
+                    !noPrewrite, adapterKeysPerTask, lookupIterations, PipelinedIo.Mode.parse(pipeline),
+                    SubmitPolicy.parse(submitPolicy)), System.out);
             return bench.run();
         } finally {
             if (temp) {
@@ -94,13 +105,5 @@ public final class BenchCommand implements Callable<Integer> {
                 Files.deleteIfExists(dir);
             }
         }
-    }
-
-    private static PipelinedIo.Mode mode(String s) {
-        return switch (s.toLowerCase(java.util.Locale.ROOT)) {
-            case "handoff" -> PipelinedIo.Mode.HANDOFF;
-            case "callback" -> PipelinedIo.Mode.CALLBACK;
-            default -> throw new IllegalArgumentException("--pipeline " + s + ": use handoff or callback");
-        };
     }
 }

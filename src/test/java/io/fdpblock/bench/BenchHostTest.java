@@ -90,7 +90,7 @@ class BenchHostTest {
         Path out = dir.resolve("out");
         Bench b = new Bench(new Bench.Options(dir.resolve("bench.img"), 256L << 20, null, 1, 0, 1, out,
                 dir.resolve("no-such-fio").toString(), List.of("randread-4k-qd1", "nvme-randread-4k-qd1",
-                "adapter-lookup"), true, 4, 20, PipelinedIo.Mode.HANDOFF),
+                "adapter-lookup"), true, 4, 20, PipelinedIo.Mode.HANDOFF, null),
                 new PrintStream(buf, true, StandardCharsets.UTF_8));
         assertThat(b.run()).isZero();
         String printed = buf.toString(StandardCharsets.UTF_8);
