@@ -34,7 +34,7 @@ if [ -n "$$missing" ]; then \
 fi
 endef
 
-.PHONY: help jdk deps build test test-image device-env test-hardware run bench jmh bindings jshell clean consumer-check
+.PHONY: help jdk deps build test test-image device-env test-hardware run bench bench-guest jmh bindings jshell clean consumer-check
 
 help:
 	@echo "make run       the main job on the embedded default (a file-backed device in a temp dir)"
@@ -45,6 +45,7 @@ help:
 	@echo "make bindings  regenerate bindings/ with jextract (on the PATH, or JEXTRACT=...; installs $(BINDINGS_PACKAGES))"
 	@echo "make jshell    jshell with fdpblock on the class path and jshell/fdpblock.jsh loaded"
 	@echo "make bench     fdpblock bench: ours vs fio side by side (installs fio when missing); BENCH_ARGS=... to pass options"
+	@echo "make bench-guest  fdpblock bench's NVMe passthru cases vs fio io_uring_cmd in the emulated FDP guest; BENCH_GUEST_ARGS=..."
 	@echo "make jmh       the JMH microbenchmarks (src/test/java/io/fdpblock/jmh), briefly; JMH_ARGS=... to change"
 	@echo "make consumer-check  mvn install, then a service project outside the repo uses the installed library (src/it/)"
 
@@ -105,6 +106,13 @@ bench: build
 	    || echo "fdpblock: installing$$missing failed; the bench runs without them" >&2; fi; \
 	fi
 	target/fdpblock bench $(BENCH_ARGS)
+
+# The NVMe passthru cases of fdpblock bench (uring_cmd on /dev/ng0n1) vs fio's io_uring_cmd engine need an NVMe
+# namespace: the device tier's emulated FDP guest has one (and fio). Boots it once and runs the bench there
+# (src/test/scripts/bench-guest.sh); BENCH_GUEST_ARGS replaces the bench options. Output: target/bench-guest/.
+BENCH_GUEST_ARGS ?=
+bench-guest: build
+	bash src/test/scripts/bench-guest.sh $(JDK) $(BENCH_GUEST_ARGS)
 
 # JMH runs from the test classes (the benchmarks are test-scoped), each in a forked JVM with native access
 # (JMH 1.37 still calls sun.misc.Unsafe: allowed, as for Maven).

@@ -121,7 +121,7 @@ public final class Bench {
             throw new IllegalArgumentException("--cases " + o.cases() + " selects nothing; ids: "
                     + BenchCase.all().stream().map(BenchCase::id).toList());
         }
-        prepareFile();
+        prepareFile(cases);
         List<BenchCase> raw = cases.stream().filter(c -> c.kind() == BenchCase.Kind.RAW).toList();
         for (BenchCase c : raw) {
             CaseResult r = new CaseResult(c);
@@ -193,14 +193,18 @@ public final class Bench {
 
     // ------------------------------------------------------------------ preparation
 
-    private void prepareFile() throws IOException {
-        if (!Files.exists(o.file())) {
+    /** The bench file, when a case uses it (not for passthru cases alone), and the device, written once. */
+    private void prepareFile(List<BenchCase> cases) throws IOException {
+        boolean fileUsed = cases.stream().anyMatch(c -> c.kind() != BenchCase.Kind.RAW || c.engine() != IoEngine.URING_CMD);
+        if (!fileUsed) {
+            // passthru cases only (e.g. in the emulated guest): no file to make or write
+        } else if (!Files.exists(o.file())) {
             BlockDevices.createFile(o.file(), o.sizeBytes());
         } else if (Files.size(o.file()) < o.sizeBytes()) {
             throw new IllegalArgumentException(o.file() + " has " + Files.size(o.file()) + " bytes, fewer than --size "
                     + o.sizeBytes());
         }
-        if (o.prewrite()) {
+        if (fileUsed && o.prewrite()) {
             prewrite(o.file(), IoEngine.IO_URING, o.sizeBytes());
         }
         if (o.device() != null && o.prewrite() && Uring.isBigEntriesAvailable()
@@ -447,10 +451,10 @@ public final class Bench {
     public void printWhy(PrintStream p) {
         p.println();
         p.println("Why (medians): depth = I/Os in flight, time-averaged: ours in the kernel (ring) and by Little's law"
-                + " (IOPS x mean latency), fio by Little's law (IOPS x mean lat); latency submit to completion (fio:"
-                + " clat percentiles); io_uring_enter calls per I/O and SQEs per call (ours), I/Os per submit call (fio)");
+                + " (IOPS x mean latency), fio by Little's law (IOPS x mean lat); latency submit to completion (fio: its"
+                + " lat, --lat_percentiles=1); io_uring_enter calls per I/O and SQEs per submitting call (ours), I/Os per submit call (fio)");
         String head = String.format(Locale.ROOT, "%-26s %7s %7s %7s | %8s %8s %8s %8s | %8s %8s %12s", "case",
-                "ring", "Little", "fio", "p50 ours", "p50 fio", "p99 ours", "p99 fio", "enters/IO", "SQEs/call",
+                "ring", "Little", "fio", "p50 ours", "p50 fio", "p99 ours", "p99 fio", "enters/IO", "SQEs/submit",
                 "fio I/O/call");
         p.println(head);
         p.println("-".repeat(head.length()));
@@ -464,7 +468,7 @@ public final class Bench {
                     num(r.medianExtra(false, "depth_littles_law"), 1), num(r.medianExtra(true, "lat_p50_us"), 1),
                     num(r.medianExtra(false, "lat_p50_us"), 1), num(r.medianExtra(true, "lat_p99_us"), 1),
                     num(r.medianExtra(false, "lat_p99_us"), 1), num(r.medianExtra(true, "io_uring_enters_per_io"), 2),
-                    num(r.medianExtra(true, "sqes_per_enter"), 2), r.fioSubmitBatch());
+                    num(r.medianExtra(true, "sqes_per_submit"), 2), r.fioSubmitBatch());
         }
     }
 

@@ -260,7 +260,7 @@ public final class CaseResult {
                 med.put("ours_" + k, nullIfNaN(medianExtra(true, k), 2));
                 med.put("fio_" + k, nullIfNaN(medianExtra(false, k), 2));
             }
-            for (String k : new String[] {"ring_depth_avg", "io_uring_enters_per_io", "sqes_per_enter", "wakeups_per_io"}) {
+            for (String k : new String[] {"ring_depth_avg", "io_uring_enters_per_io", "sqes_per_submit", "wakeups_per_io"}) {
                 med.put("ours_" + k, nullIfNaN(medianExtra(true, k), 3));
             }
             m.put("median", med);

@@ -114,6 +114,7 @@ public final class Fio {
             a.add("--norandommap");
             a.add("--randrepeat=0");
         }
+        a.add("--lat_percentiles=1"); // percentiles of lat (submission to completion), as ours; not only clat
         a.add("--time_based");
         a.add("--runtime=" + runtimeSeconds);
         if (rampSeconds > 0) {
@@ -203,8 +204,7 @@ public final class Fio {
         extra.put("sys_cpu_percent", job.path("sys_cpu").asDouble());
         extra.put("job_runtime_ms", jobRuntimeMs);
         extra.put("ctx_switches", job.path("ctx").asLong());
-        // The same keys as our side (PipelinedIo.describe): lat = submission to completion (slat + clat);
-        // fio reports percentiles of clat only, which is the larger part at any depth above 1.
+        // The same keys as our side (PipelinedIo.describe): lat = submission to completion (slat + clat).
         JsonNode lat = side.path("lat_ns");
         JsonNode clat = side.path("clat_ns");
         if (lat.isObject()) {
@@ -216,12 +216,15 @@ public final class Fio {
         }
         if (clat.isObject()) {
             extra.put("clat_mean_us", Measurement.round(clat.path("mean").asDouble() / 1000.0, 2));
-            String[][] keys = {{"50.000000", "lat_p50_us"}, {"99.000000", "lat_p99_us"}, {"99.900000", "lat_p999_us"}};
-            for (String[] k : keys) {
-                JsonNode p = clat.path("percentile").path(k[0]);
-                if (!p.isMissingNode()) {
-                    extra.put(k[1], Measurement.round(p.asDouble() / 1000.0, 2));
-                }
+        }
+        // percentiles of lat with --lat_percentiles=1 (ours: submit to completion too), else of clat
+        JsonNode pct = lat.path("percentile").isObject() ? lat.path("percentile") : clat.path("percentile");
+        extra.put("lat_percentiles_of", lat.path("percentile").isObject() ? "lat" : "clat");
+        String[][] keys = {{"50.000000", "lat_p50_us"}, {"99.000000", "lat_p99_us"}, {"99.900000", "lat_p999_us"}};
+        for (String[] k : keys) {
+            JsonNode p = pct.path(k[0]);
+            if (!p.isMissingNode()) {
+                extra.put(k[1], Measurement.round(p.asDouble() / 1000.0, 2));
             }
         }
         // fio's own depth figures: % of time at each depth, and I/Os per submit and per reap call

@@ -407,7 +407,7 @@ public final class PipelinedIo {
         if (stats.rings() > 0 && ops > 0) {
             extra.put("ring_depth_avg", Measurement.round(stats.averageDepth(seconds), 2));
             extra.put("io_uring_enters_per_io", Measurement.round((double) stats.enters() / ops, 3));
-            extra.put("sqes_per_enter", Measurement.round(stats.sqesPerEnter(), 2));
+            extra.put("sqes_per_submit", Measurement.round(stats.sqesPerSubmit(), 2));
             extra.put("wakeups_per_io", Measurement.round((double) stats.wakeups() / ops, 4));
             extra.put("caller_run_batches", stats.callerRunBatches());
             extra.put("rings", stats.rings());

@@ -293,7 +293,8 @@ class IoUringBlockDevice extends AbstractBlockDevice {
         for (RingDriver d : drivers()) {
             s = s.plus(d.stats());
         }
-        return new IoStats(s.rings(), s.enters(), s.sqes(), s.completions(), wakeups.get(), s.callerRunBatches(),
+        return new IoStats(s.rings(), s.enters(), s.submits(), s.sqes(), s.completions(), wakeups.get(),
+                s.callerRunBatches(),
                 s.depthNanos(), s.spanNanos());
     }
 
@@ -577,6 +578,7 @@ class IoUringBlockDevice extends AbstractBlockDevice {
         long plainOpsCount;
         private long reapedIo;
         volatile long enters;
+        volatile long submits;
         volatile long sqes;
         volatile long completions;
         volatile long batchesRun;
@@ -816,6 +818,9 @@ class IoUringBlockDevice extends AbstractBlockDevice {
 
         private void submitted(int n) {
             enters = enters + 1;
+            if (n > 0) {
+                submits = submits + 1;
+            }
             sqes = sqes + n;
             unsubmitted = Math.max(0, unsubmitted - n);
         }
@@ -832,7 +837,7 @@ class IoUringBlockDevice extends AbstractBlockDevice {
         }
 
         IoStats stats() {
-            return new IoStats(1, enters, sqes, completions, 0, batchesRun, depthNanos, spanNanos);
+            return new IoStats(1, enters, submits, sqes, completions, 0, batchesRun, depthNanos, spanNanos);
         }
 
         /** A wake-up read completed (reactors only). */
