@@ -6,16 +6,17 @@
 # fio's JSON, the guest's console). The guest is emulated: only the ratios ours/fio mean anything.
 #
 # Usage: src/test/scripts/bench-guest.sh JDK_HOME [bench options...]
-#   default options: --cases nvme- --seconds 3 --ramp 1 --rounds 3 --size 268435456
+#   default options: --cases nvme- --seconds 3 --ramp 3 --rounds 3 --size 268435456 (the ramp lets C2 compile)
 # Environment: FDP_* of run-guest (device geometry, FDP_MEM, FDP_SMP; see test-images/run-guest),
-#   FDPBLOCK_GUEST (default base: the 6.12 kernel), FDPBLOCK_BENCH_JAVA_OPTS (guest JVM options; default C1
-#   only and SerialGC, as the device tier: C2 is very slow under emulation and would compete with the I/O).
+#   FDPBLOCK_GUEST (default base: the 6.12 kernel), FDPBLOCK_BENCH_JAVA_OPTS (guest JVM options; default
+#   SerialGC and the full JIT: unlike the device tier's tests, a bench runs the same loop for seconds, and C1
+#   code alone would spend the emulated CPU that fio's compiled C does not; the ramp covers C2's compiling).
 set -euo pipefail
 project=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 jdk=${1:?usage: bench-guest.sh JDK_HOME [bench options...]}
 shift
 args=("$@")
-[ ${#args[@]} -gt 0 ] || args=(--cases nvme- --seconds 3 --ramp 1 --rounds 3 --size 268435456)
+[ ${#args[@]} -gt 0 ] || args=(--cases nvme- --seconds 3 --ramp 3 --rounds 3 --size 268435456)
 jar=$project/target/fdpblock.jar
 [ -f "$jar" ] || { echo "bench-guest: $jar is missing: run make build first" >&2; exit 3; }
 jdk=$(readlink -f "$jdk")
@@ -30,7 +31,7 @@ cat >"$work/command" <<CMD
 # Written by bench-guest.sh: fdpblock bench in guest \$FDPBLOCK_GUEST.
 cd /fdp/project || exit 125
 echo "fdp-guest: fdpblock bench --device /dev/ng0n1${quoted}"
-exec /fdp/jdk/bin/java ${FDPBLOCK_BENCH_JAVA_OPTS:--XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx768m} \\
+exec /fdp/jdk/bin/java ${FDPBLOCK_BENCH_JAVA_OPTS:--XX:+UseSerialGC -Xmx768m} \\
   --enable-native-access=ALL-UNNAMED -Djava.io.tmpdir=/tmp -Djdk.console=java.base \\
   -jar target/fdpblock.jar bench --device /dev/ng0n1 --out /fdp/work/bench${quoted}
 CMD

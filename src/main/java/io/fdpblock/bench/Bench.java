@@ -241,6 +241,18 @@ public final class Bench {
         if (fio != null && !fioCan) {
             r.note(fio.version() + " has no io_uring_cmd engine (fio >= 3.32): ours only");
         }
+        int maxCommand = Integer.MAX_VALUE;
+        if (c.engine() == IoEngine.URING_CMD) { // fio sends one command per I/O: at most the namespace's max transfer
+            try (io.fdpblock.nvme.NvmeNamespace ns = io.fdpblock.nvme.NvmeNamespace.open(target.toString(), false)) {
+                maxCommand = ns.maxTransferBytes();
+            }
+            if (c.blockSize() > maxCommand) {
+                r.note("fio's io_uring_cmd sends one command per I/O and " + target + " takes at most " + maxCommand
+                        + " bytes per command: fio runs " + maxCommand + "-byte commands at " + c.queueDepth()
+                        * (c.blockSize() / maxCommand) + " in flight, the commands ours splits each "
+                        + c.blockSize() + "-byte I/O into");
+            }
+        }
         DeviceOptions opts = DeviceOptions.of(c.engine()).withQueueDepth(Math.max(64, c.depthPerRing()))
                 .withBuffers(c.blockSize(), c.queueDepth()).withIoRings(c.rings()).withSubmitPolicy(o.submitPolicy());
         try (BlockDevice dev = BlockDevices.open(target, opts)) {
@@ -267,7 +279,7 @@ public final class Bench {
                 Measurement ref = null;
                 String fioError = fio == null ? "fio not installed" : null;
                 if (fioCan) {
-                    List<String> args = Fio.jobArgs(c, target, region, o.seconds(), o.rampSeconds());
+                    List<String> args = Fio.jobArgs(c, target, region, o.seconds(), o.rampSeconds(), maxCommand);
                     try {
                         ref = fio.run(args, fioDir.resolve(c.id() + "-round" + round + ".json"),
                                 o.seconds() + o.rampSeconds() + 120L);

@@ -91,18 +91,36 @@ public final class Fio {
      * @param sizeBytes bytes of it to use (from offset 0)
      */
     public static List<String> jobArgs(BenchCase c, Path target, long sizeBytes, int runtimeSeconds, int rampSeconds) {
+        return jobArgs(c, target, sizeBytes, runtimeSeconds, rampSeconds, Integer.MAX_VALUE);
+    }
+
+    /**
+     * The job for a device whose commands carry at most {@code maxCommandBytes} (NVMe passthru: the
+     * namespace's max transfer). fio's io_uring_cmd engine sends each I/O as one command and the device
+     * refuses larger ones (EINVAL), where our engine splits: fio then runs the commands ours sends, with the
+     * same bytes in flight ({@code --bs} = that size, {@code --iodepth} scaled up).
+     */
+    public static List<String> jobArgs(BenchCase c, Path target, long sizeBytes, int runtimeSeconds, int rampSeconds,
+            int maxCommandBytes) {
+        int bs = c.blockSize();
+        int depth = c.depthPerRing();
+        if (bs > maxCommandBytes && c.engine() == io.fdpblock.device.IoEngine.URING_CMD) {
+            depth = (int) Math.min(4096, (long) depth * (bs / maxCommandBytes));
+            bs = maxCommandBytes;
+        }
         List<String> a = new ArrayList<>();
         a.add("--name=" + c.id());
         a.add("--filename=" + target);
         a.add("--size=" + sizeBytes);
         a.add("--ioengine=" + c.fioEngine());
         if (c.fioEngine().equals("io_uring_cmd")) {
-            a.add("--cmd_type=nvme");
+            a.add("--cmd_type=nvme"); // a char device: no page cache to bypass, and fio refuses --direct=1 on it
+        } else {
+            a.add("--direct=1");
         }
-        a.add("--direct=1");
         a.add("--rw=" + c.rw());
-        a.add("--bs=" + c.blockSize());
-        a.add("--iodepth=" + c.depthPerRing());
+        a.add("--bs=" + bs);
+        a.add("--iodepth=" + depth);
         a.add("--numjobs=" + c.rings());
         if (c.rings() > 1) { // one result for all jobs: I/Os and CPU summed, runtime the longest
             a.add("--group_reporting");

@@ -76,6 +76,11 @@ class BenchReportTest {
         BenchCase nvme = BenchCase.rawCases(IoEngine.URING_CMD).get(4); // seqwrite 1m QD16
         assertThat(Fio.jobArgs(nvme, Path.of("/dev/ng0n1"), 1L << 30, 5, 0))
                 .contains("--ioengine=io_uring_cmd", "--cmd_type=nvme", "--rw=write", "--bs=1048576", "--iodepth=16")
+                .doesNotContain("--direct=1")
+                .noneMatch(a -> a.startsWith("--ramp_time"));
+        assertThat(Fio.jobArgs(nvme, Path.of("/dev/ng0n1"), 1L << 30, 5, 0, 512 << 10))
+                .as("commands of the namespace's max transfer, as ours splits them, same bytes in flight")
+                .contains("--bs=524288", "--iodepth=32")
                 .doesNotContain("--norandommap")
                 .noneMatch(a -> a.startsWith("--ramp_time"));
     }
