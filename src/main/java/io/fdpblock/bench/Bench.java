@@ -413,7 +413,7 @@ public final class Bench {
         p.printf(Locale.ROOT, "Medians of %d round(s); ratio = ours/fio; CPU in cores busy (user+system) during the"
                 + " window.%n", o.rounds());
         String head = String.format(Locale.ROOT, "%-26s %-6s %12s %12s %7s %7s %4s | %5s %5s %11s %11s %6s %6s %4s",
-                "case", "unit", "ours", "fio", "ratio", "target", "met", "CPU", "CPU", "IOPS/CPU-s", "IOPS/CPU-s",
+                "case", "unit", "ours", "fio", "ratio", "target", "met", "CPU", "CPU", "per CPU-s", "per CPU-s",
                 "ratio", "target", "met");
         String head2 = String.format(Locale.ROOT, "%-26s %-6s %12s %12s %7s %7s %4s | %5s %5s %11s %11s %6s %6s %4s",
                 "", "", "", "", "", "", "", "ours", "fio", "ours", "fio", "", "", "");
@@ -442,8 +442,8 @@ public final class Bench {
                         "-", t.describe(), yesNo(t.met()));
                 continue;
             }
-            CaseResult.Target thr = ts.stream().filter(t -> !t.name().startsWith("IOPS per CPU")).findFirst().orElse(null);
-            CaseResult.Target eff = ts.stream().filter(t -> t.name().startsWith("IOPS per CPU")).findFirst().orElse(null);
+            CaseResult.Target thr = ts.stream().filter(t -> !t.name().contains("per CPU")).findFirst().orElse(null);
+            CaseResult.Target eff = ts.stream().filter(t -> t.name().contains("per CPU")).findFirst().orElse(null);
             boolean iops = c.judgedByIops();
             p.printf(Locale.ROOT, "%-26s %-6s %12s %12s %7s %7s %4s | %5s %5s %11s %11s %6s %6s %4s%n", c.label(),
                     r.throughputUnit(), num(r.oursThroughput(), iops ? 0 : 1), num(r.fioThroughput(), iops ? 0 : 1),
@@ -531,8 +531,8 @@ public final class Bench {
             m.put("fio", f);
         }
         m.put("cpu_accounting", CPU_ACCOUNTING);
-        m.put("units", "IOPS = operations per second; MB/s = 10^6 bytes per second; iops_per_cpu_sec = operations per"
-                + " CPU-second (user + system)");
+        m.put("units", "IOPS = operations per second; MB/s = 10^6 bytes per second; per_cpu_sec = operations (4 KiB"
+                + " cases) or MB (1 MiB cases) per CPU-second (user + system)");
         m.put("cases", results.stream().map(CaseResult::toMap).toList());
         return m;
     }
