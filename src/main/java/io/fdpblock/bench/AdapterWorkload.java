@@ -261,6 +261,9 @@ public final class AdapterWorkload implements AutoCloseable {
         extra.put("tasks_in_flight", tasksInFlight);
         if (store) {
             extra.put("failed_tasks", failedTasks);
+            if (failedTasks > 0) { // why: the store's counters (device full, rolled back, ...)
+                extra.put("adapter_status", String.valueOf(adapter.reportStatus()));
+            }
         } else {
             extra.put("missed_chunks", missedChunks);
         }
