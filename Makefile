@@ -34,11 +34,12 @@ if [ -n "$$missing" ]; then \
 fi
 endef
 
-.PHONY: help jdk deps build test test-image device-env test-hardware run bench bench-guest jmh bindings jshell clean consumer-check
+.PHONY: help jdk deps build test fuzz test-image device-env test-hardware run bench bench-guest jmh bindings jshell clean consumer-check
 
 help:
 	@echo "make run       the main job on the embedded default (a file-backed device in a temp dir)"
 	@echo "make test      all test tiers this machine can run (brings up the device tier's guest image itself)"
+	@echo "make fuzz      fuzz every decoder for FUZZ_SECONDS each (default $(FUZZ_SECONDS)); FUZZ_TEST=Class for one (docs/fuzzing.md)"
 	@echo "make test-image build the emulated NVMe FDP guest's container image (test-images/; reused when present)"
 	@echo "make test-hardware  the device tests on a real FDP SSD: FDPBLOCK_NVME_DEVICE=/dev/ngXnY make test-hardware"
 	@echo "make deps      install missing system packages ($(DEB_PACKAGES))"
@@ -65,8 +66,21 @@ $(JAR): jdk $(shell find src/main src/assembly bindings -type f 2>/dev/null) pom
 
 build: deps $(JAR)
 
+# The test phase ends with the fuzz part (docs/fuzzing.md): every fuzz target replays its inputs, then one
+# combined target fuzzes all decoders for 25 s (MVN_ARGS=-Dfdpblock.fuzz.short=60s to change).
 test: jdk deps device-env
 	$(MVN) $(MVN_ARGS) test
+
+# The longer fuzzing run: each fuzz target for FUZZ_SECONDS in a JVM of its own, then a table of
+# executions, coverage and findings per target (also in target/fuzz-summary.txt). A finding fails the run
+# and is written next to the target's seeds (src/test/resources/<package>/<Class>Inputs/<method>/).
+FUZZ_SECONDS ?= 40
+FUZZ_TEST ?=
+fuzz: jdk deps
+	@mkdir -p target
+	@set -o pipefail; $(MVN) $(MVN_ARGS) -Pfuzz test -Dfdpblock.fuzz.seconds=$(FUZZ_SECONDS) \
+	  $(if $(FUZZ_TEST),-Dtest=$(FUZZ_TEST)) 2>&1 | tee target/fuzz.log; rc=$$?; \
+	awk -f src/test/scripts/fuzz-summary.awk target/fuzz.log | tee target/fuzz-summary.txt; exit $$rc
 
 # The device tier's guest image: installs and starts a container engine if needed, builds the image
 # when missing, reuses it when present. Fails when the build fails.
@@ -85,7 +99,7 @@ device-env:
 test-hardware: jdk deps
 	@if [ -z "$$FDPBLOCK_NVME_DEVICE" ]; then \
 	  echo "fdpblock: set FDPBLOCK_NVME_DEVICE to the FDP SSD's generic char device, e.g. FDPBLOCK_NVME_DEVICE=/dev/ng0n1 make test-hardware (its data is overwritten)" >&2; exit 1; fi
-	$(MVN) $(MVN_ARGS) test -Dfdpblock.test.groups=device
+	$(MVN) $(MVN_ARGS) test -Dfdpblock.test.groups=device -Dfdpblock.fuzz.skip=true
 
 run: build
 	$(JAVA) -jar $(JAR) run

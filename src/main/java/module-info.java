@@ -26,6 +26,8 @@ module io.fdpblock {
     requires transitive com.fasterxml.jackson.databind;
     // BLAKE2b-64 slot identity (the JDK has none).
     requires org.bouncycastle.provider;
+    // XXH3-128 key hashes of the compact index.
+    requires hash4j;
     // Latency histograms of reportStatus(). HdrHistogram 2.2.2 has no module name of its own: the name is
     // derived from its jar's file name, as Maven stores it (HdrHistogram-2.2.2.jar).
     requires HdrHistogram;

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * The checkpoint payload, v1: compact UTF-8 JSON with the field order and escaping of LMCache's
@@ -108,7 +109,7 @@ final class CheckpointCodec {
             throw new IOException("checkpoint payload is not a JSON object");
         }
         JsonNode ns = root.get("next_slot");
-        Long nextSlot = ns != null && ns.isIntegralNumber() ? ns.asLong() : null;
+        Long nextSlot = exactLong(ns);
         List<RawEntry> entries = new ArrayList<>();
         JsonNode es = root.get("entries");
         if (es != null && es.isObject()) {
@@ -118,7 +119,9 @@ final class CheckpointCodec {
                 if (!v.isObject()) {
                     continue; // not an entry: skipped, like the reference
                 }
-                entries.add(new RawEntry(e.getKey(), longOr(v.get("offset"), 0), longOr(v.get("size"), 0),
+                // 0 for an offset or size that is absent or not an exact integer: recovery skips the entry
+                entries.add(new RawEntry(e.getKey(), Objects.requireNonNullElse(exactLong(v.get("offset")), 0L),
+                        Objects.requireNonNullElse(exactLong(v.get("size")), 0L),
                         new ObjectMeta(ints(v.get("shape")), textOrNull(v.get("dtype")), textOrNull(v.get("fmt")),
                                 ints(v.get("cached_positions")))));
             }
@@ -126,20 +129,30 @@ final class CheckpointCodec {
         return new Decoded(root, nextSlot, entries);
     }
 
-    private static long longOr(JsonNode n, long dflt) {
-        return n != null && n.isNumber() ? n.asLong() : dflt;
+    /**
+     * The value of an integral number that fits a long, else null: never a truncated one (asLong() would
+     * read 4096.5 as 4096 and 2^64 + 4096 as 4096).
+     */
+    private static Long exactLong(JsonNode n) {
+        return n != null && n.isIntegralNumber() && n.canConvertToLong() ? n.longValue() : null;
     }
 
     private static String textOrNull(JsonNode n) {
         return n == null || n.isNull() ? null : n.asText();
     }
 
+    /** The list when every element is an integral number that fits an int, else null (as if absent). */
     private static List<Integer> ints(JsonNode n) {
         if (n == null || !n.isArray()) {
             return null;
         }
         List<Integer> out = new ArrayList<>(n.size());
-        n.forEach(x -> out.add(x.asInt()));
+        for (JsonNode x : n) {
+            if (!x.isIntegralNumber() || !x.canConvertToInt()) {
+                return null;
+            }
+            out.add(x.intValue());
+        }
         return out;
     }
 
@@ -158,7 +171,7 @@ final class CheckpointCodec {
      */
     static Mismatch layoutMismatch(JsonNode root, Layout expected) {
         JsonNode v = root.get("version");
-        if (v == null || !v.isIntegralNumber() || v.asLong() != 1) {
+        if (!Long.valueOf(1).equals(exactLong(v))) { // exactly 1: asInt() reads 1.8 and "1" as 1
             return new Mismatch("version", String.valueOf(v), "1 (this store reads checkpoint version 1)");
         }
         Mismatch m = compare(root, "block_align", expected.blockAlign());
@@ -179,7 +192,7 @@ final class CheckpointCodec {
         if (n == null || n.isNull()) {
             return null; // absent fields are not compared (as in the reference)
         }
-        return n.isIntegralNumber() && n.asLong() == expected ? null
-                : new Mismatch(field, n.toString(), Long.toString(expected));
+        Long v = exactLong(n);
+        return v != null && v == expected ? null : new Mismatch(field, n.toString(), Long.toString(expected));
     }
 }

@@ -135,21 +135,7 @@ final class Checkpointer {
         if (periodic == null) {
             return true;
         }
-        periodic.shutdown();
-        long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
-        boolean interrupted = false;
-        boolean done = false;
-        while (!done && System.nanoTime() < deadline) {
-            try {
-                done = periodic.awaitTermination(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-        return done;
+        return io.fdpblock.util.Threads.shutdownAndAwait(periodic, TimeUnit.MILLISECONDS.toNanos(timeoutMillis));
     }
 
     long seq() {

@@ -25,11 +25,11 @@ final class LoadReader {
     /**
      * One planned read.
      *
-     * @param hasCrc the entry's CRC was known when planned ({@code crc}); else its header is read too
-     * @param header where the slot header is read, or null when the entry's header was already checked
+     * @param entry what the index held when planned (slot, size, and the CRC when known; else the slot
+     *        header is read too, into {@code header})
      */
-    private record Planned(int index, String key, KeyIndex.Entry entry, boolean hasCrc, int crc,
-            MemorySegment destination, MemorySegment target, MemorySegment header) {}
+    private record Planned(int index, String key, StoreIndex.Found entry, MemorySegment destination,
+            MemorySegment target, MemorySegment header) {}
 
     void load(List<LoadRequest> requests, RawBlockCore.Completion done) {
         boolean[] results = new boolean[requests.size()];
@@ -39,19 +39,19 @@ final class LoadReader {
             core.checkOpenLocked();
             for (int i = 0; i < requests.size(); i++) {
                 LoadRequest r = requests.get(i);
-                KeyIndex.Entry e = core.index.get(r.key());
+                StoreIndex.Found e = core.index.get(r.key());
                 if (e == null) {
                     continue;
                 }
-                if (r.destination().byteSize() < e.size) {
+                if (r.destination().byteSize() < e.size()) {
                     throw new IllegalArgumentException("load " + r.key() + ": destination of "
-                            + r.destination().byteSize() + " bytes is smaller than the stored payload of " + e.size
+                            + r.destination().byteSize() + " bytes is smaller than the stored payload of " + e.size()
                             + " bytes; nothing was loaded");
                 }
-                plan.add(new Planned(i, r.key(), e, e.hasCrc, e.crc, r.destination(), null, null));
+                plan.add(new Planned(i, r.key(), e, r.destination(), null, null));
             }
             for (Planned p : plan) {
-                p.entry().readers++;
+                core.inflight.startRead(p.entry().slot());
             }
             if (!plan.isEmpty()) {
                 core.ops.add(plan.size());
@@ -68,20 +68,20 @@ final class LoadReader {
         List<Planned> targets = new ArrayList<>(plan.size());
         try {
             for (Planned p : plan) {
-                KeyIndex.Entry e = p.entry();
-                long padded = OnDiskFormat.roundUp(e.size, align);
+                StoreIndex.Found e = p.entry();
+                long padded = OnDiskFormat.roundUp(e.size(), align);
                 MemorySegment dest = p.destination();
                 MemorySegment target = dest.isNative() && dest.byteSize() >= padded
                         && dest.address() % core.device.bufferAlignment() == 0
                         ? dest.asSlice(0, padded)
                         : Arena.ofAuto().allocate(padded, align);
                 MemorySegment header = null;
-                if (!p.hasCrc()) {
+                if (!e.hasCrc()) {
                     header = Arena.ofAuto().allocate(core.headerBytes, align);
-                    batch.read(core.slotOffset(e.slot), header);
+                    batch.read(core.slotOffset(e.slot()), header);
                 }
-                batch.read(core.slotOffset(e.slot) + core.headerBytes, target);
-                targets.add(new Planned(p.index(), p.key(), e, p.hasCrc(), p.crc(), dest, target, header));
+                batch.read(core.slotOffset(e.slot()) + core.headerBytes, target);
+                targets.add(new Planned(p.index(), p.key(), e, dest, target, header));
             }
             core.device.submit(batch, b -> complete(targets, b, results, done));
         } catch (IOException | RuntimeException e) {
@@ -103,43 +103,43 @@ final class LoadReader {
             }
             int op = 0;
             for (Planned p : plan) {
-                KeyIndex.Entry e = p.entry();
+                StoreIndex.Found e = p.entry();
                 int headerOp = p.header() == null ? -1 : op++;
                 int payloadOp = op++;
                 if ((headerOp >= 0 && !batch.isComplete(headerOp)) || batch.failed(payloadOp)
-                        || batch.result(payloadOp) < e.size) {
+                        || batch.result(payloadOp) < e.size()) {
                     continue;
                 }
                 try {
-                    int crc = p.crc();
-                    boolean hasCrc = p.hasCrc();
+                    int crc = e.crc();
+                    boolean hasCrc = e.hasCrc();
                     if (headerOp >= 0) {
                         OnDiskFormat.SlotHeader h = OnDiskFormat.readSlotHeader(p.header());
-                        String problem = MetadataArea.slotHeaderProblem(h, p.key(), e.size);
+                        String problem = MetadataArea.slotHeaderProblem(h, p.key(), e.size());
                         if (problem != null) {
-                            RawBlockCore.LOG.log(System.Logger.Level.WARNING, "slot " + e.slot + " on "
+                            RawBlockCore.LOG.log(System.Logger.Level.WARNING, "slot " + e.slot() + " on "
                                     + core.device.path() + " does not hold " + p.key() + " (" + problem + "): a miss");
                             continue;
                         }
                         crc = h.crc32c();
                         hasCrc = h.hasCrc();
                     }
-                    MemorySegment payload = p.target().asSlice(0, e.size);
+                    MemorySegment payload = p.target().asSlice(0, e.size());
                     if (hasCrc && OnDiskFormat.crc32c(payload) != crc) {
                         core.crcMismatches.incrementAndGet();
-                        RawBlockCore.LOG.log(System.Logger.Level.WARNING, "payload of slot " + e.slot + " on "
+                        RawBlockCore.LOG.log(System.Logger.Level.WARNING, "payload of slot " + e.slot() + " on "
                                 + core.device.path() + " fails its CRC32C: reported as a miss");
                         continue;
                     }
                     if (headerOp >= 0 && hasCrc) {
-                        rememberCrc(e, crc);
+                        rememberCrc(p.key(), e.slot(), crc);
                     }
                     if (p.target().address() != p.destination().address()) {
-                        MemorySegment.copy(p.target(), 0, p.destination(), 0, e.size);
+                        MemorySegment.copy(p.target(), 0, p.destination(), 0, e.size());
                     }
                     results[p.index()] = true;
                 } catch (RuntimeException ex) {
-                    RawBlockCore.LOG.log(System.Logger.Level.WARNING, "load of slot " + e.slot + " on "
+                    RawBlockCore.LOG.log(System.Logger.Level.WARNING, "load of slot " + e.slot() + " on "
                             + core.device.path() + " reported as a miss: its destination is not usable from the I/O"
                             + " thread (a destination must be from a shared, global or automatic arena): " + ex);
                 }
@@ -151,10 +151,13 @@ final class LoadReader {
     }
 
     /** The header checked out: later loads of this entry need not read it again. */
-    private void rememberCrc(KeyIndex.Entry e, int crc) {
+    private void rememberCrc(String key, int slot, int crc) {
         core.lock.lock();
         try {
-            e.setCrc(crc);
+            StoreIndex.Found now = core.index.get(key);
+            if (now != null && now.slot() == slot) { // not deleted and stored again elsewhere meanwhile
+                core.index.setCrc(key, crc);
+            }
         } finally {
             core.lock.unlock();
         }
@@ -166,11 +169,8 @@ final class LoadReader {
         core.lock.lock();
         try {
             for (Planned p : plan) {
-                KeyIndex.Entry e = p.entry();
-                e.readers--;
-                if (e.deleted && e.readers == 0) {
-                    e.deleted = false;
-                    freed[nFreed++] = e.slot;
+                if (core.inflight.endRead(p.entry().slot())) {
+                    freed[nFreed++] = p.entry().slot();
                 }
             }
         } finally {

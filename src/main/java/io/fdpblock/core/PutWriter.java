@@ -27,7 +27,7 @@ final class PutWriter {
     }
 
     /** A key accepted for writing. */
-    private record Pending(int index, String key, PutRequest request, KeyIndex.Inflight inflight, int crc) {}
+    private record Pending(int index, String key, PutRequest request, InFlight.Write inflight, int crc) {}
 
     void put(List<PutRequest> requests, RawBlockCore.OutcomeCompletion done) {
         for (PutRequest r : requests) {
@@ -66,7 +66,7 @@ final class PutWriter {
                     outcomes[i] = PutOutcome.ALREADY_STORED; // the original bytes stay
                     continue;
                 }
-                if (core.index.isInflight(key)) {
+                if (core.inflight.isWriting(key)) {
                     outcomes[i] = PutOutcome.WRITE_IN_FLIGHT;
                     continue;
                 }
@@ -76,7 +76,7 @@ final class PutWriter {
                     outcomes[i] = PutOutcome.DEVICE_FULL;
                     continue;
                 }
-                accepted.add(new Pending(i, key, r, core.index.startWrite(key, slot), 0));
+                accepted.add(new Pending(i, key, r, core.inflight.startWrite(key, slot), 0));
             }
             if (!accepted.isEmpty()) {
                 core.ops.add(accepted.size());
@@ -171,8 +171,8 @@ final class PutWriter {
         try {
             boolean committing = core.committingLocked();
             for (Pending p : chunk) {
-                KeyIndex.Inflight inf = p.inflight();
-                core.index.endWrite(p.key(), inf);
+                InFlight.Write inf = p.inflight();
+                core.inflight.endWrite(p.key(), inf);
                 if (!written || inf.canceled || !committing) {
                     freed[nFreed++] = inf.slot; // it may hold (part of) the write: deallocated first
                     if (!written) {
@@ -182,8 +182,7 @@ final class PutWriter {
                             : inf.canceled ? PutOutcome.CANCELLED : PutOutcome.CLOSED;
                 } else {
                     long size = p.request().payload().byteSize();
-                    core.index.put(p.key(), new KeyIndex.Entry(inf.slot, (int) size,
-                            core.index.intern(p.request().meta()), p.crc(), true));
+                    core.index.put(p.key(), inf.slot, (int) size, p.crc(), true, p.request().meta(), 0);
                     core.slots.markUsed(inf.slot);
                     core.placement.recordWrite(p.request().placement(), core.headerBytes + size);
                     core.markDirtyLocked();

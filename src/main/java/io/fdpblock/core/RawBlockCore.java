@@ -70,7 +70,8 @@ public final class RawBlockCore implements AutoCloseable {
     final boolean metaAreaFitsFullIndex;
 
     final ReentrantLock lock = new ReentrantLock();
-    final KeyIndex index = new KeyIndex();
+    final StoreIndex index;
+    final InFlight inflight = new InFlight();
     final SlotAllocator slots;
     final OpCounter ops = new OpCounter();
     final SlotReleaser releaser;
@@ -107,11 +108,12 @@ public final class RawBlockCore implements AutoCloseable {
         long ru = placement.reclaimUnitBytes();
         int groupSlots = ru > slotBytes ? (int) Math.min(ru / slotBytes, maxSlots) : 1;
         this.slots = new SlotAllocator((int) maxSlots, config.fdpSlotAffinityEnabled(), groupSlots);
+        this.index = new HeapKeyIndex();
         this.releaser = new SlotReleaser(device, lock, slots, dataBase, slotBytes, ops);
         this.area = new MetadataArea(device, blockAlign, config.metaTotalBytes());
         CheckpointCodec.Layout layout = geometry.layout();
         this.metaAreaFitsFullIndex = Checkpointer.fitsFullIndex(device.path(), maxSlots, area.payloadRoom(), config);
-        this.recovered = new Recovery(config, device, area, layout, index, slots).run();
+        this.recovered = new Recovery(config, device, area, layout, (HeapKeyIndex) index, slots).run();
         if (recovered.droppedKeys() > 0) {
             dirtyCount++; // the next checkpoint persists the cleanup
         }
@@ -305,8 +307,7 @@ public final class RawBlockCore implements AutoCloseable {
     public int lockCount(String key) {
         lock.lock();
         try {
-            KeyIndex.Entry e = index.get(key);
-            return e == null ? 0 : e.locks;
+            return index.lockCount(key);
         } finally {
             lock.unlock();
         }
@@ -331,9 +332,18 @@ public final class RawBlockCore implements AutoCloseable {
         try {
             checkOpenLocked();
             for (int i = 0; i < out.length; i++) {
-                out[i] = index.delete(keys.get(i), force, slot -> freed[nFreed[0]++] = slot);
-                if (out[i] == DeleteOutcome.REMOVED) {
+                String key = keys.get(i);
+                int slot = index.remove(key, force);
+                if (slot == StoreIndex.LOCKED) {
+                    out[i] = DeleteOutcome.LOCKED;
+                } else if (slot == StoreIndex.MISSING) {
+                    out[i] = inflight.cancelWrite(key) != null ? DeleteOutcome.CANCELLED : DeleteOutcome.MISSING;
+                } else {
+                    out[i] = DeleteOutcome.REMOVED;
                     dirtyCount++;
+                    if (inflight.freeSlot(slot)) { // else released when the last load of it ends
+                        freed[nFreed[0]++] = slot;
+                    }
                 }
             }
         } finally {
@@ -372,7 +382,8 @@ public final class RawBlockCore implements AutoCloseable {
                 return null;
             }
             List<CheckpointCodec.SnapshotEntry> entries = new ArrayList<>(index.size());
-            index.forEach((k, e) -> entries.add(new CheckpointCodec.SnapshotEntry(k, slotOffset(e.slot), e.size, e.meta)));
+            ((HeapKeyIndex) index).forEach((k, e) -> entries.add(new CheckpointCodec.SnapshotEntry(k,
+                    slotOffset(e.slot()), e.size(), e.meta())));
             return new Checkpointer.Snapshot(dirtyCount, slots.nextSlot(), entries);
         } finally {
             lock.unlock();
@@ -396,7 +407,7 @@ public final class RawBlockCore implements AutoCloseable {
         lock.lock();
         try {
             Map<String, Integer> out = new LinkedHashMap<>(index.size() * 2);
-            index.forEach((k, e) -> out.put(k, e.size));
+            ((HeapKeyIndex) index).forEach((k, e) -> out.put(k, e.size()));
             return out;
         } finally {
             lock.unlock();

@@ -133,7 +133,7 @@ public final class RawBlockCoreConfig {
         if (capacityBytes < 0) {
             throw invalid("capacity_bytes", capacityBytes, "must be >= 0 (0 = the device's size)");
         }
-        if (capacityBytes > 0 && capacityBytes < metaTotalBytes + slotBytes) {
+        if (capacityBytes > 0 && capacityBytes - slotBytes < metaTotalBytes) { // meta + slot may overflow a long
             throw invalid("capacity_bytes", capacityBytes, "must hold the meta area (" + metaTotalBytes
                     + ") and at least one slot (" + slotBytes + ")");
         }

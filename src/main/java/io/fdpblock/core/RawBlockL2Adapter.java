@@ -163,6 +163,10 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
         core.unlock(encoded(keys));
     }
 
+    /**
+     * Reads each hit straight into its object's buffer (zero copy). A deliberate deviation: a key whose
+     * payload fails its CRC32C is reported as a miss, but its buffer may already hold those bytes.
+     */
     @Override
     public long submitLoadTask(List<ObjectKey> keys, List<MemoryObj> objects) {
         checkKeysAndObjects(keys, objects);

@@ -28,7 +28,7 @@ final class Recovery {
     private final BlockDevice device;
     private final MetadataArea area;
     private final CheckpointCodec.Layout layout;
-    private final KeyIndex index;
+    private final HeapKeyIndex index;
     private final SlotAllocator slots;
     private final long dataBase;
     private final long slotBytes;
@@ -36,7 +36,7 @@ final class Recovery {
     private final int blockAlign;
 
     Recovery(RawBlockCoreConfig config, BlockDevice device, MetadataArea area, CheckpointCodec.Layout layout,
-            KeyIndex index, SlotAllocator slots) {
+            HeapKeyIndex index, SlotAllocator slots) {
         this.config = config;
         this.device = device;
         this.area = area;
@@ -139,7 +139,7 @@ final class Recovery {
             int slot = (int) (rel / slotBytes);
             used[slot] = true;
             highest = Math.max(highest, slot);
-            index.put(re.key(), new KeyIndex.Entry(slot, (int) re.size(), index.intern(re.meta()), 0, false));
+            index.put(re.key(), slot, (int) re.size(), 0, false, re.meta(), 0);
         }
         int nextSlot = (int) Math.max(decoded.nextSlot(), highest + 1);
         int dropped = config.metaVerifyOnLoad() ? verifySlotHeaders(used) : 0;
@@ -171,8 +171,8 @@ final class Recovery {
      * @return how many were dropped
      */
     private int verifySlotHeaders(boolean[] used) throws IOException {
-        List<Map.Entry<String, KeyIndex.Entry>> all = new ArrayList<>();
-        index.entries().forEach(all::add);
+        List<Map.Entry<String, StoreIndex.Found>> all = new ArrayList<>();
+        index.forEach((k, e) -> all.add(Map.entry(k, e)));
         int dropped = 0;
         try (Arena arena = Arena.ofShared()) {
             MemorySegment buf = arena.allocate((long) VERIFY_BATCH * headerBytes, blockAlign);
@@ -181,21 +181,21 @@ final class Recovery {
                 int to = Math.min(all.size(), from + VERIFY_BATCH);
                 b.reset();
                 for (int i = from; i < to; i++) {
-                    b.read(dataBase + (long) all.get(i).getValue().slot * slotBytes,
+                    b.read(dataBase + (long) all.get(i).getValue().slot() * slotBytes,
                             buf.asSlice((long) (i - from) * headerBytes, headerBytes));
                 }
                 device.execute(b); // uninterruptible: the arena outlives every read
                 for (int i = from; i < to; i++) {
                     String key = all.get(i).getKey();
-                    KeyIndex.Entry e = all.get(i).getValue();
+                    StoreIndex.Found e = all.get(i).getValue();
                     OnDiskFormat.SlotHeader h = OnDiskFormat.readSlotHeader(
                             buf.asSlice((long) (i - from) * headerBytes, headerBytes));
-                    if (MetadataArea.slotHeaderProblem(h, key, e.size) != null) {
-                        index.remove(key);
-                        used[e.slot] = false;
+                    if (MetadataArea.slotHeaderProblem(h, key, e.size()) != null) {
+                        index.remove(key, true);
+                        used[e.slot()] = false;
                         dropped++;
                     } else if (h.hasCrc()) {
-                        e.setCrc(h.crc32c());
+                        index.setCrc(key, h.crc32c());
                     }
                 }
             }

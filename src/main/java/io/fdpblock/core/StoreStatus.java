@@ -22,7 +22,7 @@ final class StoreStatus {
             s.put("next_slot", core.slots.nextSlot());
             s.put("keys", core.index.size());
             s.put("locked_keys", core.index.lockedCount());
-            s.put("inflight_keys", core.index.inflightCount());
+            s.put("inflight_keys", core.inflight.writes());
             s.put("dirty", core.dirtyCount != core.persistedCount);
             s.put("slot_affinity_hits", core.slots.affinityHits());
             s.put("slot_affinity_fallbacks", core.slots.affinityFallbacks());

@@ -2,6 +2,7 @@ package io.fdpblock.device;
 
 import io.fdpblock.linux.Errno;
 import io.fdpblock.linux.NativeFile;
+import io.fdpblock.util.Threads;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -114,21 +115,8 @@ final class PosixBlockDevice extends AbstractBlockDevice {
         if (!markClosedAndDrain()) {
             return;
         }
-        io.shutdown();
-        boolean done = false;
-        boolean interrupted = false;
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(CLOSE_WAIT_SECONDS);
-        while (!done && System.nanoTime() < deadline) {
-            try {
-                done = io.awaitTermination(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
-            } catch (InterruptedException e) {
-                interrupted = true; // close never abandons I/O because of an interrupt
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-        if (!done) {
+        // close never abandons I/O because of an interrupt: the wait goes on through them
+        if (!Threads.shutdownAndAwait(io, TimeUnit.SECONDS.toNanos(CLOSE_WAIT_SECONDS))) {
             LOG.log(System.Logger.Level.ERROR, "posix device " + path() + ": I/O still running after "
                     + CLOSE_WAIT_SECONDS + " s at close; its file and buffers are left open and allocated");
             return;

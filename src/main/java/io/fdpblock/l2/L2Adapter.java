@@ -39,7 +39,11 @@ public interface L2Adapter extends AutoCloseable {
     /** Refcount -1 per key; unknown keys and underflow are no-ops. Fire-and-forget. */
     void submitUnlock(List<ObjectKey> keys);
 
-    /** Loads each found key into its object; misses leave their buffer untouched. */
+    /**
+     * Loads each found key into its object; a key that is not there leaves its buffer untouched. An
+     * adapter that reads straight into the buffer may report a key whose bytes fail their check as a
+     * miss after writing into it (the raw-block adapter does: zero-copy loads).
+     */
     long submitLoadTask(List<ObjectKey> keys, List<MemoryObj> objects);
 
     Bitmap queryLoadResult(long taskId);

@@ -42,6 +42,20 @@ public final class L2Adapters {
      * @throws IOException when the adapter cannot open what it needs (device, permissions)
      */
     public static L2Adapter create(String json) throws IOException {
+        Parsed p = parse(json);
+        return p.factory().create(p.config());
+    }
+
+    /** An adapter JSON read and its type resolved, before anything is opened. */
+    record Parsed(L2AdapterFactory factory, JsonNode config) {}
+
+    /**
+     * The JSON half of {@link #create}: reads {@code json} and finds the factory of its type, opening
+     * nothing (so that it can be fuzzed on its own).
+     *
+     * @throws IllegalArgumentException for invalid JSON, a missing type, or an unknown type
+     */
+    static Parsed parse(String json) {
         JsonNode root;
         try {
             root = JSON.readTree(json);
@@ -60,6 +74,6 @@ public final class L2Adapters {
             throw new IllegalArgumentException("unknown L2 adapter type '" + type.asText() + "'; known types: "
                     + types());
         }
-        return f.create(root);
+        return new Parsed(f, root);
     }
 }

@@ -12,6 +12,30 @@ public final class Threads {
     }
 
     /**
+     * Shuts {@code executor} down (running tasks finish, none is interrupted) and waits at most
+     * {@code timeoutNanos} for it, through interrupts, then restores the interrupt flag.
+     *
+     * @return true when it has terminated
+     */
+    public static boolean shutdownAndAwait(java.util.concurrent.ExecutorService executor, long timeoutNanos) {
+        executor.shutdown();
+        boolean done = false;
+        boolean interrupted = false;
+        long deadline = System.nanoTime() + timeoutNanos;
+        while (!done && System.nanoTime() < deadline) {
+            try {
+                done = executor.awaitTermination(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        return done || executor.isTerminated();
+    }
+
+    /**
      * Joins {@code t} for at most {@code timeoutNanos}, waiting through interrupts, then restores the
      * interrupt flag.
      *

@@ -1,0 +1,332 @@
+package io.fdpblock.core;
+
+import com.dynatrace.hash4j.hashing.HashValue128;
+import com.dynatrace.hash4j.hashing.Hasher128;
+import com.dynatrace.hash4j.hashing.Hashing;
+import io.fdpblock.l2.ObjectMeta;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.List;
+
+/**
+ * The fdpblock_v2 index: one fixed-size entry per key in an off-heap open-addressing table, keyed by
+ * a 128-bit hash of the key (XXH3-128), with no key and no Java object per entry. Sized once for the
+ * device's slots at a load of at most {@value #MAX_LOAD}: 32 bytes an entry, about 40 per key when
+ * full.
+ *
+ * <pre>
+ * entry (32 bytes): 0 h1 | 8 h2 | 16 slot + 1 (0 = empty, -1 = removed) | 20 payload size
+ *                   | 24 payload CRC32C | 28 u16 lock count | 30 u16 salt id
+ * </pre>
+ *
+ * Linear probing; a removed entry leaves a marker that later inserts reuse, so entries never move
+ * while they live: a snapshot may copy the table a chunk at a time without holding the store's lock
+ * throughout ({@link #copyLive}). The table is rebuilt (markers dropped) when they pile up and no
+ * snapshot is copying. Two keys with the same 128-bit hash would share an entry; for N keys that
+ * happens with probability about N^2 / 2^129 (1e-23 for 100 million keys). Not thread-safe: the core
+ * calls it under its lock.
+ */
+final class CompactIndex implements StoreIndex {
+    static final int ENTRY_BYTES = 32;
+    static final double MAX_LOAD = 0.8;
+    private static final int EMPTY = 0;
+    private static final int REMOVED = -1;
+    private static final Hasher128 HASH = Hashing.xxh3_128();
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
+    private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED;
+
+    private final long capacity;
+    private Arena arena;
+    private MemorySegment table;
+    private int size;
+    private long removed;
+    private int locked;
+    private int copying;
+
+    /** @param maxEntries the most keys it will hold (the device's slots) */
+    CompactIndex(long maxEntries) {
+        this.capacity = Math.max(16, (long) Math.ceil(maxEntries / MAX_LOAD) + 1);
+        this.arena = Arena.ofShared();
+        this.table = arena.allocate(capacity * ENTRY_BYTES, 8);
+    }
+
+    /** The 128-bit hash of a key, as the index and the v2 log and snapshots keep it. */
+    static HashValue128 hash(String key) {
+        return HASH.hashCharsTo128Bits(key);
+    }
+
+    private long home(long h1) {
+        return Math.unsignedMultiplyHigh(h1, capacity);
+    }
+
+    private static long at(long pos) {
+        return pos * ENTRY_BYTES;
+    }
+
+    private int slotField(long pos) {
+        return table.get(INT, at(pos) + 16);
+    }
+
+    /** @return the position of the live entry with this hash, or -1 */
+    private long find(long h1, long h2) {
+        long pos = home(h1);
+        for (long probes = 0; probes < capacity; probes++) {
+            int s = slotField(pos);
+            if (s == EMPTY) {
+                return -1;
+            }
+            long off = at(pos);
+            if (s != REMOVED && table.get(LONG, off) == h1 && table.get(LONG, off + 8) == h2) {
+                return pos;
+            }
+            pos = pos + 1 == capacity ? 0 : pos + 1;
+        }
+        return -1;
+    }
+
+    private long find(String key) {
+        HashValue128 h = hash(key);
+        return find(h.getMostSignificantBits(), h.getLeastSignificantBits());
+    }
+
+    @Override
+    public Found get(String key) {
+        long pos = find(key);
+        if (pos < 0) {
+            return null;
+        }
+        long off = at(pos);
+        return new Found(table.get(INT, off + 16) - 1, table.get(INT, off + 20), table.get(INT, off + 24), true, null);
+    }
+
+    @Override
+    public boolean contains(String key) {
+        return find(key) >= 0;
+    }
+
+    @Override
+    public void put(String key, int slot, int size, int crc, boolean hasCrc, ObjectMeta meta, int saltId) {
+        HashValue128 h = hash(key);
+        put(h.getMostSignificantBits(), h.getLeastSignificantBits(), slot, size, crc, saltId);
+    }
+
+    /** Commits (or replaces) the entry of a key by its hash (recovery replays hashes, not keys). */
+    void put(long h1, long h2, int slot, int size, int crc, int saltId) {
+        long pos = find(h1, h2);
+        if (pos < 0) {
+            if (this.size >= capacity * MAX_LOAD) {
+                throw new IllegalStateException("compact index full: " + this.size + " keys in a table sized for "
+                        + (long) (capacity * MAX_LOAD) + " (the device's slots)");
+            }
+            pos = home(h1);
+            while (true) {
+                int s = slotField(pos);
+                if (s == EMPTY || s == REMOVED) {
+                    if (s == REMOVED) {
+                        removed--;
+                    }
+                    break;
+                }
+                pos = pos + 1 == capacity ? 0 : pos + 1;
+            }
+            this.size++;
+            table.set(SHORT, at(pos) + 28, (short) 0);
+        } else if (lockCountAt(pos) > 0) {
+            locked--; // replaced: its locks go with the old version
+            table.set(SHORT, at(pos) + 28, (short) 0);
+        }
+        long off = at(pos);
+        table.set(LONG, off, h1);
+        table.set(LONG, off + 8, h2);
+        table.set(INT, off + 16, slot + 1);
+        table.set(INT, off + 20, size);
+        table.set(INT, off + 24, crc);
+        table.set(SHORT, off + 30, (short) saltId);
+    }
+
+    private int lockCountAt(long pos) {
+        return Short.toUnsignedInt(table.get(SHORT, at(pos) + 28));
+    }
+
+    @Override
+    public boolean[] lookup(List<String> keys, boolean lockHits) {
+        boolean[] out = new boolean[keys.size()];
+        for (int i = 0; i < out.length; i++) {
+            long pos = find(keys.get(i));
+            if (pos >= 0) {
+                out[i] = true;
+                if (lockHits) {
+                    int n = lockCountAt(pos);
+                    if (n == 0xFFFF) {
+                        throw new IllegalStateException("key " + keys.get(i) + " is locked 65535 times: unlock it first");
+                    }
+                    if (n == 0) {
+                        locked++;
+                    }
+                    table.set(SHORT, at(pos) + 28, (short) (n + 1));
+                }
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public void unlock(List<String> keys) {
+        for (String k : keys) {
+            long pos = find(k);
+            if (pos >= 0) {
+                int n = lockCountAt(pos);
+                if (n > 0) {
+                    table.set(SHORT, at(pos) + 28, (short) (n - 1));
+                    if (n == 1) {
+                        locked--;
+                    }
+                }
+            }
+        }
+    }
+
+    @Override
+    public int lockCount(String key) {
+        long pos = find(key);
+        return pos < 0 ? 0 : lockCountAt(pos);
+    }
+
+    @Override
+    public int remove(String key, boolean force) {
+        HashValue128 h = hash(key);
+        long pos = find(h.getMostSignificantBits(), h.getLeastSignificantBits());
+        if (pos < 0) {
+            return MISSING;
+        }
+        if (lockCountAt(pos) > 0 && !force) {
+            return LOCKED;
+        }
+        return removeAt(pos);
+    }
+
+    /** Removes the entry with this hash if it holds {@code slot} (a v2 log replay). @return its slot, or -1 */
+    int removeIfAt(long h1, long h2, int slot) {
+        long pos = find(h1, h2);
+        return pos >= 0 && slotField(pos) - 1 == slot ? removeAt(pos) : MISSING;
+    }
+
+    private int removeAt(long pos) {
+        int slot = slotField(pos) - 1;
+        if (lockCountAt(pos) > 0) {
+            locked--;
+        }
+        table.set(INT, at(pos) + 16, REMOVED);
+        size--;
+        removed++;
+        if (removed > capacity / 8 && copying == 0) {
+            rebuild();
+        }
+        return slot;
+    }
+
+    @Override
+    public void setCrc(String key, int crc) {
+        long pos = find(key);
+        if (pos >= 0) {
+            table.set(INT, at(pos) + 24, crc);
+        }
+    }
+
+    @Override
+    public int size() {
+        return size;
+    }
+
+    @Override
+    public int lockedCount() {
+        return locked;
+    }
+
+    @Override
+    public long memoryBytes() {
+        return capacity * ENTRY_BYTES;
+    }
+
+    long capacity() {
+        return capacity;
+    }
+
+    /**
+     * A snapshot copies the table from position 0 to {@link #capacity()} in steps, releasing the store's
+     * lock between them: entries never move while they live, so every entry that lives throughout is
+     * copied once; one added or removed meanwhile may or may not be, which the log after the snapshot's
+     * start settles. Rebuilds wait until {@link #endCopy()}.
+     */
+    void beginCopy() {
+        copying++;
+    }
+
+    void endCopy() {
+        copying--;
+    }
+
+    /**
+     * Copies the live entries at positions [{@code from}, {@code from + count}) to {@code out} as
+     * 32-byte records (h1, h2, slot, size, crc, salt id) with {@code group(slot)} in bytes 28..29.
+     *
+     * @return how many entries were copied
+     */
+    int copyLive(long from, long count, MemorySegment out, java.util.function.IntUnaryOperator group) {
+        int n = 0;
+        long end = Math.min(capacity, from + count);
+        for (long pos = from; pos < end; pos++) {
+            int s = slotField(pos);
+            if (s == EMPTY || s == REMOVED) {
+                continue;
+            }
+            long src = at(pos);
+            long dst = (long) n * ENTRY_BYTES;
+            MemorySegment.copy(table, src, out, dst, 28);
+            out.set(SHORT, dst + 16 + 12, (short) group.applyAsInt(s - 1));
+            out.set(SHORT, dst + 30, table.get(SHORT, src + 30));
+            out.set(INT, dst + 16, s - 1);
+            n++;
+        }
+        return n;
+    }
+
+    /** Re-inserts the live entries into a fresh table, dropping the removal markers (a stall of O(capacity)). */
+    private void rebuild() {
+        Arena oldArena = arena;
+        MemorySegment old = table;
+        arena = Arena.ofShared();
+        table = arena.allocate(capacity * ENTRY_BYTES, 8);
+        size = 0;
+        removed = 0;
+        locked = 0;
+        for (long pos = 0; pos < capacity; pos++) {
+            long off = at(pos);
+            int s = old.get(INT, off + 16);
+            if (s == EMPTY || s == REMOVED) {
+                continue;
+            }
+            long h1 = old.get(LONG, off);
+            long dst = home(h1);
+            while (slotField(dst) != EMPTY) {
+                dst = dst + 1 == capacity ? 0 : dst + 1;
+            }
+            MemorySegment.copy(old, off, table, at(dst), ENTRY_BYTES);
+            size++;
+            if (lockCountAt(dst) > 0) {
+                locked++;
+            }
+        }
+        oldArena.close();
+    }
+
+    @Override
+    public void close() {
+        if (arena.scope().isAlive()) {
+            arena.close();
+        }
+    }
+}

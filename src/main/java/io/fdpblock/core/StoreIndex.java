@@ -1,0 +1,59 @@
+package io.fdpblock.core;
+
+import io.fdpblock.l2.ObjectMeta;
+
+import java.util.List;
+
+/**
+ * The store's committed keys: per key its slot, payload size, payload CRC32C and lock count. Two
+ * implementations: {@link HeapKeyIndex} keeps the keys themselves (LMCache's v1 checkpoints are lists
+ * of keys) and {@link CompactIndex} keeps a fixed-size off-heap entry per key, keyed by a 128-bit
+ * hash, with no key and no Java object per entry (fdpblock_v2, for tens of millions of keys). Not
+ * thread-safe: the core calls it under its lock.
+ */
+interface StoreIndex extends AutoCloseable {
+    /** What the index holds for a key (a copy: the index may reuse its storage). */
+    record Found(int slot, int size, int crc, boolean hasCrc, ObjectMeta meta) {}
+
+    /** @return the entry, or null when the key is not committed */
+    Found get(String key);
+
+    boolean contains(String key);
+
+    /** Commits (or replaces) {@code key}; the lock count of a new key is 0. */
+    void put(String key, int slot, int size, int crc, boolean hasCrc, ObjectMeta meta, int saltId);
+
+    /** @return per key: committed; with {@code lockHits}, each hit's lock count goes up by one */
+    boolean[] lookup(List<String> keys, boolean lockHits);
+
+    /** Lock count -1 per key, never below zero; unknown keys are ignored. */
+    void unlock(List<String> keys);
+
+    /** The lock count of a key (0 when unknown). */
+    int lockCount(String key);
+
+    /** {@link #remove} result: the key is locked and was kept. */
+    int LOCKED = -2;
+    /** {@link #remove} result: the key is not committed. */
+    int MISSING = -1;
+
+    /**
+     * Removes {@code key} unless it is locked and not {@code force}d.
+     *
+     * @return its slot, or {@link #LOCKED} / {@link #MISSING}
+     */
+    int remove(String key, boolean force);
+
+    /** The payload CRC32C of {@code key} became known (its slot header was read). */
+    void setCrc(String key, int crc);
+
+    int size();
+
+    int lockedCount();
+
+    /** Bytes the index uses (heap or off-heap), for status and the scale benchmark; an estimate for the heap one. */
+    long memoryBytes();
+
+    @Override
+    void close();
+}
