@@ -348,7 +348,7 @@ public final class AdapterWorkload implements AutoCloseable {
      */
     static LookupResult lookupOnMemory(int count, int warmup, int iterations) throws IOException {
         int slot = 8192;
-        long meta = 4L << 20;
+        long meta = RawBlockCoreConfig.v2MetaBytesFor(4096, count + 16);
         long capacity = meta + (long) (count + 16) * slot;
         RawBlockCoreConfig cfg = RawBlockCoreConfig.builder("memory:bench", slot).capacityBytes(capacity)
                 .metaTotalBytes(meta).ioEngine(IoEngine.MEMORY).loadCheckpointOnInit(false).metaEnablePeriodic(false)

@@ -7,6 +7,8 @@ import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;
 import io.fdpblock.device.IoEngine;
 import io.fdpblock.device.SubmitPolicy;
+import io.fdpblock.nvme.PlacementId;
+import io.fdpblock.nvme.WriteStreams;
 import io.fdpblock.uring.Uring;
 
 import java.io.IOException;
@@ -30,31 +32,59 @@ public final class Bench {
     /**
      * @param file the bench file (created at {@code sizeBytes} when missing; an existing one must be at
      *        least that large and only its first {@code sizeBytes} are used)
-     * @param device {@code /dev/ngXnY} for the uring_cmd cases, or null to skip them
+     * @param device {@code /dev/ngXnY} for the uring_cmd and placement cases, or null to skip them
+     * @param blockDevice the same namespace's block device {@code /dev/nvmeXnY} for the placement cases (write
+     *        streams), or null: derived from {@code device}'s name ({@code ng0n1} -> {@code nvme0n1})
      * @param fioPath fio's path, or null to look on the PATH
      * @param cases case ids (or prefixes) to run; empty = all
      * @param pipeline how our raw cases keep their depth (default {@link PipelinedIo.Mode#AUTO})
      * @param submitPolicy our devices' submission policy (default the library's, {@link SubmitPolicy#ADAPTIVE})
      */
-    public record Options(Path file, long sizeBytes, Path device, int seconds, int rampSeconds, int rounds, Path outDir,
-            String fioPath, List<String> cases, boolean prewrite, int adapterKeysPerTask, int lookupIterations,
-            PipelinedIo.Mode pipeline, SubmitPolicy submitPolicy) {
+    public record Options(Path file, long sizeBytes, Path device, Path blockDevice, int seconds, int rampSeconds,
+            int rounds, Path outDir, String fioPath, List<String> cases, boolean prewrite, int adapterKeysPerTask,
+            int lookupIterations, PipelinedIo.Mode pipeline, SubmitPolicy submitPolicy) {
+        /** Without a block device of its own: derived from {@code device}, when it is named ngXnY. */
+        public Options(Path file, long sizeBytes, Path device, int seconds, int rampSeconds, int rounds, Path outDir,
+                String fioPath, List<String> cases, boolean prewrite, int adapterKeysPerTask, int lookupIterations,
+                PipelinedIo.Mode pipeline, SubmitPolicy submitPolicy) {
+            this(file, sizeBytes, device, null, seconds, rampSeconds, rounds, outDir, fioPath, cases, prewrite,
+                    adapterKeysPerTask, lookupIterations, pipeline, submitPolicy);
+        }
+
         public Options {
-            if (sizeBytes < (256L << 20) || sizeBytes % (1 << 20) != 0) {
-                throw new IllegalArgumentException("--size " + sizeBytes + " must be a multiple of 1 MiB and at least"
-                        + " 256 MiB");
+            if (blockDevice == null && device != null) {
+                blockDevice = WriteStreams.counterpart(device);
             }
-            if (seconds < 1 || rampSeconds < 0 || rounds < 1) {
-                throw new IllegalArgumentException("--seconds (" + seconds + ") and --rounds (" + rounds
-                        + ") must be >= 1, --ramp (" + rampSeconds + ") >= 0");
+            if (sizeBytes < (256L << 20) || sizeBytes % (1 << 20) != 0) {
+                throw new IllegalArgumentException("--size " + sizeBytes + " is not a usable size: it must be a multiple"
+                        + " of 1 MiB and at least 256 MiB (bytes, e.g. 2147483648)");
+            }
+            if (seconds < 1) {
+                throw new IllegalArgumentException("--seconds " + seconds + " is out of range: the measured seconds"
+                        + " per side must be at least 1");
+            }
+            if (rampSeconds < 0) {
+                throw new IllegalArgumentException("--ramp " + rampSeconds + " is out of range: the unmeasured seconds"
+                        + " before each window must be at least 0");
+            }
+            if (rounds < 1) {
+                throw new IllegalArgumentException("--rounds " + rounds + " is out of range: the rounds per case must be"
+                        + " at least 1");
             }
             if (adapterKeysPerTask < 1 || adapterKeysPerTask > 16) {
-                throw new IllegalArgumentException("--adapter-keys-per-task " + adapterKeysPerTask + " must be in 1..16");
+                throw new IllegalArgumentException("--adapter-keys-per-task " + adapterKeysPerTask + " is out of range:"
+                        + " chunks per task must be in 1..16");
             }
             if (lookupIterations < 10) {
-                throw new IllegalArgumentException("--lookup-iterations " + lookupIterations + " must be >= 10");
+                throw new IllegalArgumentException("--lookup-iterations " + lookupIterations + " is out of range: the"
+                        + " timed lookups per round must be at least 10");
             }
             cases = cases == null ? List.of() : List.copyOf(cases);
+            List<String> asked = cases;
+            if (BenchCase.all().stream().noneMatch(c -> selects(asked, c))) {
+                throw new IllegalArgumentException("--cases " + String.join(",", cases) + " selects no case: give ids or"
+                        + " id prefixes of " + BenchCase.all().stream().map(BenchCase::id).toList());
+            }
             pipeline = pipeline == null ? PipelinedIo.Mode.AUTO : pipeline;
             submitPolicy = submitPolicy == null ? DeviceOptions.of(IoEngine.IO_URING).submitPolicy() : submitPolicy;
         }
@@ -68,6 +98,8 @@ public final class Bench {
     private final Options o;
     private final PrintStream out;
     private final List<CaseResult> results = new ArrayList<>();
+    private final List<PlacementResult> placementResults = new ArrayList<>();
+    private boolean devicePrewritten;
     private Fio fio;
     private String loadAtStart;
     private final ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
@@ -82,10 +114,15 @@ public final class Bench {
     }
 
     private boolean selected(BenchCase c) {
-        if (o.cases().isEmpty()) {
+        return selects(o.cases(), c);
+    }
+
+    /** Whether {@code --cases} (ids or id prefixes; empty = all) selects {@code c}. */
+    static boolean selects(List<String> cases, BenchCase c) {
+        if (cases.isEmpty()) {
             return true;
         }
-        for (String s : o.cases()) {
+        for (String s : cases) {
             if (c.id().equals(s) || c.id().startsWith(s)) {
                 return true;
             }
@@ -117,10 +154,6 @@ public final class Bench {
             out.println("reference: " + fio.version() + " (" + fio.executable() + ")");
         }
         List<BenchCase> cases = BenchCase.all().stream().filter(this::selected).toList();
-        if (cases.isEmpty()) {
-            throw new IllegalArgumentException("--cases " + o.cases() + " selects nothing; ids: "
-                    + BenchCase.all().stream().map(BenchCase::id).toList());
-        }
         prepareFile(cases);
         List<BenchCase> raw = cases.stream().filter(c -> c.kind() == BenchCase.Kind.RAW).toList();
         for (BenchCase c : raw) {
@@ -144,17 +177,28 @@ public final class Bench {
             }
             runRaw(c, r, fioDir);
         }
-        List<BenchCase> adapterCases = cases.stream().filter(c -> c.kind() != BenchCase.Kind.RAW).toList();
+        List<BenchCase> placement = cases.stream().filter(c -> c.kind() == BenchCase.Kind.PLACEMENT).toList();
+        if (!placement.isEmpty()) {
+            runPlacement(placement);
+        }
+        List<BenchCase> adapterCases = cases.stream()
+                .filter(c -> c.kind() != BenchCase.Kind.RAW && c.kind() != BenchCase.Kind.PLACEMENT).toList();
         if (!adapterCases.isEmpty()) {
             runAdapter(adapterCases, fioDir);
         }
         out.println();
-        printTable(out);
+        if (!results.isEmpty()) {
+            printTable(out);
+        }
+        printPlacementTable(out);
         int ourFailures = printErrors(out);
         Path jsonFile = o.outDir().resolve("bench-results.json");
         json.writeValue(jsonFile.toFile(), toMap(started));
         out.println();
         out.println("figures: " + jsonFile.toAbsolutePath());
+        if (results.isEmpty()) {
+            return ourFailures == 0 ? 0 : 3; // placement cases only: their figures are in the table and the JSON
+        }
         try {
             Path png = BenchChart.write(results, o.outDir().resolve("bench-results.png"), o.rounds());
             out.println("chart:   " + png.toAbsolutePath());
@@ -177,6 +221,15 @@ public final class Bench {
     /** Lists every failed round (ours and fio's). @return how many of ours failed */
     private int printErrors(PrintStream p) {
         int ours = 0;
+        for (PlacementResult r : placementResults) {
+            for (PlacementResult.Round round : r.rounds()) {
+                for (Map.Entry<PlacementResult.Side, String> e : round.errors().entrySet()) {
+                    ours++;
+                    p.printf("FAILED ours, %s (%s) round %d: %s%n", r.benchCase().label(), e.getKey().key(),
+                            round.round(), e.getValue());
+                }
+            }
+        }
         for (CaseResult r : results) {
             for (CaseResult.Round round : r.rounds()) {
                 if (round.oursError() != null) {
@@ -193,23 +246,25 @@ public final class Bench {
 
     // ------------------------------------------------------------------ preparation
 
-    /** The bench file, when a case uses it (not for passthru cases alone), and the device, written once. */
+    /** Creates and prewrites the bench file when a selected case uses it; prewrites the namespace for uring_cmd reads. */
     private void prepareFile(List<BenchCase> cases) throws IOException {
-        boolean fileUsed = cases.stream().anyMatch(c -> c.kind() != BenchCase.Kind.RAW || c.engine() != IoEngine.URING_CMD);
-        if (!fileUsed) {
-            // passthru cases only (e.g. in the emulated guest): no file to make or write
-        } else if (!Files.exists(o.file())) {
-            BlockDevices.createFile(o.file(), o.sizeBytes());
-        } else if (Files.size(o.file()) < o.sizeBytes()) {
-            throw new IllegalArgumentException(o.file() + " has " + Files.size(o.file()) + " bytes, fewer than --size "
-                    + o.sizeBytes());
-        }
-        if (fileUsed && o.prewrite()) {
-            prewrite(o.file(), IoEngine.IO_URING, o.sizeBytes());
+        boolean usesFile = cases.stream().anyMatch(c -> c.kind() != BenchCase.Kind.PLACEMENT
+                && !(c.kind() == BenchCase.Kind.RAW && c.engine() == IoEngine.URING_CMD));
+        if (usesFile) { // the uring_cmd and placement cases use the namespace only
+            if (!Files.exists(o.file())) {
+                BlockDevices.createFile(o.file(), o.sizeBytes());
+            } else if (Files.size(o.file()) < o.sizeBytes()) {
+                throw new IllegalArgumentException(o.file() + " has " + Files.size(o.file()) + " bytes, fewer than"
+                        + " --size " + o.sizeBytes());
+            }
+            if (o.prewrite()) {
+                prewrite(o.file(), IoEngine.IO_URING, o.sizeBytes());
+            }
         }
         if (o.device() != null && o.prewrite() && Uring.isBigEntriesAvailable()
                 && BenchCase.rawCases(IoEngine.URING_CMD).stream().anyMatch(this::selected)) {
             prewrite(o.device(), IoEngine.URING_CMD, o.sizeBytes());
+            devicePrewritten = true;
         }
     }
 
@@ -307,6 +362,123 @@ public final class Bench {
 
     private static String cpu(Measurement m) {
         return Double.isNaN(m.cpuCores()) ? "" : String.format(Locale.ROOT, " (%.2f cores)", m.cpuCores());
+    }
+
+    // ------------------------------------------------------------------ placement cases
+
+    /** Why the placement cases cannot run here, or null. */
+    private String placementUnavailable() {
+        if (o.device() == null || o.blockDevice() == null) {
+            return "needs one NVMe namespace's block device /dev/nvmeXnY (write streams) and generic device /dev/ngXnY"
+                    + " (passthru): --device, twice, or once with one derived from the other's name";
+        }
+        if (!Uring.isBigEntriesAvailable()) {
+            return "io_uring here has no SQE128/CQE32 (Linux >= 5.19) for the passthru side";
+        }
+        WriteStreams.Probe p = WriteStreams.probe(o.blockDevice());
+        return p.available() ? null : p.unavailable();
+    }
+
+    /**
+     * The placement cases: per round the same write job three ways (plain, write stream, passthru) with
+     * the namespace's second placement id (stream 2: not the default handle). The block device (plain and
+     * stream: the same device, only the SQE's stream byte differs) and the generic device are opened once
+     * for all cases and rounds.
+     */
+    private void runPlacement(List<BenchCase> cases) throws IOException {
+        String why = placementUnavailable();
+        if (why != null) {
+            for (BenchCase c : cases) {
+                PlacementResult r = new PlacementResult(c);
+                r.skip(why);
+                placementResults.add(r);
+                out.printf("%-28s skipped: %s%n", c.label(), why);
+            }
+            return;
+        }
+        if (o.prewrite() && !devicePrewritten) {
+            // an emulated namespace's backing file allocates on first write: the first side would pay for it
+            prewrite(o.device(), IoEngine.URING_CMD, o.sizeBytes());
+            devicePrewritten = true;
+        }
+        int depth = cases.stream().mapToInt(BenchCase::queueDepth).max().orElse(1);
+        int block = cases.stream().mapToInt(BenchCase::blockSize).max().orElse(1 << 20);
+        try (BlockDevice streams = BlockDevices.open(o.blockDevice(), DeviceOptions.of(IoEngine.IO_URING)
+                        .withQueueDepth(Math.max(64, depth)).withBuffers(Math.max(block, 1 << 20), depth)
+                        .withSubmitPolicy(o.submitPolicy()));
+                BlockDevice passthru = BlockDevices.open(o.device(), DeviceOptions.of(IoEngine.URING_CMD)
+                        .withQueueDepth(Math.max(64, depth)).withBuffers(Math.max(block, 1 << 20), depth)
+                        .withSubmitPolicy(o.submitPolicy()))) {
+            if (!streams.supportsPlacement()) {
+                throw new IOException(streams.placementUnsupportedReason());
+            }
+            WriteStreams ws = WriteStreams.open(o.blockDevice());
+            int stream = ws.placementIds().size() > 1 ? 2 : 1;
+            PlacementId id = PlacementId.of(ws.placementIdOf(stream));
+            out.printf(Locale.ROOT, "placement: %s and %s, placement id %d = write stream %d (%s)%n", o.blockDevice(),
+                    o.device(), id.value(), stream, ws.describeMap());
+            for (BenchCase c : cases) {
+                PlacementResult r = new PlacementResult(c);
+                placementResults.add(r);
+                r.setup("block_device", o.blockDevice().toString());
+                r.setup("generic_device", o.device().toString());
+                r.setup("kernel", ws.probe().kernel());
+                r.setup("placement_id", id.value());
+                r.setup("write_stream", stream);
+                r.setup("stream_map", ws.describeMap());
+                for (int round = 1; round <= o.rounds(); round++) {
+                    placementRound(c, r, round, streams, passthru, id);
+                }
+            }
+        }
+    }
+
+    private void placementRound(BenchCase c, PlacementResult r, int round, BlockDevice streams, BlockDevice passthru,
+            PlacementId id) {
+        Map<PlacementResult.Side, Measurement> measured = PlacementResult.perSide();
+        Map<PlacementResult.Side, String> errors = PlacementResult.perSide();
+        for (PlacementResult.Side side : PlacementResult.Side.values()) {
+            BlockDevice dev = side == PlacementResult.Side.PASSTHRU ? passthru : streams;
+            PlacementId placement = side == PlacementResult.Side.PLAIN ? PlacementId.NONE : id;
+            long region = Math.min(o.sizeBytes(), dev.sizeBytes()) / c.blockSize() * c.blockSize();
+            try {
+                PipelinedIo p = new PipelinedIo(dev, new PipelinedIo.Spec(true, c.isRandom(), c.blockSize(),
+                        c.queueDepth(), 0, region, placement), 1000L * round + c.id().hashCode(), o.pipeline());
+                try {
+                    measured.put(side, p.run(o.rampSeconds() * 1_000_000_000L, o.seconds() * 1_000_000_000L));
+                } finally {
+                    p.release();
+                }
+            } catch (IOException | RuntimeException e) {
+                errors.put(side, e.getMessage());
+            }
+        }
+        r.add(new PlacementResult.Round(round, measured, errors));
+        StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%-28s round %d/%d ", c.label(), round,
+                o.rounds()));
+        for (PlacementResult.Side side : PlacementResult.Side.values()) {
+            Measurement m = measured.get(side);
+            line.append(" ").append(side.key()).append(" ")
+                    .append(m == null ? "FAILED" : fmt(c, m) + (c.judgedByIops() ? " IOPS" : " MB/s") + cpu(m));
+        }
+        out.println(line);
+    }
+
+    private void printPlacementTable(PrintStream p) {
+        if (placementResults.isEmpty()) {
+            return;
+        }
+        p.println();
+        p.printf(Locale.ROOT, "Placement through the block layer: medians of %d round(s), all ours, the same job three"
+                + " ways: plain = %s; stream = %s; passthru = %s. CPU us = process CPU (user + system) per operation.%n",
+                o.rounds(), PlacementResult.Side.PLAIN.description(), PlacementResult.Side.STREAM.description(),
+                PlacementResult.Side.PASSTHRU.description());
+        String head = PlacementResult.header();
+        p.println(head);
+        p.println("-".repeat(head.lines().mapToInt(String::length).max().orElse(40)));
+        for (PlacementResult r : placementResults) {
+            p.println(r.row());
+        }
     }
 
     // ------------------------------------------------------------------ adapter cases
@@ -513,6 +685,7 @@ public final class Bench {
         opts.put("file", o.file().toString());
         opts.put("size_bytes", o.sizeBytes());
         opts.put("device", o.device() == null ? null : o.device().toString());
+        opts.put("block_device", o.blockDevice() == null ? null : o.blockDevice().toString());
         opts.put("seconds", o.seconds());
         opts.put("ramp_seconds", o.rampSeconds());
         opts.put("rounds", o.rounds());
@@ -534,6 +707,9 @@ public final class Bench {
         m.put("units", "IOPS = operations per second; MB/s = 10^6 bytes per second; per_cpu_sec = operations (4 KiB"
                 + " cases) or MB (1 MiB cases) per CPU-second (user + system)");
         m.put("cases", results.stream().map(CaseResult::toMap).toList());
+        if (!placementResults.isEmpty()) {
+            m.put("placement_cases", placementResults.stream().map(PlacementResult::toMap).toList());
+        }
         return m;
     }
 

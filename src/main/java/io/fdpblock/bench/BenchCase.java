@@ -42,7 +42,13 @@ public record BenchCase(String id, Kind kind, IoEngine engine, String rw, int bl
         /** RawBlock adapter loading 1 MiB chunks vs fio sequential read of 1 MiB at the same depth. */
         ADAPTER_LOAD,
         /** Adapter lookup-and-lock of 1,000 keys, submit to eventfd signal: a latency, no fio reference. */
-        ADAPTER_LOOKUP
+        ADAPTER_LOOKUP,
+        /**
+         * FDP placement through the block layer: our io_uring writes on {@code /dev/nvmeXnY} with a write
+         * stream, against the same job without placement and through NVMe passthru on {@code /dev/ngXnY} with
+         * the same placement id (no fio reference: no released fio sets write streams).
+         */
+        PLACEMENT
     }
 
     public static final int KIB4 = 4096;
@@ -62,7 +68,7 @@ public record BenchCase(String id, Kind kind, IoEngine engine, String rw, int bl
     }
 
     public boolean hasReference() {
-        return kind != Kind.ADAPTER_LOOKUP;
+        return kind != Kind.ADAPTER_LOOKUP && kind != Kind.PLACEMENT;
     }
 
     /** fio's --ioengine for this case. */
@@ -80,6 +86,7 @@ public record BenchCase(String id, Kind kind, IoEngine engine, String rw, int bl
             case ADAPTER_STORE -> "adapter store " + bs + " QD" + queueDepth;
             case ADAPTER_LOAD -> "adapter load " + bs + " QD" + queueDepth;
             case ADAPTER_LOOKUP -> "adapter lookup 1000 keys";
+            case PLACEMENT -> "placement " + (rw.equals("write") ? "seqwrite" : rw) + " " + bs + " QD" + queueDepth;
         };
     }
 
@@ -91,6 +98,8 @@ public record BenchCase(String id, Kind kind, IoEngine engine, String rw, int bl
             case ADAPTER_STORE, ADAPTER_LOAD -> "fio --ioengine=io_uring --rw=" + rw + " --bs=" + blockSize
                     + " --iodepth=" + queueDepth;
             case ADAPTER_LOOKUP -> "none (target: median < 100 us)";
+            case PLACEMENT -> "ours: io_uring without placement on the block device, and uring_cmd with the same"
+                    + " placement id on the generic device";
         };
     }
 
@@ -119,10 +128,21 @@ public record BenchCase(String id, Kind kind, IoEngine engine, String rw, int bl
                 new BenchCase("adapter-lookup-1000", Kind.ADAPTER_LOOKUP, IoEngine.IO_URING, "lookup", 0, 1));
     }
 
+    /**
+     * Writes with a placement id through the kernel's write streams vs the same job without placement and
+     * through NVMe passthru: 4 KiB random at QD 1 and 32, 1 MiB sequential at QD 16.
+     */
+    public static List<BenchCase> placementCases() {
+        return List.of(new BenchCase("placement-randwrite-4k-qd1", Kind.PLACEMENT, IoEngine.IO_URING, "randwrite", KIB4, 1),
+                new BenchCase("placement-randwrite-4k-qd32", Kind.PLACEMENT, IoEngine.IO_URING, "randwrite", KIB4, 32),
+                new BenchCase("placement-seqwrite-1m-qd16", Kind.PLACEMENT, IoEngine.IO_URING, "write", MIB, 16));
+    }
+
     /** Every case, in the order they run. */
     public static List<BenchCase> all() {
         List<BenchCase> l = new ArrayList<>(rawCases(IoEngine.IO_URING));
         l.addAll(rawCases(IoEngine.URING_CMD));
+        l.addAll(placementCases());
         l.addAll(adapterCases());
         return l;
     }

@@ -2,6 +2,7 @@ package io.fdpblock.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fdpblock.util.Json;
 
 import java.io.File;
 import java.io.IOException;
@@ -22,7 +23,7 @@ import java.util.concurrent.TimeUnit;
  * {@code ramp_time}), the counterpart of our JVM's process CPU time over our measured window.
  */
 public final class Fio {
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = Json.strictMapper();
 
     private final Path executable;
     private final String version;

@@ -4,6 +4,7 @@ import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
 import io.fdpblock.device.IoEngine;
 import io.fdpblock.device.IoStats;
+import io.fdpblock.nvme.PlacementId;
 import io.fdpblock.util.Threads;
 import org.HdrHistogram.Histogram;
 
@@ -40,6 +41,11 @@ import java.util.concurrent.locks.LockSupport;
  * as fio's {@code lat}) goes into a histogram, and the device's {@link IoStats} are read at both ends of
  * the window: the measurement carries latency percentiles, the depth in flight (time-averaged in the
  * kernel, and by Little's law: IOPS x mean latency) and the io_uring system calls per I/O.
+ *
+ * <p>{@link #overOffsets} runs the same pipeline over a given list of offsets, each once, with
+ * {@link Content} filling every write and checking every read (what {@code fdpblock engines} does to
+ * verify an engine): always {@code HANDOFF}, so fills and checks run on the calling thread, never on
+ * the reactor.
  */
 public final class PipelinedIo {
     /** Who submits the next operation of a slot. */
@@ -70,7 +76,8 @@ public final class PipelinedIo {
             try {
                 return valueOf(s.trim().toUpperCase(Locale.ROOT));
             } catch (IllegalArgumentException | NullPointerException e) {
-                throw new IllegalArgumentException("--pipeline " + s + ": use auto, execute, handoff or callback");
+                throw new IllegalArgumentException("--pipeline " + s + " is not a pipeline: use auto, execute, handoff or"
+                        + " callback");
             }
         }
     }
@@ -78,23 +85,46 @@ public final class PipelinedIo {
     /** The latency keys {@link #describe} writes; fio's side writes the same ones from its JSON. */
     public static final List<String> LATENCY_KEYS = List.of("lat_mean_us", "lat_p50_us", "lat_p99_us", "lat_p999_us");
 
+    /** What each operation of {@link #overOffsets} writes and what each read must find. */
+    public interface Content {
+        /** Fills {@code buffer} with what the write at {@code offset} carries. */
+        void fill(MemorySegment buffer, long offset);
+
+        /** Whether {@code buffer}, just read from {@code offset}, holds what was written there. */
+        boolean matches(MemorySegment buffer, long offset);
+    }
+
     /**
      * @param write writes (else reads)
      * @param random uniformly random aligned offsets, repeats allowed (fio {@code --norandommap}); else
      *        sequential, wrapping at the region's end, each slot taking the next block
+     * @param placement the placement id every write carries ({@link PlacementId#NONE}: none)
      */
-    public record Spec(boolean write, boolean random, int blockSize, int depth, long regionStart, long regionBytes) {
+    public record Spec(boolean write, boolean random, int blockSize, int depth, long regionStart, long regionBytes,
+            PlacementId placement) {
         public Spec {
             if (blockSize <= 0 || depth < 1 || regionBytes < blockSize) {
                 throw new IllegalArgumentException("bad pipeline spec: block " + blockSize + ", depth " + depth
                         + ", region " + regionBytes);
             }
+            placement = placement == null ? PlacementId.NONE : placement;
+        }
+
+        /** Writes without a placement id. */
+        public Spec(boolean write, boolean random, int blockSize, int depth, long regionStart, long regionBytes) {
+            this(write, random, blockSize, depth, regionStart, regionBytes, PlacementId.NONE);
         }
     }
 
     private final BlockDevice device;
     private final Spec spec;
     private final Mode mode;
+    /** The offsets to visit in order, each once (null: random or sequential per the spec). */
+    private final long[] offsets;
+    /** Fills writes and checks reads (null: buffers keep their initial random bytes, reads are not checked). */
+    private final Content content;
+    /** Reads whose bytes {@link #content} did not match (calling thread only). */
+    private long mismatches;
     private final Slot[] slots;
     /** Slot indices + 1 handed back (0 = empty), a ring of at least {@code depth} entries. */
     private final AtomicIntegerArray done;
@@ -129,6 +159,8 @@ public final class PipelinedIo {
         final IoBatch.Callback callback;
         /** When its current operation was submitted (System.nanoTime). */
         long submittedAt;
+        /** The offset of the slot's last operation. */
+        long offset;
         /** A failure seen by the callback, thrown by the caller. */
         volatile IOException failure;
 
@@ -148,9 +180,30 @@ public final class PipelinedIo {
      * @param device buffers come from its pool ({@code depth} buffers of at least {@code blockSize})
      */
     public PipelinedIo(BlockDevice device, Spec spec, long seed, Mode mode) {
+        this(device, spec, seed, mode, null, null);
+    }
+
+    /**
+     * A pipeline of {@code depth} operations in flight over exactly {@code offsets}, in order, each once
+     * ({@link #runOps} with {@code offsets.length}): writes carry {@code content.fill}, reads are checked
+     * with {@code content.matches} ({@link #mismatches()}).
+     */
+    public static PipelinedIo overOffsets(BlockDevice device, boolean write, int blockSize, int depth, long[] offsets,
+            Content content) {
+        if (offsets == null || content == null) {
+            throw new IllegalArgumentException("a pipeline over offsets needs the offsets and their content");
+        }
+        Spec spec = new Spec(write, false, blockSize, depth, 0, Math.max(blockSize, device.sizeBytes()));
+        return new PipelinedIo(device, spec, 0, Mode.HANDOFF, offsets.clone(), content);
+    }
+
+    private PipelinedIo(BlockDevice device, Spec spec, long seed, Mode mode, long[] offsets, Content content) {
         this.device = device;
         this.spec = spec;
-        this.mode = mode.resolve(device, spec.depth());
+        this.offsets = offsets;
+        this.content = content;
+        // Content is filled and checked on the calling thread: HANDOFF.
+        this.mode = content != null ? Mode.HANDOFF : mode.resolve(device, spec.depth());
         if (device.buffers().capacity() < spec.depth() || device.buffers().bufferSize() < spec.blockSize()) {
             throw new IllegalArgumentException("the device's buffer pool (" + device.buffers() + ") must hold "
                     + spec.depth() + " buffers of " + spec.blockSize() + " bytes");
@@ -164,7 +217,7 @@ public final class PipelinedIo {
         SplittableRandom fill = root.split();
         for (int i = 0; i < slots.length; i++) {
             MemorySegment b = device.buffers().acquire().asSlice(0, spec.blockSize());
-            for (long o = 0; o < b.byteSize(); o += 8) { // incompressible, like fio's default buffers
+            for (long o = 0; content == null && o < b.byteSize(); o += 8) { // incompressible, like fio's default
                 b.set(ValueLayout.JAVA_LONG, o, fill.nextLong());
             }
             slots[i] = new Slot(i, b, root.split());
@@ -202,7 +255,10 @@ public final class PipelinedIo {
         }
     }
 
-    private long nextOffset(Slot s) {
+    private long nextOffset(Slot s, long ticket) {
+        if (offsets != null) {
+            return offsets[(int) ticket];
+        }
         long block;
         if (spec.random()) {
             block = s.rng.nextLong(blocks);
@@ -212,21 +268,25 @@ public final class PipelinedIo {
         return spec.regionStart() + block * spec.blockSize();
     }
 
-    /** Fills the slot's batch with its next operation and stamps its submit time. */
-    private void prepare(Slot s) {
+    /** Fills the slot's batch with operation {@code ticket} and stamps its submit time. */
+    private void prepare(Slot s, long ticket) {
         IoBatch b = s.batch;
         b.reset();
-        long off = nextOffset(s);
+        long off = nextOffset(s, ticket);
+        s.offset = off;
         if (spec.write()) {
-            b.write(off, s.buffer);
+            if (content != null) {
+                content.fill(s.buffer, off);
+            }
+            b.write(off, s.buffer, spec.placement());
         } else {
             b.read(off, s.buffer);
         }
         s.submittedAt = System.nanoTime();
     }
 
-    private void issue(Slot s) throws IOException {
-        prepare(s);
+    private void issue(Slot s, long ticket) throws IOException {
+        prepare(s, ticket);
         device.submit(s.batch, s.callback);
     }
 
@@ -234,9 +294,9 @@ public final class PipelinedIo {
      * Accounts for one completed operation: starts the window at the end of the ramp, counts it (and its
      * latency) inside.
      *
-     * @return true when the slot should issue another operation
+     * @return the ticket (operation number) of the slot's next operation, or -1 when it issues no more
      */
-    private boolean account(Slot s, long now) {
+    private long account(Slot s, long now) {
         if (measuring) {
             measuredOps++; // one thread at a time completes operations (the reactor, or the caller)
             latency.recordValue(Math.max(1, now - s.submittedAt));
@@ -246,11 +306,17 @@ public final class PipelinedIo {
             stats0 = device.ioStats();
             measuring = true;
         }
-        if (!stop && now < end && issued.get() < maxOps) {
-            issued.incrementAndGet();
-            return true;
+        return !stop && now < end ? claim() : -1;
+    }
+
+    /** The next operation number, or -1 once {@code maxOps} have been issued. */
+    private long claim() {
+        long t = issued.getAndIncrement();
+        if (t < maxOps) {
+            return t;
         }
-        return false;
+        issued.decrementAndGet();
+        return -1;
     }
 
     /** CALLBACK mode, on the reactor: account, then issue the next operation or hand the slot back. */
@@ -266,9 +332,10 @@ public final class PipelinedIo {
             handBack(s.index);
             return;
         }
-        if (account(s, System.nanoTime())) {
+        long ticket = account(s, System.nanoTime());
+        if (ticket >= 0) {
             try {
-                issue(s);
+                issue(s, ticket);
                 return;
             } catch (IOException | RuntimeException e) {
                 s.failure = e instanceof IOException io ? io : new IOException(e);
@@ -298,7 +365,8 @@ public final class PipelinedIo {
         long start = System.nanoTime();
         this.rampEnd = start + rampNanos;
         this.end = rampEnd + measureNanos;
-        this.maxOps = maxOps;
+        this.maxOps = offsets == null ? maxOps : Math.min(maxOps, offsets.length); // each offset once
+        this.mismatches = 0;
         this.issued.set(0);
         this.measuredOps = 0;
         this.stop = false;
@@ -323,31 +391,30 @@ public final class PipelinedIo {
 
     /** EXECUTE: one blocking call per operation on this thread. @return the failure, or null */
     private IOException runBlocking(Slot s) {
-        if (issued.get() >= maxOps) {
-            return null;
-        }
-        issued.incrementAndGet();
-        while (true) {
-            prepare(s);
+        long ticket = claim();
+        while (ticket >= 0) {
+            prepare(s, ticket);
             try {
                 device.execute(s.batch);
             } catch (IOException e) {
                 return e;
             }
-            if (!account(s, System.nanoTime())) {
-                return null;
-            }
+            ticket = account(s, System.nanoTime());
         }
+        return null;
     }
 
     /** HANDOFF and CALLBACK: every slot in flight, until the window ends. @return the first failure, or null */
     private IOException runPipelined() {
         int outstanding = 0; // slots not yet handed back to this thread for good
         IOException failure = null;
-        for (int i = 0; i < slots.length && issued.get() < maxOps; i++) {
-            issued.incrementAndGet();
+        for (int i = 0; i < slots.length; i++) {
+            long ticket = claim();
+            if (ticket < 0) {
+                break;
+            }
             try {
-                issue(slots[i]);
+                issue(slots[i], ticket);
                 outstanding++;
             } catch (IOException e) {
                 issued.decrementAndGet();
@@ -376,9 +443,13 @@ public final class PipelinedIo {
                 }
                 continue;
             }
-            if (failure == null && account(s, System.nanoTime())) {
+            if (content != null && !spec.write() && !content.matches(s.buffer, s.offset)) {
+                mismatches++;
+            }
+            long ticket = failure == null ? account(s, System.nanoTime()) : -1;
+            if (ticket >= 0) {
                 try {
-                    issue(s);
+                    issue(s, ticket);
                     outstanding++;
                 } catch (IOException e) {
                     failure = e;
@@ -472,7 +543,12 @@ public final class PipelinedIo {
         return sum;
     }
 
-    /** The mode in use (see {@link Mode#resolve}). */
+    /** Reads of an {@link #overOffsets} pipeline whose bytes did not match its content. */
+    public long mismatches() {
+        return mismatches;
+    }
+
+    /** The mode in use (see {@link Mode#resolve}; HANDOFF with content). */
     public Mode mode() {
         return mode;
     }

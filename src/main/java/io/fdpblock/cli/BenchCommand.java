@@ -4,8 +4,11 @@ import io.fdpblock.bench.Bench;
 import io.fdpblock.bench.PipelinedIo;
 import io.fdpblock.device.SubmitPolicy;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
 import picocli.CommandLine.Option;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -22,9 +25,15 @@ import java.util.concurrent.Callable;
                 "Each case runs --rounds times, ours then fio, on the same file with the same parameters (O_DIRECT,"
                         + " registered buffers and files). Prints medians and ours/fio ratios; writes"
                         + " bench-results.json and bench-results.png into --out.",
+                "Placement cases (both devices of an FDP namespace, Linux >= 6.16): the same write job as plain io_uring"
+                        + " on /dev/nvmeXnY, with a write stream, and as NVMe passthru with the same placement id on"
+                        + " /dev/ngXnY: what placement through the block layer costs (ours only: no fio sets write streams).",
                 "fio missing: `make bench` installs it (apt-get install -y fio); without it only our side runs."},
         sortOptions = false)
 public final class BenchCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
     @Option(names = "--file", description = "Bench file (created when missing; an existing one is used, first --size"
             + " bytes, and its contents are overwritten). Default: a new file in a temp dir that supports O_DIRECT,"
             + " removed afterwards")
@@ -34,9 +43,11 @@ public final class BenchCommand implements Callable<Integer> {
             + " (default ${DEFAULT-VALUE} = 2 GiB)")
     long size;
 
-    @Option(names = "--device", description = "NVMe generic char device /dev/ngXnY for the uring_cmd cases (its first"
-            + " --size bytes are OVERWRITTEN); without it those cases are skipped")
-    Path device;
+    @Option(names = "--device", description = "NVMe generic char device /dev/ngXnY for the uring_cmd cases, and the"
+            + " same namespace's block device /dev/nvmeXnY for the placement cases (write streams, Linux >= 6.16): give"
+            + " one (the other is derived from its name) or both, e.g. --device /dev/ng0n1 --device /dev/nvme0n1. Their"
+            + " first --size bytes are OVERWRITTEN; without it those cases are skipped")
+    List<Path> devices;
 
     @Option(names = "--seconds", defaultValue = "5", description = "Measured seconds per side per round (default"
             + " ${DEFAULT-VALUE})")
@@ -60,6 +71,7 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--cases", split = ",", description = "Only these case ids or id prefixes, comma-separated, e.g."
             + " randread,adapter (ids: randread-4k-qd1, randread-4k-qd32, randwrite-4k-qd1, randwrite-4k-qd32,"
             + " seqwrite-1m-qd16, seqread-1m-qd16, randread-4k-2rings-qd128, nvme-<the first six>,"
+            + " placement-randwrite-4k-qd1, placement-randwrite-4k-qd32, placement-seqwrite-1m-qd16,"
             + " adapter-store-1m-qd16, adapter-load-1m-qd16, adapter-lookup-1000)")
     List<String> cases;
 
@@ -91,19 +103,103 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        boolean temp = file == null;
-        Path dir = temp ? io.fdpblock.device.BlockDevices.directIoTempDir("fdpblock-bench-") : null;
-        Path f = temp ? dir.resolve("fdpblock-bench.img") : file;
+        PipelinedIo.Mode m;
+        SubmitPolicy policy;
         try {
-            Bench bench = new Bench(new Bench.Options(f, size, device, seconds, ramp, rounds, out, fio, cases,
-                    !noPrewrite, adapterKeysPerTask, lookupIterations, PipelinedIo.Mode.parse(pipeline),
-                    SubmitPolicy.parse(submitPolicy)), System.out);
-            return bench.run();
-        } finally {
-            if (temp) {
-                Files.deleteIfExists(f);
-                Files.deleteIfExists(dir);
+            m = PipelinedIo.Mode.parse(pipeline);
+        } catch (IllegalArgumentException e) {
+            throw Cli.bad(spec, e.getMessage());
+        }
+        try {
+            policy = SubmitPolicy.parse(submitPolicy);
+        } catch (IllegalArgumentException e) {
+            throw Cli.bad(spec, "--submit-policy " + submitPolicy + ": " + e.getMessage());
+        }
+        for (Path d : devices == null ? List.<Path>of() : devices) {
+            if (!Files.exists(d)) {
+                throw Cli.bad(spec, "--device " + d + " does not exist: name an NVMe generic device /dev/ngXnY (or its"
+                        + " block device /dev/nvmeXnY), or leave --device out to skip the NVMe cases");
             }
+        }
+        Path[] nodes;
+        try {
+            nodes = namespaceNodes(devices);
+        } catch (IllegalArgumentException e) {
+            throw Cli.bad(spec, e.getMessage());
+        }
+        // Every option is checked before anything is created (the record checks sizes, times, counts).
+        new Bench.Options(Path.of("-"), size, nodes[0], nodes[1], seconds, ramp, rounds, out, fio, cases, !noPrewrite,
+                adapterKeysPerTask, lookupIterations, m, policy);
+        if (file != null) {
+            Cli.creatable(spec, "--file", file);
+            if (!Files.exists(file)) {
+                Cli.fitsFreeSpace(spec, "--size", size, file.toAbsolutePath().getParent());
+            }
+        }
+        if (Files.exists(out) && !Files.isDirectory(out)) {
+            throw Cli.bad(spec, "--out " + out + " is not a directory: name a directory (created when missing)");
+        }
+        try {
+            Files.createDirectories(out);
+        } catch (IOException e) {
+            throw Cli.bad(spec, "--out " + out + " cannot be created (" + Cli.describe(e) + "): name a directory you"
+                    + " may write");
+        }
+        try (Scratch scratch = new Scratch("fdpblock-bench-", System.err)) {
+            Path f = file;
+            if (f == null) {
+                Path dir = scratch.dir();
+                Cli.fitsFreeSpace(spec, "--size", size, dir); // the prewrite fills the whole file
+                f = dir.resolve("fdpblock-bench.img");
+            }
+            if (!Files.exists(f)) {
+                Cli.createDeviceFile(spec, "--size", f, size);
+            }
+            Bench bench = new Bench(new Bench.Options(f, size, nodes[0], nodes[1], seconds, ramp, rounds, out, fio,
+                    cases, !noPrewrite, adapterKeysPerTask, lookupIterations, m, policy), System.out);
+            return bench.run();
+        }
+    }
+
+    /**
+     * The generic device and the block device of one namespace from {@code --device} given once or twice:
+     * a block device (or a name nvmeXnY) is the block device, anything else the generic device; a missing
+     * one is derived from the other's name (null when it cannot be).
+     */
+    static Path[] namespaceNodes(List<Path> given) {
+        Path generic = null;
+        Path block = null;
+        for (Path p : given == null ? List.<Path>of() : given) {
+            boolean isBlock = !Files.isRegularFile(p)
+                    && (isBlockDevice(p) || p.getFileName().toString().matches("nvme\\d+n\\d+"));
+            if (isBlock) {
+                if (block != null) {
+                    throw new IllegalArgumentException("--device " + p + ": a block device was given already (" + block
+                            + "); give one generic device /dev/ngXnY and one block device /dev/nvmeXnY");
+                }
+                block = p;
+            } else {
+                if (generic != null) {
+                    throw new IllegalArgumentException("--device " + p + ": a generic device was given already ("
+                            + generic + "); give one generic device /dev/ngXnY and one block device /dev/nvmeXnY");
+                }
+                generic = p;
+            }
+        }
+        if (generic == null && block != null) {
+            generic = io.fdpblock.nvme.WriteStreams.counterpart(block);
+        }
+        if (block == null && generic != null) {
+            block = io.fdpblock.nvme.WriteStreams.counterpart(generic);
+        }
+        return new Path[] {generic, block};
+    }
+
+    private static boolean isBlockDevice(Path p) {
+        try {
+            return ((Integer) Files.getAttribute(p, "unix:mode") & 0170000) == 0060000;
+        } catch (java.io.IOException | RuntimeException e) {
+            return false;
         }
     }
 }

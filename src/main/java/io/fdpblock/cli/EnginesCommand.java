@@ -6,6 +6,8 @@ import io.fdpblock.device.DeviceOptions;
 import io.fdpblock.device.IoEngine;
 import io.fdpblock.uring.Uring;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
@@ -24,11 +26,15 @@ import java.util.concurrent.Callable;
         description = "Write and read back random 4 KiB and 1 MiB blocks on a file-backed device through each"
                 + " engine, verify every byte, print IOPS and MB/s per engine.")
 public final class EnginesCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
     @Option(names = "--dir", description = "Directory for the device file (default: a new temp dir, removed after;"
-            + " must support O_DIRECT)")
+            + " must support O_DIRECT); the file gets a new name there and is removed after")
     Path dir;
 
-    @Option(names = "--size", defaultValue = "1073741824", description = "Device file size in bytes (default 1 GiB)")
+    @Option(names = "--size", defaultValue = "1073741824", description = "Device file size in bytes, a multiple of"
+            + " 1 MiB, at least 64 MiB (default 1 GiB)")
     long size;
 
     @Option(names = "--small", defaultValue = "4000", description = "Random 4 KiB blocks per engine")
@@ -37,70 +43,104 @@ public final class EnginesCommand implements Callable<Integer> {
     @Option(names = "--large", defaultValue = "200", description = "Random 1 MiB blocks per engine")
     int large;
 
-    @Option(names = "--queue-depth", defaultValue = "32", description = "I/Os in flight (io_uring)")
+    @Option(names = "--queue-depth", defaultValue = "32", description = "I/Os in flight, 1..4096")
     int queueDepth;
 
     @Option(names = "--engines", split = ",", defaultValue = "io_uring,posix",
             description = "Engines to run, comma-separated: io_uring, posix")
     List<String> engines;
 
+    /** The largest queue depth an engine takes (IoUringBlockDevice's ring limit). */
+    static final int MAX_QUEUE_DEPTH = 4096;
+
     @Override
     public Integer call() throws Exception {
         PrintStream out = System.out;
-        if (size < (64L << 20) || size % (1 << 20) != 0) {
-            throw new IllegalArgumentException("--size " + size + " must be a multiple of 1 MiB and at least 64 MiB");
+        Cli.size(spec, "--size", size, 64L << 20, 1L << 50, 1 << 20);
+        long smallSlots = Math.min(size / 2 / 4096, RandomBlockWorkload.MAX_BLOCKS);
+        long largeSlots = Math.min(size / 2 / (1 << 20), RandomBlockWorkload.MAX_BLOCKS);
+        Cli.longIn(spec, "--small", small, 0, smallSlots, "4 KiB blocks (half of --size " + size + ", at most "
+                + RandomBlockWorkload.MAX_BLOCKS + ")");
+        Cli.longIn(spec, "--large", large, 0, largeSlots, "1 MiB blocks (half of --size " + size + ")");
+        if (small + large == 0) {
+            throw Cli.bad(spec, "--small 0 and --large 0: a check of no blocks checks nothing; give at least one");
         }
-        long smallSlots = size / 2 / 4096;
-        long largeSlots = size / 2 / (1 << 20);
-        if (small < 0 || small > smallSlots || large < 0 || large > largeSlots) {
-            throw new IllegalArgumentException("--small " + small + " / --large " + large + " must fit the device: at"
-                    + " most " + smallSlots + " 4 KiB and " + largeSlots + " 1 MiB blocks for --size " + size);
-        }
+        Cli.intIn(spec, "--queue-depth", queueDepth, 1, MAX_QUEUE_DEPTH, "I/Os in flight");
+        Cli.fitsMemory(spec, "--queue-depth " + queueDepth + " buffers of 1 MiB", (long) queueDepth << 20,
+                "--queue-depth");
         List<IoEngine> list = new ArrayList<>();
         for (String e : engines) {
-            IoEngine engine = IoEngine.parse(e.trim());
-            if (engine != IoEngine.IO_URING && engine != IoEngine.POSIX) {
-                throw new IllegalArgumentException("--engines: " + engine + " cannot run on a file; use io_uring, posix");
+            IoEngine engine;
+            try {
+                engine = IoEngine.parse(e.trim());
+            } catch (IllegalArgumentException ex) {
+                throw Cli.bad(spec, "--engines: '" + e + "' is not an engine: use io_uring, posix (comma-separated)");
             }
-            list.add(engine);
+            if (engine != IoEngine.IO_URING && engine != IoEngine.POSIX) {
+                throw Cli.bad(spec, "--engines: " + engine + " cannot run on a file; use io_uring, posix");
+            }
+            if (!list.contains(engine)) {
+                list.add(engine);
+            }
+        }
+        if (dir != null) {
+            Cli.writableDirectory(spec, "--dir", dir);
         }
         if (list.contains(IoEngine.IO_URING) && !Uring.isAvailable()) {
             out.println("io_uring is not available here, skipping it: " + Uring.unavailabilityCause().getMessage());
             list.remove(IoEngine.IO_URING);
         }
-        boolean tempDir = dir == null;
-        Path workDir = tempDir ? BlockDevices.directIoTempDir("fdpblock-engines-") : dir;
-        Path file = BlockDevices.createFile(workDir.resolve("fdpblock-device.img"), size);
-        try {
-            out.printf("fdpblock engines: %s device file %s, %d x 4 KiB + %d x 1 MiB random blocks per engine,"
-                    + " queue depth %d, O_DIRECT%n%n", human(size), file, small, large, queueDepth);
-            out.printf("%-9s %-13s %7s %10s %8s %10s %9s  %s%n", "engine", "phase", "ops", "bytes", "seconds", "IOPS",
-                    "MB/s", "verified");
-            long failures = 0;
-            long seed = System.nanoTime();
-            for (IoEngine engine : list) {
-                DeviceOptions options = DeviceOptions.of(engine).withQueueDepth(Math.max(queueDepth, 1))
-                        .withBuffers(1 << 20, Math.max(queueDepth, 1));
-                try (BlockDevice device = BlockDevices.open(file, options)) {
-                    RandomBlockWorkload w = new RandomBlockWorkload(device, queueDepth, seed);
+        try (Scratch scratch = new Scratch("fdpblock-engines-", System.err)) {
+            Path workDir = dir == null ? scratch.dir() : dir;
+            // a name of our own: a user's file in --dir is never overwritten or removed
+            Path file;
+            try {
+                file = dir == null ? workDir.resolve("fdpblock-device.img")
+                        : Files.createTempFile(workDir, "fdpblock-engines-", ".img");
+            } catch (IOException e) {
+                throw Cli.bad(spec, "--dir " + dir + ": cannot create a file there (" + Cli.describe(e) + "); name a"
+                        + " directory on a disk file system that you may write");
+            }
+            try {
+                Cli.createDeviceFile(spec, "--size", file, size);
+                return check(out, list, file);
+            } finally {
+                Files.deleteIfExists(file);
+            }
+        }
+    }
+
+    private int check(PrintStream out, List<IoEngine> list, Path file) throws IOException {
+        out.printf("fdpblock engines: %s device file %s, %d x 4 KiB + %d x 1 MiB random blocks per engine,"
+                + " queue depth %d, O_DIRECT%n%n", Cli.human(size), file, small, large, queueDepth);
+        out.printf("%-9s %-13s %7s %10s %8s %10s %9s  %s%n", "engine", "phase", "ops", "bytes", "seconds", "IOPS",
+                "MB/s", "verified");
+        long failures = 0;
+        long seed = System.nanoTime();
+        for (IoEngine engine : list) {
+            DeviceOptions options = DeviceOptions.of(engine).withQueueDepth(queueDepth).withBuffers(1 << 20, queueDepth);
+            try (BlockDevice device = BlockDevices.open(file, options)) {
+                RandomBlockWorkload w = new RandomBlockWorkload(device, queueDepth, seed);
+                if (small > 0) {
                     failures += report(out, engine, w.run(4096, 0, size / 2, small));
+                }
+                if (large > 0) {
                     failures += report(out, engine, w.run(1 << 20, size / 2, size / 2, large));
                 }
             }
-            out.println();
-            if (failures == 0) {
-                out.printf("Verified: every block read back equals what was written (%d blocks per engine).%n",
-                        small + large);
-                return 0;
-            }
-            out.printf("FAILED: %d blocks read back differ from what was written.%n", failures);
-            return 1;
-        } finally {
-            Files.deleteIfExists(file);
-            if (tempDir) {
-                Files.deleteIfExists(workDir);
-            }
         }
+        out.println();
+        if (list.isEmpty()) {
+            out.println("FAILED: no engine could run here, nothing was checked.");
+            return 1;
+        }
+        if (failures == 0) {
+            out.printf("Verified: every block read back equals what was written (%d blocks per engine).%n",
+                    small + large);
+            return 0;
+        }
+        out.printf("FAILED: %d blocks read back differ from what was written.%n", failures);
+        return 1;
     }
 
     private static long report(PrintStream out, IoEngine engine, RandomBlockWorkload.Result r) {
@@ -115,15 +155,8 @@ public final class EnginesCommand implements Callable<Integer> {
             String verified) {
         double sec = nanos / 1e9;
         long bytes = (long) ops * blockSize;
-        out.printf("%-9s %-13s %7d %10s %8.3f %10.0f %9.1f  %s%n", engine, phase, ops, human(bytes), sec,
+        out.printf("%-9s %-13s %7d %10s %8.3f %10.0f %9.1f  %s%n", engine, phase, ops, Cli.human(bytes), sec,
                 sec > 0 ? ops / sec : 0, sec > 0 ? bytes / sec / 1e6 : 0, verified);
-    }
-
-    static String human(long bytes) {
-        if (bytes >= 1L << 30 && bytes % (1L << 30) == 0) {
-            return (bytes >> 30) + " GiB";
-        }
-        return bytes >= 1 << 20 ? String.format("%.1f MiB", bytes / 1048576.0) : (bytes >> 10) + " KiB";
     }
 
 }

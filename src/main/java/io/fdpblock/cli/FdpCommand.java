@@ -40,20 +40,39 @@ public final class FdpCommand implements Runnable {
         @Option(names = "--json", description = "Print JSON instead of a table")
         boolean json;
 
+        @picocli.CommandLine.Spec(picocli.CommandLine.Spec.Target.MIXEE)
+        picocli.CommandLine.Model.CommandSpec mixee;
+
         void print(Object value, String table) throws Exception {
             System.out.println(json ? JSON.writeValueAsString(value) : table);
+        }
+
+        /** Opens DEVICE as an NVMe namespace; what plainly is not one is a bad argument (exit 2). */
+        NvmeNamespace open() throws java.io.IOException {
+            java.nio.file.Path p = java.nio.file.Path.of(device);
+            if (!java.nio.file.Files.exists(p)) {
+                throw Cli.bad(mixee, "DEVICE " + device + " does not exist: name an NVMe namespace's generic device"
+                        + " /dev/ngXnY (ls /dev/ng*)");
+            }
+            if (java.nio.file.Files.isDirectory(p) || java.nio.file.Files.isRegularFile(p)) {
+                throw Cli.bad(mixee, "DEVICE " + device + " is a " + (java.nio.file.Files.isDirectory(p) ? "directory"
+                        : "regular file") + ": fdp commands need an NVMe namespace's generic device /dev/ngXnY"
+                        + " (ls /dev/ng*)");
+            }
+            return NvmeNamespace.open(device);
         }
     }
 
     @Command(name = "status", mixinStandardHelpOptions = true,
-            description = "FDP support and state: controller attribute, feature, active configuration, RUH status.")
+            description = "FDP support and state: controller attribute, feature, active configuration, RUH status, and the"
+                    + " block device's write streams (Linux >= 6.16) mapped to placement handles.")
     static final class Status implements Callable<Integer> {
         @Mixin
         Target t;
 
         @Override
         public Integer call() throws Exception {
-            try (NvmeNamespace ns = NvmeNamespace.open(t.device)) {
+            try (NvmeNamespace ns = t.open()) {
                 FdpRecords.ControllerInfo ctrl = ns.identifyController();
                 Map<String, Object> out = new LinkedHashMap<>();
                 out.put("device", t.device);
@@ -85,6 +104,7 @@ public final class FdpCommand implements Runnable {
                     FdpRecords.RuhStatus rs = ns.ruhStatus();
                     out.put("ruh_status", rs.entries());
                     sb.append(ruhTable(rs));
+                    WriteStreamsReport.addTo(out, sb, ns, rs);
                 }
                 t.print(out, sb.toString().stripTrailing());
                 return 0;
@@ -109,7 +129,7 @@ public final class FdpCommand implements Runnable {
 
         @Override
         public Integer call() throws Exception {
-            try (NvmeNamespace ns = NvmeNamespace.open(t.device)) {
+            try (NvmeNamespace ns = t.open()) {
                 FdpRecords.FdpConfigurations all = ns.fdpConfigurations();
                 StringBuilder sb = new StringBuilder(String.format("%-5s %-6s %-5s %-5s %-6s %-14s %s%n", "index",
                         "valid", "RGIF", "NRG", "NRUH", "RU bytes", "handle types"));
@@ -131,7 +151,7 @@ public final class FdpCommand implements Runnable {
 
         @Override
         public Integer call() throws Exception {
-            try (NvmeNamespace ns = NvmeNamespace.open(t.device)) {
+            try (NvmeNamespace ns = t.open()) {
                 FdpRecords.RuhUsage u = ns.ruhUsage();
                 FdpRecords.RuhStatus rs = ns.ruhStatus();
                 StringBuilder sb = new StringBuilder("RUH attributes (0 unused, 1 host, 2 controller): "
@@ -152,7 +172,7 @@ public final class FdpCommand implements Runnable {
 
         @Override
         public Integer call() throws Exception {
-            try (NvmeNamespace ns = NvmeNamespace.open(t.device)) {
+            try (NvmeNamespace ns = t.open()) {
                 FdpRecords.FdpStatistics s = ns.fdpStatistics();
                 String table = String.format("host bytes written   %s%nmedia bytes written  %s%nmedia bytes erased   %s",
                         s.hostBytesWritten(), s.mediaBytesWritten(), s.mediaBytesErased());
@@ -172,7 +192,7 @@ public final class FdpCommand implements Runnable {
 
         @Override
         public Integer call() throws Exception {
-            try (NvmeNamespace ns = NvmeNamespace.open(t.device)) {
+            try (NvmeNamespace ns = t.open()) {
                 List<FdpRecords.FdpEvent> events = ns.fdpEvents(!controller);
                 StringBuilder sb = new StringBuilder(events.size() + " events" + System.lineSeparator());
                 for (FdpRecords.FdpEvent e : events) {
@@ -191,18 +211,36 @@ public final class FdpCommand implements Runnable {
         @Mixin
         Target t;
 
-        @Parameters(index = "1..*", paramLabel = "PID", description = "Placement ids (decimal or 0x...)")
+        @picocli.CommandLine.Spec
+        picocli.CommandLine.Model.CommandSpec spec;
+
+        @Parameters(index = "1..*", paramLabel = "PID", description = "Placement ids (decimal or 0x...) the namespace"
+                + " reports (see fdp status)")
         List<String> ids = new ArrayList<>();
 
         @Override
         public Integer call() throws Exception {
-            try (NvmeNamespace ns = NvmeNamespace.open(t.device)) {
-                List<Integer> pids = new ArrayList<>();
-                for (String s : ids) {
-                    pids.add(Integer.decode(s));
+            List<Integer> pids = new ArrayList<>();
+            for (String s : ids) {
+                int pid;
+                try {
+                    pid = Integer.decode(s.trim());
+                } catch (NumberFormatException e) {
+                    throw Cli.bad(spec, "PID '" + s + "' is not a number: give placement ids in decimal or 0x...,"
+                            + " in 0..65535");
+                }
+                pids.add(Cli.intIn(spec, "PID", pid, 0, 0xFFFF, "a placement id"));
+            }
+            try (NvmeNamespace ns = t.open()) {
+                List<Integer> known = ns.ruhStatus().placementIds();
+                for (int pid : pids) {
+                    if (!known.contains(pid)) {
+                        throw Cli.bad(spec, String.format("placement id 0x%x is not one %s reports (%s): give one of"
+                                + " those (fdpblock fdp status %s lists them)", pid, t.device, known, t.device));
+                    }
                 }
                 if (pids.isEmpty()) {
-                    pids.addAll(ns.ruhStatus().placementIds());
+                    pids.addAll(known);
                 }
                 ns.ruhUpdate(pids.stream().mapToInt(Integer::intValue).toArray());
                 FdpRecords.RuhStatus rs = ns.ruhStatus();

@@ -22,14 +22,57 @@ public final class FdpblockCommand implements Runnable {
     }
 
     public static void main(String[] args) {
+        int code;
+        try {
+            code = commandLine().execute(args);
+        } catch (OutOfMemoryError e) { // picocli hands only Exceptions to the handler
+            System.err.println("fdpblock: " + Cli.describe(e));
+            code = 3;
+        }
+        System.exit(code);
+    }
+
+    /**
+     * The command line with its error handling: an exception a command lets through is printed as one
+     * line ({@code FDPBLOCK_DEBUG=1} adds the stack trace) and mapped to the documented exit code: 2
+     * for a bad argument ({@link IllegalArgumentException}), 3 for an I/O or setup error.
+     */
+    static CommandLine commandLine() {
         CommandLine cl = new CommandLine(new FdpblockCommand());
+        // A bad argument: the message and where to read more, not the whole usage (exit 2).
+        cl.setParameterExceptionHandler((ex, args) -> {
+            CommandLine c = ex.getCommandLine();
+            c.getErr().println("fdpblock: " + ex.getMessage());
+            if (!CommandLine.UnmatchedArgumentException.printSuggestions(ex, c.getErr())) {
+                c.getErr().println("see: fdpblock " + commandPath(c) + "--help");
+            }
+            return 2;
+        });
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
-            commandLine.getErr().println("fdpblock: " + ex.getMessage());
+            commandLine.getErr().println("fdpblock: " + describe(ex));
             if (System.getenv("FDPBLOCK_DEBUG") != null) {
                 ex.printStackTrace(commandLine.getErr());
             }
             return ex instanceof IllegalArgumentException ? 2 : 3;
         });
-        System.exit(cl.execute(args));
+        return cl;
+    }
+
+    /** "run " for `fdpblock run`, "" for the top level. */
+    private static String commandPath(CommandLine c) {
+        String path = c.getCommandSpec().qualifiedName(" ");
+        int space = path.indexOf(' ');
+        return space < 0 ? "" : path.substring(space + 1) + " ";
+    }
+
+    private static String describe(Exception ex) {
+        if (ex instanceof IllegalCallerException) {
+            return "native access is not enabled for fdpblock (" + ex.getMessage() + "): run java with"
+                    + " --enable-native-access=ALL-UNNAMED, as the launcher target/fdpblock does";
+        }
+        if (ex instanceof java.io.UncheckedIOException u && u.getCause() != null) {
+            return Cli.describe(u.getCause());
+        }
+        return Cli.describe(ex);
     }
 }

@@ -6,27 +6,52 @@ import io.fdpblock.core.Inspector;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
-/** {@code fdpblock inspect DEVICE}: what a store left on a device, read-only. */
+/**
+ * {@code fdpblock inspect DEVICE}: what a store left on a device, read-only.
+ *
+ * <p>Container 0 sits at offset 0 and records the meta area's size, which places container 1. When
+ * container 0 is unreadable and no {@code --meta-total-bytes} is given, container 1 is searched for
+ * at every {@link #SEARCH_STEP} of the device's start; a given value that disagrees with what
+ * container 0 records is reported, not used. "No valid checkpoint" is said only after looking where
+ * the device says the containers are.
+ */
 @Command(name = "inspect", mixinStandardHelpOptions = true,
         description = "Decode a store's metadata containers on a device or file (read-only): layout, seq, key count,"
-                + " usage by cache salt, and slot-header checks.")
+                + " usage by cache salt, and slot-header checks. Exit 0 when a valid checkpoint was found and every"
+                + " slot header agrees, 1 otherwise.")
 public final class InspectCommand implements Callable<Integer> {
+    /** Container 1 is looked for at multiples of this (every meta_total_bytes that is a multiple of 1 MiB). */
+    static final long SEARCH_STEP = 512 << 10;
+    /** How far into the device container 1 is looked for. */
+    static final long SEARCH_LIMIT = 8L << 30;
+
+    @Spec
+    CommandSpec spec;
+
     @Parameters(paramLabel = "DEVICE", description = "File, block device or /dev/ngXnY holding a raw_block store")
     Path device;
 
-    @Option(names = "--block-align", defaultValue = "4096", description = "The store's block_align (default 4096)")
+    @Option(names = "--block-align", defaultValue = "4096", description = "The store's block_align, a power of two"
+            + " in 512..1048576 (default 4096)")
     int blockAlign;
 
-    @Option(names = "--meta-total-bytes", defaultValue = "268435456",
-            description = "The store's meta_total_bytes, to find container 1 when container 0 is unreadable")
-    long metaTotalBytes;
+    @Option(names = "--meta-total-bytes", description = "The store's meta_total_bytes, to find container 1 when"
+            + " container 0 is unreadable (default: what container 0 records, else searched for)")
+    Long metaTotalBytes;
 
     @Option(names = "--no-verify", description = "Skip reading every entry's slot header")
     boolean noVerify;
@@ -36,22 +61,122 @@ public final class InspectCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Inspector.Report r;
-        try (BlockDevice d = BlockDevices.openReadOnly(device)) {
-            r = Inspector.inspect(d, blockAlign, metaTotalBytes, !noVerify);
+        if (blockAlign < 512 || blockAlign > (1 << 20) || Integer.bitCount(blockAlign) != 1) {
+            throw Cli.bad(spec, "--block-align " + blockAlign + " is out of range: it must be a power of two in"
+                    + " 512..1048576 (the store's block_align, usually 4096)");
         }
+        if (metaTotalBytes != null) {
+            Cli.longIn(spec, "--meta-total-bytes", metaTotalBytes, 4L * blockAlign, Long.MAX_VALUE,
+                    "the meta area (two containers of a header block and a payload)");
+        }
+        if (Files.isDirectory(device)) {
+            throw Cli.bad(spec, "DEVICE " + device + " is a directory: name the store's file or device");
+        }
+        if (!Files.exists(device)) {
+            throw Cli.bad(spec, "DEVICE " + device + " does not exist: name the store's file or device");
+        }
+        List<String> notes = new ArrayList<>();
+        Inspector.Report r;
+        long metaUsed;
+        try (BlockDevice d = BlockDevices.openReadOnly(device)) {
+            long deviceBytes = d.sizeBytes();
+            if (deviceBytes < 4L * blockAlign) {
+                return noStore(device + " holds " + deviceBytes + " bytes: too small for a store (its meta area alone"
+                        + " takes at least " + 4L * blockAlign + ")", notes);
+            }
+            if (metaTotalBytes != null && metaTotalBytes > deviceBytes) {
+                throw Cli.bad(spec, "--meta-total-bytes " + metaTotalBytes + " is larger than " + device + " ("
+                        + deviceBytes + " bytes): give the store's meta_total_bytes");
+            }
+            // Container 0 first, read as if the meta area were the whole device (any payload is plausible):
+            // when valid it records where container 1 is, whatever the option says.
+            r = Inspector.inspect(d, blockAlign, deviceBytes / (2L * blockAlign) * (2L * blockAlign), !noVerify);
+            Inspector.Container c0 = r.containers().get(0);
+            metaUsed = -1;
+            if (c0.valid() && r.layout().get("meta_total_bytes") instanceof Number recorded) {
+                metaUsed = recorded.longValue();
+                if (metaTotalBytes != null && metaUsed != metaTotalBytes) {
+                    notes.add("container 0 records meta_total_bytes = " + metaUsed + "; --meta-total-bytes "
+                            + metaTotalBytes + " disagrees with it and was not used");
+                }
+            } else if (metaTotalBytes != null && (r = Inspector.inspect(d, blockAlign, metaTotalBytes, !noVerify))
+                    .winner() != null) {
+                metaUsed = metaTotalBytes;
+            } else {
+                Inspector.Report found = search(d, deviceBytes);
+                String given = metaTotalBytes == null ? "" : "; --meta-total-bytes " + metaTotalBytes + " puts it at "
+                        + metaTotalBytes / 2 / blockAlign * blockAlign + ", where there is none";
+                if (found != null) {
+                    long c1 = found.containers().get(1).offset();
+                    metaUsed = 2 * c1;
+                    notes.add("container 0 is unreadable (" + c0.problem() + "), so it cannot say where container 1"
+                            + " is" + given + "; found container 1 at " + c1 + " (meta_total_bytes " + metaUsed + ")");
+                    r = found;
+                } else {
+                    notes.add("container 0 is unreadable (" + c0.problem() + ")" + given + "; no container 1 was found"
+                            + " at any multiple of " + SEARCH_STEP + " up to " + Math.min(deviceBytes / 2, SEARCH_LIMIT)
+                            + (metaTotalBytes == null ? "; if the store's meta_total_bytes is known, give it with"
+                                    + " --meta-total-bytes" : ""));
+                    r = new Inspector.Report(List.of(c0), null, Map.of(), 0, 0, Map.of(), 0, List.of());
+                }
+            }
+        }
+        return print(r, metaUsed, notes);
+    }
+
+    /** Container 1 at every {@link #SEARCH_STEP}: the first offset where it is valid, or null. */
+    private Inspector.Report search(BlockDevice d, long deviceBytes) throws IOException {
+        long limit = Math.min(deviceBytes / 2, SEARCH_LIMIT);
+        for (long c1 = SEARCH_STEP; c1 <= limit; c1 += SEARCH_STEP) {
+            if (c1 % blockAlign != 0 || c1 + blockAlign > deviceBytes) {
+                continue;
+            }
+            Inspector.Report r = Inspector.inspect(d, blockAlign, 2 * c1, false);
+            if (r.containers().get(1).valid()) {
+                return noVerify ? r : Inspector.inspect(d, blockAlign, 2 * c1, true);
+            }
+        }
+        return null;
+    }
+
+    private int noStore(String why, List<String> notes) throws IOException {
+        notes.add(why);
         if (json) {
-            System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(r));
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("device", device.toString());
+            m.put("notes", notes);
+            m.put("valid_checkpoint", false);
+            System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(m));
+        } else {
+            System.out.println(device);
+            System.out.println("  " + why + ": no store here");
+        }
+        return 1;
+    }
+
+    private int print(Inspector.Report r, long metaUsed, List<String> notes) throws IOException {
+        if (json) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("device", device.toString());
+            m.put("meta_total_bytes", metaUsed < 0 ? null : metaUsed);
+            m.put("notes", notes);
+            m.put("valid_checkpoint", r.winner() != null);
+            m.put("report", r);
+            System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(m));
             return r.badSlots().isEmpty() && r.winner() != null ? 0 : 1;
         }
         System.out.println(device);
         for (Inspector.Container c : r.containers()) {
             System.out.printf("  container %d @ %d: %s%n", c.index(), c.offset(), c.valid()
-                    ? "seq " + c.seq() + ", " + c.payloadBytes() + " bytes of JSON" + (r.winner() == c.index() ? "  <- newest valid" : "")
+                    ? "seq " + c.seq() + ", " + c.payloadBytes() + " bytes of JSON"
+                            + (r.winner() != null && r.winner() == c.index() ? "  <- newest valid" : "")
                     : c.problem());
         }
+        for (String n : notes) {
+            System.out.println("  note: " + n);
+        }
         if (r.winner() == null) {
-            System.out.println("  no valid checkpoint: a store opening this device starts empty");
+            System.out.println("  no valid checkpoint found");
             return 1;
         }
         System.out.println("  layout: " + r.layout());

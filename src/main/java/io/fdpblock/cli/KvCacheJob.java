@@ -118,14 +118,15 @@ final class KvCacheJob {
 
     private record Prefix(long id, String salt, int length) {}
 
-    Result run(boolean progress) throws Exception {
+    /** Runs the requests; {@code stop} is asked before each one (a signal ends the job early). */
+    Result run(boolean progress, java.util.function.BooleanSupplier stop) throws Exception {
         Result res = new Result();
         SplittableRandom rnd = new SplittableRandom(spec.seed());
         List<Prefix> seen = new ArrayList<>();
         long t0 = System.nanoTime();
         try (ProgressBar bar = progress ? new ProgressBarBuilder().setTaskName("KV requests").setInitialMax(spec.requests())
                 .setStyle(ProgressBarStyle.ASCII).setUpdateIntervalMillis(250).build() : null) {
-            for (int r = 0; r < spec.requests(); r++) {
+            for (int r = 0; r < spec.requests() && !stop.getAsBoolean(); r++) {
                 Prefix p;
                 if (!seen.isEmpty() && rnd.nextDouble() < spec.repeatRatio()) {
                     Prefix old = seen.get(rnd.nextInt(seen.size()));

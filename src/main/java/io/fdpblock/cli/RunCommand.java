@@ -1,18 +1,24 @@
 package io.fdpblock.cli;
 
+import io.fdpblock.core.RawBlockCoreConfig;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fdpblock.controller.StorageManager;
+import io.fdpblock.device.IoEngine;
 import io.fdpblock.l2.Bitmap;
 import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.L2AdapterListener;
 import io.fdpblock.l2.L2Adapters;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
-import io.fdpblock.nvme.NvmeNamespace;
-import io.fdpblock.device.BlockDevices;
 import io.fdpblock.linux.EventFd;
+import io.fdpblock.nvme.NvmeNamespace;
 import org.HdrHistogram.Histogram;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
@@ -31,24 +37,49 @@ import java.util.concurrent.Callable;
 @Command(name = "run", mixinStandardHelpOptions = true,
         description = "The main job: a KV-cache workload (shared prefixes, several cache salts, new and repeated"
                 + " requests) through StorageManager, the store/prefetch controllers and the raw-block adapter;"
-                + " every loaded chunk is checked byte for byte, and the device is reopened to check what survived.")
+                + " every loaded chunk is checked byte for byte, and the device is reopened to check what survived."
+                + " SIGINT/SIGTERM stop it after the current request, close the store with its final checkpoint and"
+                + " remove the temp device.")
 public final class RunCommand implements Callable<Integer> {
-    @Option(names = "--device", description = "An NVMe generic device (/dev/ngXnY) or a file to use instead of a temp file")
+    /** The largest chunk: one L1 chunk and one slot each. */
+    static final long MAX_CHUNK_BYTES = 1L << 30;
+    /** How long a signal waits for the job to close the store before the JVM exits anyway. */
+    static final Duration STOP_GRACE = Duration.ofMinutes(2);
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--device", description = "A file (created at --size when missing), an NVMe generic device"
+            + " (/dev/ngXnY, with --engine uring_cmd) or an NVMe block device (/dev/nvmeXnY, engine io_uring; --fdp"
+            + " through write streams, Linux >= 6.16) to use instead of a temp file; the store on it is kept")
     String device;
 
     @Option(names = "--engine", defaultValue = "io_uring", description = "io_uring (default), posix, or uring_cmd (NVMe)")
     String engine;
 
-    @Option(names = "--fdp", description = "FDP placement: cache_salt_prefix buckets, checkpoints on their own id")
+    @Option(names = "--fdp", description = "FDP placement: cache_salt_prefix buckets, checkpoints on their own id"
+            + " (needs --engine uring_cmd and --device /dev/ngXnY)")
     boolean fdp;
 
-    @Option(names = "--size", defaultValue = "1073741824", description = "Bytes of device to use (default 1 GiB)")
+    @Option(names = "--format", description = "Discard whatever --device holds and start a new store on it (the"
+            + " config's \"format\": true); without it a device holding other data or another layout is refused,"
+            + " untouched")
+    boolean format;
+
+    @Option(names = "--meta-format", defaultValue = "fdpblock_v2", paramLabel = "FORMAT", description = "Metadata"
+            + " format of a new store: fdpblock_v2 (default; log and snapshots) or lmcache_v1 (LMCache's raw_block"
+            + " state v1); an existing store opens in the format it has")
+    String metaFormat;
+
+    @Option(names = "--size", defaultValue = "1073741824", description = "Bytes of device to use, a multiple of 4096"
+            + " (default 1 GiB)")
     long size;
 
-    @Option(names = "--requests", defaultValue = "1500", description = "Requests to run")
+    @Option(names = "--requests", defaultValue = "1500", description = "Requests to run (at least 1)")
     int requests;
 
-    @Option(names = "--repeat-ratio", defaultValue = "0.6", description = "Share of requests that repeat a seen prefix")
+    @Option(names = "--repeat-ratio", defaultValue = "0.6", description = "Share of requests that repeat a seen prefix,"
+            + " 0..1")
     double repeatRatio;
 
     @Option(names = "--salts", split = ",", defaultValue = "rag:app1,chat:app2,code:app3,",
@@ -64,10 +95,11 @@ public final class RunCommand implements Callable<Integer> {
                     + " Qwen2.5-0.5B in bf16 = 2 x 24 x 2 x 64 x 2")
     int kvBytesPerToken;
 
-    @Option(names = "--max-chunks", defaultValue = "12", description = "Longest prefix, in chunks")
+    @Option(names = "--max-chunks", defaultValue = "12", description = "Longest prefix, in chunks (2..4096)")
     int maxChunks;
 
-    @Option(names = "--l1-chunks", defaultValue = "64", description = "L1 (CPU memory) size, in chunks")
+    @Option(names = "--l1-chunks", defaultValue = "64", description = "L1 (CPU memory) size, in chunks (at least"
+            + " --max-chunks)")
     int l1Chunks;
 
     @Option(names = "--seed", defaultValue = "42")
@@ -83,83 +115,224 @@ public final class RunCommand implements Callable<Integer> {
     @Option(names = "--trace", paramLabel = "FILE", description = "Record every write, flush and deallocation of the job"
             + " to FILE (docs/trace-format.md), for `fdpblock simulate --trace FILE`")
     Path trace;
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /** Every option checked before anything is created; returns the chunk size in bytes. */
+    private int validate() {
+        Cli.intIn(spec, "--requests", requests, 1, Integer.MAX_VALUE, "the number of requests");
+        Cli.fraction(spec, "--repeat-ratio", repeatRatio, "the share of repeated requests");
+        Cli.intIn(spec, "--chunk-tokens", chunkTokens, 1, Integer.MAX_VALUE, "tokens per chunk");
+        Cli.intIn(spec, "--kv-bytes-per-token", kvBytesPerToken, 1, Integer.MAX_VALUE, "KV bytes per token");
+        long chunk = (long) chunkTokens * kvBytesPerToken; // both < 2^31: no overflow in a long
+        if (chunk % 4096 != 0 || chunk > MAX_CHUNK_BYTES) {
+            throw Cli.bad(spec, "--chunk-tokens " + chunkTokens + " x --kv-bytes-per-token " + kvBytesPerToken + " = "
+                    + chunk + " bytes per chunk: must be a multiple of 4096 (O_DIRECT) and at most "
+                    + Cli.human(MAX_CHUNK_BYTES) + "; e.g. --chunk-tokens 64 --kv-bytes-per-token 12288");
+        }
+        Cli.intIn(spec, "--max-chunks", maxChunks, 2, 4096, "the longest prefix in chunks");
+        Cli.intIn(spec, "--l1-chunks", l1Chunks, maxChunks, Integer.MAX_VALUE, "L1 chunks (at least --max-chunks)");
+        Cli.fitsMemory(spec, "L1 of --l1-chunks " + l1Chunks + " x " + Cli.human(chunk), chunk * l1Chunks,
+                "--l1-chunks or the chunk size");
+        if (salts == null || salts.isEmpty()) {
+            throw Cli.bad(spec, "--salts is empty: give at least one cache salt (an empty name = no salt), e.g."
+                    + " --salts rag:app1,chat:app2");
+        }
+        for (String salt : salts) {
+            try {
+                ObjectKey.of("Qwen/Qwen2.5-0.5B", 0, new byte[] {0}).withCacheSalt(salt); // the key's own rules
+            } catch (IllegalArgumentException ex) {
+                throw Cli.bad(spec, "--salts: " + ex.getMessage());
+            }
+        }
+        IoEngine e;
+        try {
+            e = IoEngine.parse(engine);
+        } catch (IllegalArgumentException ex) {
+            throw Cli.bad(spec, "--engine " + engine + " is not an engine: use io_uring, posix or uring_cmd");
+        }
+        if (e == IoEngine.MEMORY) {
+            throw Cli.bad(spec, "--engine memory keeps nothing across the reopen that run checks: use io_uring"
+                    + " (default) or posix, or uring_cmd with --device /dev/ngXnY");
+        }
+        boolean passthru = e == IoEngine.URING_CMD;
+        if (passthru && device == null) {
+            throw Cli.bad(spec, "--engine uring_cmd needs --device /dev/ngXnY (an NVMe namespace's generic device);"
+                    + " the default temp file cannot do NVMe passthru: drop --engine or name the device");
+        }
+        if (fdp && !passthru && (e != IoEngine.IO_URING || device == null || !device.startsWith("/dev/nvme"))) {
+            throw Cli.bad(spec, "--fdp needs --engine uring_cmd and --device /dev/ngXnY (NVMe passthru writes), or"
+                    + " --engine io_uring and --device /dev/nvmeXnY (the kernel's write streams, Linux >= 6.16)");
+        }
+        try {
+            RawBlockCoreConfig.MetaFormat.parse(metaFormat);
+        } catch (IllegalArgumentException ex) {
+            throw Cli.bad(spec, "--meta-format " + metaFormat + " is not a format: use fdpblock_v2 or lmcache_v1");
+        }
+        Cli.size(spec, "--size", size, minSize(), 1L << 50, 4096);
+        return (int) chunk;
+    }
+
+    /** The smallest device the job runs on: the metadata area and room for two of the longest prefixes. */
+    private long minSize() {
+        long slot = (long) chunkTokens * kvBytesPerToken + 4096;
+        long slots = 2L * maxChunks;
+        if (RawBlockCoreConfig.MetaFormat.parse(metaFormat) == RawBlockCoreConfig.MetaFormat.LMCACHE_V1) {
+            return RawBlockCoreConfig.DEFAULT_META_TOTAL_BYTES + slots * slot;
+        }
+        long capacity = slots * slot; // fdpblock_v2 sizes its metadata from the capacity: a few rounds settle it
+        for (int i = 0; i < 4; i++) {
+            capacity = RawBlockCoreConfig.v2MetaBytesFor(4096, capacity / slot) + slots * slot;
+        }
+        return (capacity + 4095) / 4096 * 4096;
+    }
 
     @Override
     public Integer call() throws Exception {
         PrintStream out = System.out;
-        int chunkBytes = Math.multiplyExact(chunkTokens, kvBytesPerToken);
-        if (chunkBytes % 4096 != 0 || chunkBytes <= 0) {
-            throw new IllegalArgumentException("--chunk-tokens x --kv-bytes-per-token = " + chunkBytes
-                    + " must be a positive multiple of 4096");
+        int chunkBytes = validate();
+        Path userDevice = device == null ? null : Path.of(device);
+        if (userDevice != null) {
+            checkUserDevice(userDevice);
         }
-        if (requests < 1 || maxChunks < 2 || l1Chunks < maxChunks || repeatRatio < 0 || repeatRatio > 1) {
-            throw new IllegalArgumentException("need --requests >= 1, --max-chunks >= 2, --l1-chunks >= --max-chunks ("
-                    + maxChunks + ") and --repeat-ratio in 0..1");
-        }
-        Path tempDir = null;
-        String path = device;
-        if (path == null) {
-            tempDir = BlockDevices.directIoTempDir("fdpblock-run-");
-            path = BlockDevices.createFile(tempDir.resolve("kvcache.img"), size).toString();
-        }
-        long slotBytes = chunkBytes + 4096L;
-        long metaTotal = 16L << 20;
-        String json = adapterJson(path, slotBytes, metaTotal);
-        out.printf("fdpblock run: KV-cache job on %s (%s%s), %s of it, model Qwen2.5-0.5B-like, chunk %d tokens = %d"
-                + " KiB, L1 %d chunks, %d requests%n", path, engine, fdp ? ", FDP" : "", EnginesCommand.human(size),
-                chunkTokens, chunkBytes >> 10, l1Chunks, requests);
-        try {
+        try (StopOnSignal stop = new StopOnSignal(System.err, "finishing the current request, closing the store"
+                + " (final checkpoint)" + (device == null ? " and removing the temp device" : ""), STOP_GRACE);
+             Scratch scratch = new Scratch("fdpblock-run-", System.err, stop)) {
+            Path path = userDevice;
+            if (path == null) {
+                Path dir = scratch.dir();
+                Cli.fitsFreeSpace(spec, "--size", size, dir);
+                path = Cli.createDeviceFile(spec, "--size", dir.resolve("kvcache.img"), size);
+            } else if (!Files.exists(path)) {
+                Cli.fitsFreeSpace(spec, "--size", size, path.toAbsolutePath().getParent());
+                Cli.createDeviceFile(spec, "--size", path, size);
+            }
+            String json = adapterJson(path.toString(), chunkBytes + 4096L);
+            out.printf("fdpblock run: KV-cache job on %s (%s%s), %s of it, model Qwen2.5-0.5B-like, chunk %d tokens ="
+                    + " %d KiB, L1 %d chunks, %d requests%n", path, engine, fdp ? ", FDP" : "", Cli.human(size),
+                    chunkTokens, chunkBytes >> 10, l1Chunks, requests);
             KvCacheJob.Result r;
             Map<String, Object> status;
-            KvCacheJob.Spec spec = new KvCacheJob.Spec(requests, repeatRatio, salts, maxChunks, chunkBytes,
+            Map<String, Object> managerStatus;
+            KvCacheJob.Spec jobSpec = new KvCacheJob.Spec(requests, repeatRatio, salts, maxChunks, chunkBytes,
                     "Qwen/Qwen2.5-0.5B", 0, seed);
             StorageManager.Builder smb = StorageManager.builder().l1(chunkBytes, l1Chunks).storePolicy("skip_l1")
                     .prefetchPolicy("default");
             TracedAdapter traced = trace == null ? null : TracedAdapter.open(json, trace);
             try (traced; StorageManager sm = (traced == null ? smb.adapterJson(json) : smb.adapter(traced.adapter())).build()) {
                 L2Adapter adapter = sm.adapters().get(0);
-                KvCacheJob job = new KvCacheJob(sm, adapter, spec);
-                r = job.run(!noProgress);
+                KvCacheJob job = new KvCacheJob(sm, adapter, jobSpec);
+                r = job.run(!noProgress, stop::requested);
                 status = adapter.reportStatus();
-            } // closes the adapter: final checkpoint (a traced one after the manager; then the device and its trace)
+                managerStatus = sm.status();
+            } // closes the adapter: final checkpoint, a failure thrown (exit 3); a traced one after the manager
             if (traced != null) {
                 out.printf("trace         %d records in %s: fdpblock simulate --trace %s%n", traced.records(), trace, trace);
             }
+            int keysAtClose = ((Number) status.getOrDefault("keys", 0)).intValue();
+            if (stop.requested()) {
+                out.printf("%nfdpblock run: stopped by a signal after %d of %d requests; the store was closed with its"
+                        + " final checkpoint (%d keys)%s%n", r.requests, requests, keysAtClose,
+                        userDevice == null ? "; the temp device is removed" : " on " + path);
+                return 130;
+            }
             Reopened again = reopenAndCheck(json, chunkBytes);
-            report(out, r, status, again, chunkBytes);
+            Verdict v = verdict(r, again, keysAtClose);
+            report(out, r, status, managerStatus, again, keysAtClose, v);
             if (printStatus) {
-                out.println(new com.fasterxml.jackson.databind.ObjectMapper()
-                        .enable(com.fasterxml.jackson.databind.SerializationFeature.INDENT_OUTPUT).writeValueAsString(status));
+                out.println(JSON.copy().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(status));
             }
-            return r.chunksMismatched == 0 && again.mismatched == 0 ? 0 : 1;
-        } finally {
-            if (tempDir != null) {
-                Files.deleteIfExists(Path.of(path));
-                Files.deleteIfExists(tempDir);
-            }
+            return v.exitCode();
         }
     }
 
-    private String adapterJson(String path, long slotBytes, long metaTotal) throws Exception {
-        StringBuilder j = new StringBuilder("{\"type\":\"raw_block\",\"device_path\":\"").append(path)
-                .append("\",\"capacity_bytes\":").append(size).append(",\"slot_bytes\":").append(slotBytes)
-                .append(",\"meta_total_bytes\":").append(metaTotal).append(",\"io_engine\":\"").append(engine)
-                .append("\",\"meta_checkpoint_interval_sec\":5");
+    /**
+     * A --device: an existing device, or a file (created when missing, never under /dev and never for
+     * NVMe passthru) large enough for --size.
+     */
+    private void checkUserDevice(Path file) throws Exception {
+        boolean passthru = IoEngine.parse(engine) == IoEngine.URING_CMD;
+        if (!Files.exists(file) && (passthru || file.toAbsolutePath().startsWith("/dev/"))) {
+            throw Cli.bad(spec, "--device " + file + " does not exist: name an existing device (ls /dev/ng* for NVMe"
+                    + " namespaces), or a file elsewhere to create");
+        }
+        if (passthru && !Files.isRegularFile(file) && !Files.isDirectory(file)) {
+            return; // a character device: the engine says whether it is an NVMe namespace
+        }
+        if (Files.exists(file) && isCharacterDevice(file)) {
+            throw Cli.bad(spec, "--device " + file + " is a character device: --engine " + engine + " needs a file or a"
+                    + " block device; an NVMe namespace's generic device /dev/ngXnY needs --engine uring_cmd");
+        }
+        if (file.toAbsolutePath().startsWith("/dev/")) {
+            return; // an existing block or character device
+        }
+        Cli.creatable(spec, "--device", file);
+        if (Files.isRegularFile(file) && Files.size(file) < size) {
+            long usable = Files.size(file) / 4096 * 4096;
+            throw Cli.bad(spec, "--device " + file + " holds " + Files.size(file) + " bytes, fewer than --size " + size
+                    + ": " + (usable >= minSize() ? "give a --size of at most " + usable + ", or " : "")
+                    + "name a new file (created at --size)");
+        }
+    }
+
+    private static boolean isCharacterDevice(Path p) throws java.io.IOException {
+        int mode = (Integer) Files.getAttribute(p, "unix:mode");
+        return (mode & 0170000) == 0020000; // S_IFCHR
+    }
+
+    /** The adapter's JSON, built by Jackson (a path with quotes or backslashes stays one string). */
+    private String adapterJson(String path, long slotBytes) throws Exception {
+        ObjectNode j = JSON.createObjectNode();
+        j.put("type", "raw_block");
+        j.put("device_path", path);
+        j.put("capacity_bytes", size);
+        j.put("slot_bytes", slotBytes);
+        j.put("meta_format", metaFormat);
+        if (format) {
+            j.put("format", true);
+        }
+        j.put("io_engine", IoEngine.parse(engine).configName());
+        j.put("meta_checkpoint_interval_sec", 5);
         if (fdp) {
             int metaId;
-            try (NvmeNamespace ns = NvmeNamespace.open(path)) {
+            // RUH Status comes from the generic device, also when the store writes through the block device
+            java.nio.file.Path generic = WriteStreamsReport.genericDeviceOf(java.nio.file.Path.of(path));
+            try (NvmeNamespace ns = NvmeNamespace.open(generic.toString())) {
                 List<Integer> ids = ns.ruhStatus().placementIds();
+                if (ids.isEmpty()) {
+                    throw new IllegalArgumentException("--fdp: " + path + " reports no placement ids (is FDP enabled?"
+                            + " see fdpblock fdp status " + path + ")");
+                }
                 metaId = ids.get(ids.size() - 1); // the longest-lived data gets a handle of its own
             }
-            j.append(",\"fdp_enabled\":true,\"fdp_data_placement_policy\":\"cache_salt_prefix\"")
-                    .append(",\"meta_checkpoint_placement_id\":").append(metaId)
-                    .append(",\"fdp_slot_reuse_policy\":\"pid_affinity\"");
+            j.put("fdp_enabled", true);
+            j.put("fdp_data_placement_policy", "cache_salt_prefix");
+            j.put("meta_checkpoint_placement_id", metaId);
+            j.put("fdp_slot_reuse_policy", "pid_affinity");
         }
-        return j.append('}').toString();
+        return JSON.writeValueAsString(j);
     }
 
     /** What a second open of the device found. */
     record Reopened(int recovered, int sampled, int verified, int mismatched) {}
+
+    /** The outcome: a check that checked nothing is not a pass. */
+    record Verdict(int exitCode, String line) {}
+
+    static Verdict verdict(KvCacheJob.Result r, Reopened again, int keysAtClose) {
+        if (r.chunksMismatched > 0 || again.mismatched() > 0) {
+            return new Verdict(1, "FAILED: bytes differ (" + r.chunksMismatched + " loaded chunks, "
+                    + again.mismatched() + " after the reopen)");
+        }
+        if (again.recovered() < keysAtClose) {
+            return new Verdict(1, "FAILED: the store held " + keysAtClose + " keys at close, the reopen recovered "
+                    + again.recovered() + ": " + (keysAtClose - again.recovered()) + " keys lost");
+        }
+        if (again.sampled() == 0) {
+            return new Verdict(1, "FAILED: the reopen found no keys to check, so nothing survived to be verified"
+                    + " (the job stored " + r.chunksStored + " chunks)");
+        }
+        return new Verdict(0, "VERIFIED");
+    }
 
     /** Reopens the store (recovery) and loads a sample of what it holds, checking the bytes. */
     private static Reopened reopenAndCheck(String json, int chunkBytes) throws Exception {
@@ -208,8 +381,8 @@ public final class RunCommand implements Callable<Integer> {
     }
 
     @SuppressWarnings("unchecked")
-    private static void report(PrintStream out, KvCacheJob.Result r, Map<String, Object> status, Reopened again,
-            int chunkBytes) {
+    private static void report(PrintStream out, KvCacheJob.Result r, Map<String, Object> status,
+            Map<String, Object> managerStatus, Reopened again, int keysAtClose, Verdict v) {
         double sec = r.nanos / 1e9;
         long keys = Math.max(1, r.keysRequested);
         out.println();
@@ -218,8 +391,11 @@ public final class RunCommand implements Callable<Integer> {
         out.printf("prefix hits   L1 %.1f %%, L2 %.1f %%, computed %.1f %%%n", 100.0 * r.l1PrefixHits / keys,
                 100.0 * r.l2PrefixHits / keys, 100.0 * (keys - r.l1PrefixHits - r.l2PrefixHits) / keys);
         out.printf("stored        %d chunks, %s (%.1f MB/s); %d not stored (already in L1 or L1 full)%n",
-                r.chunksStored, EnginesCommand.human(r.bytesStored), r.bytesStored / sec / 1e6, r.storeSkipped);
-        out.printf("loaded        %s from L2 (%.1f MB/s)%n", EnginesCommand.human(r.bytesLoaded), r.bytesLoaded / sec / 1e6);
+                r.chunksStored, Cli.human(r.bytesStored), r.bytesStored / sec / 1e6, r.storeSkipped);
+        out.printf("L1            %s evictions; refused for lack of room: %s stores, %s prefetch reservations%n",
+                managerStatus.get("l1_evictions"), managerStatus.get("l1_refused_stores"),
+                managerStatus.get("l1_refused_prefetches"));
+        out.printf("loaded        %s from L2 (%.1f MB/s)%n", Cli.human(r.bytesLoaded), r.bytesLoaded / sec / 1e6);
         out.printf("evicted       %d keys from L2 (LRU, above 85 %% full)%n", r.evicted);
         out.printf("latency (us)  %-36s %9s %9s %9s %9s%n", "", "p50", "p99", "p99.9", "max");
         for (String op : List.of("store", "lookup", "load")) {
@@ -237,13 +413,14 @@ public final class RunCommand implements Callable<Integer> {
             out.printf("              buckets %s, fallbacks %s%n", status.get("fdp_buckets"),
                     status.get("fdp_placement_fallbacks"));
         }
-        out.printf("checkpoints   %s periodic ones written during the run, the last %s bytes, plus the final one at close%n",
-                status.get("checkpoints_written"), status.get("last_checkpoint_bytes"));
+        out.printf("checkpoints   %s periodic ones written during the run, the last %s bytes, plus the final one at"
+                + " close (%s failed)%n", status.get("checkpoints_written"), status.get("last_checkpoint_bytes"),
+                status.get("checkpoint_failures"));
         out.println();
         out.printf("checked       %d loaded chunks equal byte for byte what was stored (%d differ)%n", r.chunksVerified,
                 r.chunksMismatched);
-        out.printf("              reopened the device: %d keys recovered, %d of %d sampled chunks loaded and equal%n",
-                again.recovered(), again.verified(), again.sampled());
-        out.println(r.chunksMismatched == 0 && again.mismatched() == 0 ? "VERIFIED" : "FAILED: bytes differ");
+        out.printf("              reopened the device: %d keys recovered of %d held at close, %d of %d sampled chunks"
+                + " loaded and equal%n", again.recovered(), keysAtClose, again.verified(), again.sampled());
+        out.println(v.line());
     }
 }

@@ -25,11 +25,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@link #finishRead}), and a <em>temporary</em> flag. Only ready objects (written, not write-locked)
  * can be read-locked. A key is either absent, write-locked, or ready.
  *
- * <p><b>Eviction decision.</b> When the pool is exhausted, {@code reserveWrite} first evicts ready,
- * unlocked <em>temporary</em> objects (prefetched copies of what L2 holds), oldest first; it never
- * evicts non-temporary objects (they may not have reached L2 yet: deleting them is the caller's or an
- * eviction policy's decision, e.g. the {@code skip_l1} store policy). When nothing can be evicted the
- * reservation of that key fails cleanly (a {@code null} in the result) and the pool is unchanged.
+ * <p><b>Eviction decision.</b> When the pool is exhausted, {@code reserveWrite} evicts a ready, unlocked
+ * object that is <em>evictable</em>, the one that became so first (a read lock taken and released
+ * moves it to the back): <em>temporary</em> objects (prefetched copies of what L2 holds) are evictable
+ * from the start; a non-temporary object only once {@link #allowEviction} says its stores to L2 are
+ * over (the store controller calls it when every target adapter has answered; until then it may be
+ * the only copy). When nothing can be evicted the reservation of that key fails (a {@code null} in
+ * the result), the pool is unchanged, and the refusal is counted ({@link #refusedStores()},
+ * {@link #refusedPrefetches()}) and logged once, so that a full L1 is never silent.
  *
  * <p><b>Listeners</b> run inside L1's lock when a non-temporary object becomes ready (finishWrite):
  * they must only queue and signal, never call back into L1 (docs/contract.md invariant 6).
@@ -54,6 +57,8 @@ public final class L1Manager implements AutoCloseable {
         final int chunk;
         final MemoryObj obj;
         final boolean temporary;
+        /** Non-temporary and done with L2 ({@link #allowEviction}): evictable like a temporary object. */
+        boolean released;
         boolean writing = true;
         int readers;
 
@@ -65,7 +70,7 @@ public final class L1Manager implements AutoCloseable {
         }
 
         boolean evictable() {
-            return temporary && !writing && readers == 0;
+            return (temporary || released) && !writing && readers == 0;
         }
     }
 
@@ -78,11 +83,14 @@ public final class L1Manager implements AutoCloseable {
     private final int[] free;
     private int freeCount;
     private final LinkedHashMap<ObjectKey, Entry> entries = new LinkedHashMap<>();
-    /** Ready, unlocked temporary keys, oldest first. */
+    /** Ready, unlocked, evictable keys, in the order they became evictable. */
     private final LinkedHashSet<ObjectKey> evictable = new LinkedHashSet<>();
     private final CopyOnWriteArrayList<Listener> listeners = new CopyOnWriteArrayList<>();
     private final List<L2Adapter> registeredWith = new ArrayList<>();
     private long evictions;
+    private long refusedStores;
+    private long refusedPrefetches;
+    private boolean fullLogged;
     private boolean closed;
 
     /**
@@ -134,11 +142,28 @@ public final class L1Manager implements AutoCloseable {
         }
     }
 
-    /** How many temporary objects were evicted to make room. */
+    /** How many evictable objects were evicted to make room. */
     public long evictions() {
+        return count(() -> evictions);
+    }
+
+    /**
+     * Non-temporary reservations (stores) refused because the pool was full and nothing in it could be
+     * evicted (keys already in L1 are not counted: they need no room).
+     */
+    public long refusedStores() {
+        return count(() -> refusedStores);
+    }
+
+    /** Temporary reservations (prefetches) refused because the pool was full and nothing could be evicted. */
+    public long refusedPrefetches() {
+        return count(() -> refusedPrefetches);
+    }
+
+    private long count(java.util.function.LongSupplier counter) {
         lock.lock();
         try {
-            return evictions;
+            return counter.getAsLong();
         } finally {
             lock.unlock();
         }
@@ -254,13 +279,20 @@ public final class L1Manager implements AutoCloseable {
             KvLayout layout, boolean temporary) {
         checkKeys(keys);
         List<MemoryObj> out = new ArrayList<>(keys.size());
+        int refused = 0;
+        boolean logFull = false;
         lock.lock();
         try {
             checkOpen();
             for (int i = 0; i < keys.size(); i++) {
                 ObjectKey k = keys.get(i);
-                if (entries.containsKey(k) || (freeCount == 0 && !evictOne())) {
+                if (entries.containsKey(k)) {
                     out.add(null);
+                    continue;
+                }
+                if (freeCount == 0 && !evictOne()) {
+                    out.add(null);
+                    refused++;
                     continue;
                 }
                 int c = free[--freeCount];
@@ -269,13 +301,29 @@ public final class L1Manager implements AutoCloseable {
                 entries.put(k, new Entry(k, c, obj, temporary));
                 out.add(obj);
             }
+            if (refused > 0) {
+                if (temporary) {
+                    refusedPrefetches += refused;
+                } else {
+                    refusedStores += refused;
+                }
+                logFull = !fullLogged;
+                fullLogged = true;
+            }
         } finally {
             lock.unlock();
+        }
+        if (logFull) {
+            LOG.log(System.Logger.Level.WARNING, "L1 is full (" + chunks.length + " chunks of " + chunkBytes
+                    + " bytes) and nothing in it can be evicted (every object is locked, being written, or not yet"
+                    + " stored to every L2 target): " + refused + " " + (temporary ? "prefetch" : "store")
+                    + " reservations refused; later refusals are counted (refusedStores, refusedPrefetches) but not"
+                    + " logged. Give L1 more chunks, or release read locks sooner");
         }
         return out;
     }
 
-    /** Evicts the oldest ready, unlocked temporary object. Lock held. */
+    /** Evicts the ready, unlocked, evictable object that became evictable first. Lock held. */
     private boolean evictOne() {
         Iterator<ObjectKey> it = evictable.iterator();
         if (!it.hasNext()) {
@@ -295,6 +343,41 @@ public final class L1Manager implements AutoCloseable {
         } else {
             evictable.remove(e.key);
         }
+    }
+
+    /**
+     * Lets L1 evict these non-temporary objects when it needs room (once they are unlocked): their
+     * stores to L2 are over. Absent and temporary keys are skipped.
+     *
+     * @return how many keys became evictable
+     */
+    public int allowEviction(List<ObjectKey> keys) {
+        if (keys == null || keys.isEmpty()) {
+            return 0;
+        }
+        int n = 0;
+        lock.lock();
+        try {
+            if (closed) {
+                return 0;
+            }
+            for (ObjectKey k : keys) {
+                Entry e = entries.get(k);
+                if (e != null && !e.temporary && !e.released) {
+                    e.released = true;
+                    track(e);
+                    n++;
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        return n;
+    }
+
+    /** Whether {@code key} is in L1 and may be evicted once unlocked (temporary, or allowed). */
+    public boolean isEvictionAllowed(ObjectKey key) {
+        return about(key, e -> e != null && (e.temporary || e.released));
     }
 
     /**

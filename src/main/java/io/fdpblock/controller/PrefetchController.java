@@ -277,19 +277,8 @@ public final class PrefetchController implements AutoCloseable {
         if (poller.isReadable(0)) {
             requestFd.drain();
         }
-        for (int i = 1; i < poller.size(); i++) {
-            int fd = poller.fd(i);
-            if (fd < 0) {
-                continue;
-            }
-            if (poller.isReadable(i)) {
-                Fds.drain(fd);
-            } else if (poller.hasError(i)) {
-                LOG.log(System.Logger.Level.WARNING, "eventfd " + fd + " of " + descriptors.get((i - 1) / 2).name()
-                        + " failed (closed?); no longer polled");
-                poller.set(i, -1);
-            }
-        }
+        Fds.drainOrDisable(poller, 1, i -> ((i - 1) % 2 == 0 ? "lookup" : "load") + " fd of "
+                + descriptors.get((i - 1) / 2).name());
     }
 
     /** Moves every request as far as its results allow, admitting queued ones as others finish. */

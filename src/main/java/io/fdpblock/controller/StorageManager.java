@@ -9,7 +9,9 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The top-level entry point: L1, the L2 adapters, and the store and prefetch controllers.
@@ -114,7 +116,8 @@ public final class StorageManager implements AutoCloseable {
     /**
      * Copies {@code data[i]} into L1 under {@code keys[i]}; the store controller then stores it to L2.
      *
-     * @return per key whether it was written (false: already in L1, or no room in L1)
+     * @return per key whether it was written (false: already in L1, or no room in L1 even after
+     *         evicting: counted in {@link #status()} as {@code l1_refused_stores} and logged once)
      * @throws IllegalArgumentException for unequal lists or data larger than an L1 chunk
      */
     public boolean[] store(List<ObjectKey> keys, List<MemorySegment> data) {
@@ -225,11 +228,40 @@ public final class StorageManager implements AutoCloseable {
         l1.finishRead(keys);
     }
 
+    // ------------------------------------------------------------------ status
+
+    /**
+     * What L1 and the controllers did so far: L1 size and use, evictions, and the stores and prefetch
+     * reservations L1 refused for lack of room (a full L1 that can evict nothing is never silent),
+     * store tasks completed, failed and in flight, prefetch requests active and queued.
+     */
+    public Map<String, Object> status() {
+        checkOpen();
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("l1_chunks", l1.capacity());
+        m.put("l1_chunk_bytes", l1.chunkBytes());
+        m.put("l1_keys", l1.size());
+        m.put("l1_free_chunks", l1.freeChunks());
+        m.put("l1_evictions", l1.evictions());
+        m.put("l1_refused_stores", l1.refusedStores());
+        m.put("l1_refused_prefetches", l1.refusedPrefetches());
+        m.put("store_tasks_completed", storeController.completedTasks());
+        m.put("store_tasks_failed", storeController.failedTasks());
+        m.put("store_tasks_in_flight", storeController.inFlightTasks());
+        m.put("prefetch_requests_active", prefetchController.activeRequests());
+        m.put("prefetch_requests_pending", prefetchController.pendingRequests());
+        return m;
+    }
+
     // ------------------------------------------------------------------ lifecycle
 
     /**
      * Stops both controllers (releasing every lock they hold), unregisters L1 from the devices, closes
      * the adapters it created, then frees L1 if it made it. Idempotent.
+     *
+     * @throws RuntimeException the first failure of an adapter it created to close (e.g. its final
+     *         checkpoint could not be written: what it held may not survive), the others suppressed;
+     *         everything is closed and freed all the same
      */
     @Override
     public void close() {
@@ -242,15 +274,24 @@ public final class StorageManager implements AutoCloseable {
         storeController.stop();
         prefetchController.stop();
         l1.unregisterAll();
+        RuntimeException failure = null;
         for (L2Adapter a : owned) {
             try {
                 a.close();
             } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "closing " + a + " failed", e);
+                LOG.log(System.Logger.Level.ERROR, "closing " + a + " failed", e);
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
             }
         }
         if (ownsL1) {
             l1.close();
+        }
+        if (failure != null) {
+            throw failure;
         }
     }
 

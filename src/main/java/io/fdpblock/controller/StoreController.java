@@ -30,6 +30,12 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * (tracked by (adapter index, task id)): read locks are released, and on success the policy's L1
  * deletions are applied; a failed store is logged (best effort, no retry). Temporary L1 objects (the
  * prefetched copies) are never stored. {@link #stop()} releases every read lock still held.
+ *
+ * <p>Once every store task that carries a key has answered (or none could be submitted: no adapters,
+ * no target, the policy failed), the key is handed to L1's eviction ({@link L1Manager#allowEviction}):
+ * from then on L1 may evict it when it needs room, so that a store policy that keeps objects in L1
+ * (the default) never fills L1 for good. A failed store releases its keys too: nothing retries it, so
+ * keeping them pinned would only let a failing L2 fill L1; the failure is counted and logged.
  */
 public final class StoreController implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("io.fdpblock.controller");
@@ -59,6 +65,8 @@ public final class StoreController implements AutoCloseable {
     private final L1Manager.Listener listener = this::onKeysWriteFinished;
     /** Store thread only (and the stopping thread after the store thread ended). */
     private final Map<TaskKey, List<ObjectKey>> inFlight = new HashMap<>();
+    /** Per key, the store tasks in flight that carry it (store thread only); at 0 L1 may evict it. */
+    private final Map<ObjectKey, Integer> pendingStores = new HashMap<>();
 
     /** Guards the idle bookkeeping below; never held while calling into L1 or an adapter. */
     private final Object idle = new Object();
@@ -122,22 +130,9 @@ public final class StoreController implements AutoCloseable {
                 if (!worker.isRunning()) {
                     break;
                 }
-                boolean storeSignalled = ready == 0; // on a timeout look anyway: cheap, and nothing can stall
-                for (int i = 1; i < poller.size(); i++) {
-                    int fd = poller.fd(i);
-                    if (fd < 0) {
-                        continue;
-                    }
-                    if (poller.isReadable(i)) {
-                        Fds.drain(fd); // drain first, then pop: a result recorded later signals again
-                        storeSignalled = true;
-                    } else if (poller.hasError(i)) {
-                        LOG.log(System.Logger.Level.WARNING, "store fd " + fd + " of " + descriptors.get(i - 1).name()
-                                + " failed (closed?); no longer polled");
-                        poller.set(i, -1);
-                        storeSignalled = true;
-                    }
-                }
+                // on a timeout look anyway: cheap, and nothing can stall
+                boolean storeSignalled = Fds.drainOrDisable(poller, 1,
+                        i -> "store fd of " + descriptors.get(i - 1).name()) || ready == 0;
                 if (poller.isReadable(0)) {
                     wakeFd.drain();
                 }
@@ -167,10 +162,10 @@ public final class StoreController implements AutoCloseable {
             for (ObjectKey k : batch) {
                 groups.computeIfAbsent(new Group(k.modelName(), k.kvRank()), g -> new LinkedHashSet<>()).add(k);
             }
-            if (adapters.isEmpty()) {
-                return;
-            }
             for (LinkedHashSet<ObjectKey> group : groups.values()) {
+                if (adapters.isEmpty()) {
+                    break;
+                }
                 List<ObjectKey> keys = List.copyOf(group);
                 Map<Integer, List<ObjectKey>> targets;
                 try {
@@ -200,10 +195,30 @@ public final class StoreController implements AutoCloseable {
                 }
             }
         } finally {
+            // Keys no store task carries (no adapters, no target, policy or submission failed) are done with L2.
+            List<ObjectKey> untargeted = new ArrayList<>();
+            for (ObjectKey k : batch) {
+                if (!pendingStores.containsKey(k)) {
+                    untargeted.add(k);
+                }
+            }
+            allowEviction(untargeted);
             synchronized (idle) {
                 unprocessedKeys -= batch.size();
                 idle.notifyAll();
             }
+        }
+    }
+
+    /** Hands keys whose stores are over to L1's eviction. */
+    private void allowEviction(List<ObjectKey> keys) {
+        if (keys.isEmpty()) {
+            return;
+        }
+        try {
+            l1.allowEviction(keys);
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "L1 did not take " + keys.size() + " keys for eviction", e);
         }
     }
 
@@ -233,6 +248,9 @@ public final class StoreController implements AutoCloseable {
             return;
         }
         inFlight.put(new TaskKey(adapterIndex, id), keys);
+        for (ObjectKey k : keys) {
+            pendingStores.merge(k, 1, Integer::sum);
+        }
         synchronized (idle) {
             inFlightTasks = inFlight.size();
         }
@@ -268,6 +286,14 @@ public final class StoreController implements AutoCloseable {
 
     private void finish(int adapterIndex, long taskId, List<ObjectKey> keys, boolean success) {
         l1.finishRead(keys);
+        List<ObjectKey> done = new ArrayList<>(keys.size());
+        for (ObjectKey k : keys) {
+            if (pendingStores.merge(k, -1, Integer::sum) <= 0) {
+                pendingStores.remove(k);
+                done.add(k);
+            }
+        }
+        allowEviction(done); // before the policy's deletions: a deleted key is simply skipped
         if (success) {
             try {
                 List<ObjectKey> deletions = policy.selectL1Deletions(keys);
@@ -299,6 +325,13 @@ public final class StoreController implements AutoCloseable {
             l1.finishRead(keys);
             n += keys.size();
         }
+        // Nothing will copy these to L2 any more: L1 may evict them (when it outlives this controller).
+        List<ObjectKey> abandoned = new ArrayList<>(pendingStores.keySet());
+        for (ObjectKey k; (k = newKeys.poll()) != null; ) {
+            abandoned.add(k);
+        }
+        pendingStores.clear();
+        allowEviction(abandoned);
         if (!inFlight.isEmpty()) {
             LOG.log(System.Logger.Level.INFO, "store controller stopped with " + inFlight.size()
                     + " store tasks in flight; released " + n + " L1 read locks");

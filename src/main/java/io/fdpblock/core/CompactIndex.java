@@ -99,7 +99,8 @@ final class CompactIndex implements StoreIndex {
             return null;
         }
         long off = at(pos);
-        return new Found(table.get(INT, off + 16) - 1, table.get(INT, off + 20), table.get(INT, off + 24), true, null);
+        return new Found(table.get(INT, off + 16) - 1, table.get(INT, off + 20), table.get(INT, off + 24), true, null,
+                Short.toUnsignedInt(table.get(SHORT, off + 30)));
     }
 
     @Override
@@ -206,6 +207,18 @@ final class CompactIndex implements StoreIndex {
             return LOCKED;
         }
         return removeAt(pos);
+    }
+
+    /** The slot of the entry with this hash, or -1 when there is none (a v2 log replay). */
+    int slotOf(long h1, long h2) {
+        long pos = find(h1, h2);
+        return pos < 0 ? -1 : slotField(pos) - 1;
+    }
+
+    /** The salt id of the entry with this hash, or -1 when there is none (a v2 log replay). */
+    int saltIdOf(long h1, long h2) {
+        long pos = find(h1, h2);
+        return pos < 0 ? -1 : Short.toUnsignedInt(table.get(SHORT, at(pos) + 30));
     }
 
     /** Removes the entry with this hash if it holds {@code slot} (a v2 log replay). @return its slot, or -1 */

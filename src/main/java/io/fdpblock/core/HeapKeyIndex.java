@@ -16,16 +16,22 @@ final class HeapKeyIndex implements StoreIndex {
         final int slot;
         final int size;
         final ObjectMeta meta;
+        final int saltId;
         int crc;
         boolean hasCrc;
         int locks;
 
-        Entry(int slot, int size, ObjectMeta meta, int crc, boolean hasCrc) {
+        Entry(int slot, int size, ObjectMeta meta, int crc, boolean hasCrc, int saltId) {
             this.slot = slot;
             this.size = size;
             this.meta = meta;
             this.crc = crc;
             this.hasCrc = hasCrc;
+            this.saltId = saltId;
+        }
+
+        Found found() {
+            return new Found(slot, size, crc, hasCrc, meta, saltId);
         }
     }
 
@@ -40,7 +46,7 @@ final class HeapKeyIndex implements StoreIndex {
     @Override
     public Found get(String key) {
         Entry e = committed.get(key);
-        return e == null ? null : new Found(e.slot, e.size, e.crc, e.hasCrc, e.meta);
+        return e == null ? null : e.found();
     }
 
     @Override
@@ -50,7 +56,7 @@ final class HeapKeyIndex implements StoreIndex {
 
     @Override
     public void put(String key, int slot, int size, int crc, boolean hasCrc, ObjectMeta meta, int saltId) {
-        committed.put(key, new Entry(slot, size, intern(meta), crc, hasCrc));
+        committed.put(key, new Entry(slot, size, intern(meta), crc, hasCrc, saltId));
     }
 
     @Override
@@ -129,7 +135,7 @@ final class HeapKeyIndex implements StoreIndex {
 
     /** Every key with its entry (v1 checkpoints and key listings). */
     void forEach(BiConsumer<String, Found> action) {
-        committed.forEach((k, e) -> action.accept(k, new Found(e.slot, e.size, e.crc, e.hasCrc, e.meta)));
+        committed.forEach((k, e) -> action.accept(k, e.found()));
     }
 
     /** Most chunks share a handful of shapes: keep one copy of each. */

@@ -1,7 +1,6 @@
 package io.fdpblock.core;
 
 import java.util.HashMap;
-import java.util.HashSet;
 
 /**
  * What the store has in flight, beside its index: keys whose write is in flight (invisible to
@@ -22,7 +21,8 @@ final class InFlight {
 
     private final HashMap<String, Write> writes = new HashMap<>();
     private final HashMap<Integer, int[]> readers = new HashMap<>();
-    private final HashSet<Integer> freedWhileRead = new HashSet<>();
+    /** Slots deleted while read, with the ticket of their delete record. */
+    private final HashMap<Integer, Long> freedWhileRead = new HashMap<>();
 
     boolean isWriting(String key) {
         return writes.containsKey(key);
@@ -58,14 +58,18 @@ final class InFlight {
         readers.computeIfAbsent(slot, s -> new int[1])[0]++;
     }
 
-    /** @return true when {@code slot} was freed while read and this was its last load: release it now */
-    boolean endRead(int slot) {
+    /**
+     * @return when {@code slot} was freed while read and this was its last load, the ticket of its
+     *         delete (release it once that is durable); else -1
+     */
+    long endRead(int slot) {
         int[] n = readers.get(slot);
         if (--n[0] > 0) {
-            return false;
+            return -1;
         }
         readers.remove(slot);
-        return freedWhileRead.remove(slot);
+        Long ticket = freedWhileRead.remove(slot);
+        return ticket == null ? -1 : ticket;
     }
 
     /**
@@ -73,9 +77,9 @@ final class InFlight {
      *
      * @return true when it may be released now; false when loads still read it (released by their end)
      */
-    boolean freeSlot(int slot) {
+    boolean freeSlot(int slot, long deleteTicket) {
         if (readers.containsKey(slot)) {
-            freedWhileRead.add(slot);
+            freedWhileRead.put(slot, deleteTicket);
             return false;
         }
         return true;

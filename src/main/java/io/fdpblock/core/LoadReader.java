@@ -166,17 +166,23 @@ final class LoadReader {
     private void end(List<Planned> plan) {
         int[] freed = new int[plan.size()];
         int nFreed = 0;
+        long ticket = 0;
         core.lock.lock();
         try {
             for (Planned p : plan) {
-                if (core.inflight.endRead(p.entry().slot())) {
+                long t = core.inflight.endRead(p.entry().slot());
+                if (t >= 0) {
                     freed[nFreed++] = p.entry().slot();
+                    ticket = Math.max(ticket, t);
                 }
             }
         } finally {
             core.lock.unlock();
         }
-        core.releaser.release(freed, nFreed);
+        if (nFreed > 0) { // deleted during the load: reused only once the delete is durable
+            core.ops.add(1);
+            core.releaser.releaseWhenDurable(core.meta, ticket, freed, nFreed);
+        }
         core.ops.done(plan.size());
     }
 

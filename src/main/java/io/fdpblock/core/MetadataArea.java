@@ -25,7 +25,7 @@ final class MetadataArea {
     /** The start of a v1 checkpoint payload: how the store recognises its own never-committed checkpoint. */
     private static final byte[] V1_PAYLOAD_PREFIX = "{\"version\":".getBytes(StandardCharsets.US_ASCII);
     /** Read granularity when checking that the area is all zeros. */
-    private static final int SCAN_CHUNK = 1 << 20;
+    static final int SCAN_CHUNK = 1 << 20;
 
     private final BlockDevice device;
     private final int blockAlign;
@@ -165,6 +165,14 @@ final class MetadataArea {
 
     /** @return the first non-zero byte of [{@code from}, {@code to}) as {@link Contents.Foreign}, or null */
     private Contents foreignIn(long from, long to, MemorySegment buf) throws IOException {
+        return foreignIn(device, from, to, buf);
+    }
+
+    /**
+     * @param buf a scratch buffer of at least 1 MiB, aligned for the device
+     * @return the first non-zero byte of [{@code from}, {@code to}) as {@link Contents.Foreign}, or null
+     */
+    static Contents.Foreign foreignIn(BlockDevice device, long from, long to, MemorySegment buf) throws IOException {
         for (long off = from; off < to; off += SCAN_CHUNK) {
             MemorySegment chunk = buf.asSlice(0, Math.min(SCAN_CHUNK, to - off));
             IoBatch b = new IoBatch(1);

@@ -23,6 +23,7 @@ final class OnDiskFormat {
 
     static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     static final byte[] CONTAINER_MAGIC = "LMCIDX01".getBytes(StandardCharsets.US_ASCII);
     static final byte[] SLOT_MAGIC = "LMCBLK01".getBytes(StandardCharsets.US_ASCII);
@@ -45,21 +46,42 @@ final class OnDiskFormat {
 
     // ---- slot header ----
 
-    static void writeSlotHeader(MemorySegment header, long identity, long payloadLength, int payloadCrc32c) {
+    /** Where a slot header keeps its key (u16 length, then UTF-8 bytes): after what LMCache reads. */
+    static final int SLOT_KEY_OFFSET = 32;
+
+    /**
+     * Writes a slot header; the key goes after byte 32 when it fits (LMCache reads bytes 0..23 and
+     * ignores the rest), so the device itself says which key a slot holds.
+     */
+    static void writeSlotHeader(MemorySegment header, long identity, long payloadLength, int payloadCrc32c,
+            byte[] key) {
         header.fill((byte) 0);
         putMagic(header, SLOT_MAGIC);
         header.set(U64, 8, identity);
         header.set(U64, 16, payloadLength);
         header.set(U32, 24, payloadCrc32c);
         header.set(U32, 28, PAYLOAD_CRC_MARKER);
+        if (key != null && SLOT_KEY_OFFSET + 2 + key.length <= header.byteSize()) {
+            header.set(U16, SLOT_KEY_OFFSET, (short) key.length);
+            MemorySegment.copy(key, 0, header, ValueLayout.JAVA_BYTE, SLOT_KEY_OFFSET + 2, key.length);
+        }
     }
 
-    record SlotHeader(boolean magicOk, long identity, long payloadLength, boolean hasCrc, int crc32c) {}
+    /** @param key the key the header names, or null when it names none (LMCache's headers) */
+    record SlotHeader(boolean magicOk, long identity, long payloadLength, boolean hasCrc, int crc32c, String key) {}
 
     static SlotHeader readSlotHeader(MemorySegment header) {
         boolean magic = hasMagic(header, SLOT_MAGIC);
         boolean hasCrc = header.get(U32, 28) == PAYLOAD_CRC_MARKER;
-        return new SlotHeader(magic, header.get(U64, 8), header.get(U64, 16), hasCrc, header.get(U32, 24));
+        String key = null;
+        if (header.byteSize() >= SLOT_KEY_OFFSET + 2) {
+            int len = Short.toUnsignedInt(header.get(U16, SLOT_KEY_OFFSET));
+            if (len > 0 && SLOT_KEY_OFFSET + 2L + len <= header.byteSize()) {
+                key = new String(header.asSlice(SLOT_KEY_OFFSET + 2, len).toArray(ValueLayout.JAVA_BYTE),
+                        java.nio.charset.StandardCharsets.UTF_8);
+            }
+        }
+        return new SlotHeader(magic, header.get(U64, 8), header.get(U64, 16), hasCrc, header.get(U32, 24), key);
     }
 
     // ---- container header ----

@@ -40,6 +40,7 @@ final class PutWriter {
         List<Pending> accepted = new ArrayList<>(n);
         long maxPayload = core.maxPayloadBytes();
         List<String> rejected = null;
+        List<Integer> waiting = null;
         core.lock.lock();
         try {
             core.checkOpenLocked();
@@ -71,8 +72,14 @@ final class PutWriter {
                     continue;
                 }
                 int slot = core.slots.allocate(allocatorGroup(r.placement()));
+                if (slot < 0 && core.releaser.slotsComing()) { // freed by deletes, not yet durable or deallocated
+                    waiting = waiting == null ? new ArrayList<>() : waiting;
+                    waiting.add(i);
+                    continue;
+                }
                 if (slot < 0) {
                     core.deviceFullRejects.incrementAndGet();
+                    core.meta.wantFreeSlots(); // deleted slots may wait for their record to be durable
                     outcomes[i] = PutOutcome.DEVICE_FULL;
                     continue;
                 }
@@ -80,6 +87,9 @@ final class PutWriter {
             }
             if (!accepted.isEmpty()) {
                 core.ops.add(accepted.size());
+            }
+            if (waiting != null) {
+                core.ops.add(1); // a close waits for the retry
             }
         } finally {
             core.lock.unlock();
@@ -91,20 +101,57 @@ final class PutWriter {
                     + " for larger chunks): " + String.join(", ", rejected.subList(0, Math.min(3, rejected.size())))
                     + (rejected.size() > 3 ? ", ..." : ""));
         }
-        if (accepted.isEmpty()) {
+        if (accepted.isEmpty() && waiting == null) {
             finish(outcomes, sameAs, done);
             return;
         }
         int chunk = core.config.maxBatchKeys();
         int chunks = (accepted.size() + chunk - 1) / chunk;
-        AtomicInteger remaining = new AtomicInteger(chunks);
+        AtomicInteger remaining = new AtomicInteger(chunks + (waiting != null ? 1 : 0));
         Runnable chunkDone = () -> {
             if (remaining.decrementAndGet() == 0) {
                 finish(outcomes, sameAs, done);
             }
         };
+        if (waiting != null) {
+            waitForSlots(requests, waiting, outcomes, chunkDone);
+        }
         for (int c = 0; c < chunks; c++) {
             submit(accepted.subList(c * chunk, Math.min(accepted.size(), (c + 1) * chunk)), outcomes, chunkDone);
+        }
+    }
+
+    /**
+     * Retries the keys that found the device full once slots of deletes on their way are free (the commit
+     * that makes those deletes durable is asked for now); a key that finds none again waits again while
+     * more are coming, and fails with {@link PutOutcome#DEVICE_FULL} when none are.
+     */
+    private void waitForSlots(List<PutRequest> requests, List<Integer> waiting, PutOutcome[] outcomes,
+            Runnable chunkDone) {
+        List<PutRequest> again = new ArrayList<>(waiting.size());
+        for (int i : waiting) {
+            again.add(requests.get(i));
+        }
+        Runnable retry = () -> {
+            try {
+                put(again, o -> {
+                    for (int k = 0; k < o.length; k++) {
+                        outcomes[waiting.get(k)] = o[k];
+                    }
+                    core.ops.done(1);
+                    chunkDone.run();
+                });
+            } catch (IllegalStateException closed) {
+                for (int i : waiting) {
+                    outcomes[i] = PutOutcome.CLOSED;
+                }
+                core.ops.done(1);
+                chunkDone.run();
+            }
+        };
+        core.meta.wantFreeSlots();
+        if (!core.releaser.whenSlotsFreed(retry)) { // they came in the meantime
+            retry.run();
         }
     }
 
@@ -127,7 +174,8 @@ final class PutWriter {
                 long len = payload.byteSize();
                 int crc = OnDiskFormat.crc32c(payload);
                 headers[k] = headerBuffer();
-                OnDiskFormat.writeSlotHeader(headers[k], SlotIdentity.of(p.key()), len, crc);
+                OnDiskFormat.writeSlotHeader(headers[k], SlotIdentity.of(p.key()), len, crc,
+                        p.key().getBytes(java.nio.charset.StandardCharsets.UTF_8));
                 long off = core.slotOffset(p.inflight().slot);
                 batch.write(off, headers[k], p.request().placement());
                 batch.write(off + core.headerBytes, writablePayload(payload), p.request().placement());
@@ -137,9 +185,8 @@ final class PutWriter {
         } catch (IOException | RuntimeException e) {
             RawBlockCore.LOG.log(System.Logger.Level.WARNING, "put of " + chunk.size() + " keys on " + core.device.path()
                     + " was not submitted, rolled back: " + e.getMessage());
-            settle(chunk, false, outcomes);
             releaseHeaders(headers);
-            chunkDone.run();
+            settle(chunk, false, outcomes, chunkDone);
         }
     }
 
@@ -154,19 +201,22 @@ final class PutWriter {
                 break;
             }
         }
-        settle(chunk, ok, outcomes);
         if (batch.buffersMayBeInUse()) {
             core.quarantine(new Object[] {batch, headers}); // the kernel may still read them: never reuse
         } else {
             releaseHeaders(headers);
         }
-        chunkDone.run();
+        settle(chunk, ok, outcomes, chunkDone);
     }
 
-    /** Commits every key of a chunk, or rolls every one back (slot released, nothing indexed). */
-    private void settle(List<Pending> chunk, boolean written, PutOutcome[] outcomes) {
+    /**
+     * Commits every key of a chunk, or rolls every one back (slot released, nothing indexed); with
+     * {@code meta_sync_interval_ms} 0 the chunk completes only once its records are durable.
+     */
+    private void settle(List<Pending> chunk, boolean written, PutOutcome[] outcomes, Runnable chunkDone) {
         int[] freed = new int[chunk.size()];
         int nFreed = 0;
+        long ticket = 0;
         core.lock.lock();
         try {
             boolean committing = core.committingLocked();
@@ -182,18 +232,38 @@ final class PutWriter {
                             : inf.canceled ? PutOutcome.CANCELLED : PutOutcome.CLOSED;
                 } else {
                     long size = p.request().payload().byteSize();
-                    core.index.put(p.key(), inf.slot, (int) size, p.crc(), true, p.request().meta(), 0);
+                    String salt = SaltTable.saltOf(p.key());
+                    boolean newSalt = !core.salts.known(salt);
+                    int saltId = Math.max(0, core.salts.idOf(salt)); // every id taken: counted without a salt
+                    core.index.put(p.key(), inf.slot, (int) size, p.crc(), true, p.request().meta(), saltId);
+                    core.salts.added(saltId);
                     core.slots.markUsed(inf.slot);
                     core.placement.recordWrite(p.request().placement(), core.headerBytes + size);
-                    core.markDirtyLocked();
+                    ticket = core.meta.putCommitted(p.key(), inf.slot, (int) size, p.crc(),
+                            allocatorGroup(p.request().placement()), saltId, newSalt && saltId > 0);
                     outcomes[p.index()] = PutOutcome.STORED;
                 }
             }
         } finally {
             core.lock.unlock();
         }
-        core.releaser.release(freed, nFreed);
+        core.releaser.release(freed, nFreed); // rolled back or cancelled: no record names them
+        if (ticket > 0 && core.meta.acknowledgesWhenDurable()) {
+            core.meta.whenDurable(ticket, t -> {
+                if (t < 0) { // the log could not be written: not acknowledged as stored
+                    for (Pending p : chunk) {
+                        if (outcomes[p.index()] == PutOutcome.STORED) {
+                            outcomes[p.index()] = PutOutcome.IO_ERROR;
+                        }
+                    }
+                }
+                core.ops.done(chunk.size());
+                chunkDone.run();
+            });
+            return;
+        }
         core.ops.done(chunk.size());
+        chunkDone.run();
     }
 
     private static void finish(PutOutcome[] outcomes, int[] sameAs, RawBlockCore.OutcomeCompletion done) {

@@ -65,21 +65,18 @@ public final class RawBlockCore implements AutoCloseable {
     final int headerBytes;
     final long slotBytes;
     final AlignedBufferPool headerPool;
-    final MetadataArea area;
     final FdpPlacement placement;
-    final boolean metaAreaFitsFullIndex;
 
     final ReentrantLock lock = new ReentrantLock();
     final StoreIndex index;
     final InFlight inflight = new InFlight();
+    final SaltTable salts = new SaltTable();
     final SlotAllocator slots;
     final OpCounter ops = new OpCounter();
     final SlotReleaser releaser;
-    final Checkpointer checkpointer;
+    final MetaStore meta;
     private final PutWriter writer = new PutWriter(this);
     private final LoadReader reader = new LoadReader(this);
-    long dirtyCount;
-    long persistedCount;
     /** Guarded by {@link #lock}: no new work once set. */
     boolean closed;
     /** Guarded by {@link #lock}: once false, a completing put is not committed (close took its final snapshot). */
@@ -99,28 +96,35 @@ public final class RawBlockCore implements AutoCloseable {
         this.ownsDevice = ownsDevice;
         this.headerBytes = config.headerBytes();
         this.slotBytes = config.slotBytes();
-        StoreGeometry geometry = StoreGeometry.of(config, device);
-        int blockAlign = config.blockAlign();
+        this.placement = FdpPlacement.discover(config, device);
+        // fdpblock_v2's data area starts on a reclaim unit, so that slot groups fill whole ones
+        FormatProbe.Choice format = FormatProbe.probe(config, device, Math.max(1 << 20, placement.reclaimUnitBytes()));
+        StoreGeometry geometry = format.v2() ? StoreGeometry.of(config, device, format.layout().metaTotalBytes())
+                : StoreGeometry.of(config, device);
         this.capacityBytes = geometry.capacityBytes();
         this.dataBase = geometry.dataBase();
         long maxSlots = geometry.maxSlots();
-        this.placement = FdpPlacement.discover(config, device);
         long ru = placement.reclaimUnitBytes();
         int groupSlots = ru > slotBytes ? (int) Math.min(ru / slotBytes, maxSlots) : 1;
         this.slots = new SlotAllocator((int) maxSlots, config.fdpSlotAffinityEnabled(), groupSlots);
-        this.index = new HeapKeyIndex();
         this.releaser = new SlotReleaser(device, lock, slots, dataBase, slotBytes, ops);
-        this.area = new MetadataArea(device, blockAlign, config.metaTotalBytes());
-        CheckpointCodec.Layout layout = geometry.layout();
-        this.metaAreaFitsFullIndex = Checkpointer.fitsFullIndex(device.path(), maxSlots, area.payloadRoom(), config);
-        this.recovered = new Recovery(config, device, area, layout, (HeapKeyIndex) index, slots).run();
-        if (recovered.droppedKeys() > 0) {
-            dirtyCount++; // the next checkpoint persists the cleanup
+        if (format.v2()) {
+            CompactIndex compact = new CompactIndex(maxSlots);
+            this.index = compact;
+            this.meta = new V2Meta(this, format.layout(), compact, format.createdNote());
+        } else {
+            HeapKeyIndex heap = new HeapKeyIndex();
+            this.index = heap;
+            this.meta = new V1Meta(this, geometry.layout(), heap);
         }
-        this.checkpointer = new Checkpointer(area, layout, placement.metadata(), this::snapshot, this::persisted,
-                recovered.seq());
+        try {
+            this.recovered = meta.recover();
+        } catch (IOException | RuntimeException e) {
+            index.close();
+            throw e;
+        }
         this.headerPool = new AlignedBufferPool(headerBytes, 4 * config.maxBatchKeys(),
-                Math.max(blockAlign, device.bufferAlignment()));
+                Math.max(config.blockAlign(), device.bufferAlignment()));
         try {
             device.registerBuffers(headerPool.region());
         } catch (IOException | RuntimeException e) {
@@ -148,9 +152,7 @@ public final class RawBlockCore implements AutoCloseable {
 
     private static RawBlockCore open(RawBlockCoreConfig config, BlockDevice device, boolean owns) throws IOException {
         RawBlockCore core = new RawBlockCore(config, device, owns);
-        if (config.metaEnablePeriodic()) {
-            core.checkpointer.startPeriodic(config.metaCheckpointIntervalSec());
-        }
+        core.meta.startBackground();
         return core;
     }
 
@@ -203,11 +205,6 @@ public final class RawBlockCore implements AutoCloseable {
     /** Under {@link #lock}: whether a finished write may still be committed. */
     boolean committingLocked() {
         return committing;
-    }
-
-    /** Under {@link #lock}: a committed change the next checkpoint must persist. */
-    void markDirtyLocked() {
-        dirtyCount++;
     }
 
     /** Keeps a batch the device gave up while its I/O was in the kernel (and its buffers) reachable forever. */
@@ -328,28 +325,36 @@ public final class RawBlockCore implements AutoCloseable {
         DeleteOutcome[] out = new DeleteOutcome[keys.size()];
         int[] freed = new int[keys.size()];
         int[] nFreed = {0};
+        long ticket = 0;
         lock.lock();
         try {
             checkOpenLocked();
             for (int i = 0; i < out.length; i++) {
                 String key = keys.get(i);
-                int slot = index.remove(key, force);
+                StoreIndex.Found f = index.get(key);
+                int slot = f == null ? StoreIndex.MISSING : index.remove(key, force);
                 if (slot == StoreIndex.LOCKED) {
                     out[i] = DeleteOutcome.LOCKED;
                 } else if (slot == StoreIndex.MISSING) {
                     out[i] = inflight.cancelWrite(key) != null ? DeleteOutcome.CANCELLED : DeleteOutcome.MISSING;
                 } else {
                     out[i] = DeleteOutcome.REMOVED;
-                    dirtyCount++;
-                    if (inflight.freeSlot(slot)) { // else released when the last load of it ends
+                    salts.removed(f.saltId());
+                    ticket = meta.deleted(key, slot);
+                    if (inflight.freeSlot(slot, ticket)) { // else released when the last load of it ends
                         freed[nFreed[0]++] = slot;
                     }
                 }
             }
+            if (nFreed[0] > 0) {
+                ops.add(1);
+            }
         } finally {
             lock.unlock();
         }
-        releaser.release(freed, nFreed[0]);
+        if (nFreed[0] > 0) { // a slot is reused only once its delete is durable (fdpblock_v2)
+            releaser.releaseWhenDurable(meta, ticket, freed, nFreed[0]);
+        }
         return out;
     }
 
@@ -363,31 +368,7 @@ public final class RawBlockCore implements AutoCloseable {
      */
     public void checkpointNow() throws IOException {
         checkOpen();
-        checkpointer.checkpoint();
-    }
-
-    private void persisted(long dirtyAt) {
-        lock.lock();
-        try {
-            persistedCount = dirtyAt;
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    private Checkpointer.Snapshot snapshot() {
-        lock.lock();
-        try {
-            if (dirtyCount == persistedCount) {
-                return null;
-            }
-            List<CheckpointCodec.SnapshotEntry> entries = new ArrayList<>(index.size());
-            ((HeapKeyIndex) index).forEach((k, e) -> entries.add(new CheckpointCodec.SnapshotEntry(k,
-                    slotOffset(e.slot()), e.size(), e.meta())));
-            return new Checkpointer.Snapshot(dirtyCount, slots.nextSlot(), entries);
-        } finally {
-            lock.unlock();
-        }
+        meta.checkpointNow();
     }
 
     // ------------------------------------------------------------------ usage, status, close
@@ -402,13 +383,29 @@ public final class RawBlockCore implements AutoCloseable {
         }
     }
 
-    /** The committed keys and their payload sizes (e.g. to replay them to a listener). */
-    public Map<String, Integer> keySizes() {
+    /**
+     * The committed keys and their payload sizes (e.g. to replay them to a listener). lmcache_v1 keeps
+     * the keys in memory; fdpblock_v2 does not, and reads them from the slot headers (a 4 KiB read a key).
+     */
+    public Map<String, Integer> keySizes() throws IOException {
+        if (index instanceof HeapKeyIndex heap) {
+            lock.lock();
+            try {
+                Map<String, Integer> out = new LinkedHashMap<>(index.size() * 2);
+                heap.forEach((k, e) -> out.put(k, e.size()));
+                return out;
+            } finally {
+                lock.unlock();
+            }
+        }
+        return KeyListing.fromSlotHeaders(this, (CompactIndex) index);
+    }
+
+    /** Keys per cache salt (usage by salt, without the keys). */
+    public Map<String, Long> keysBySalt() {
         lock.lock();
         try {
-            Map<String, Integer> out = new LinkedHashMap<>(index.size() * 2);
-            ((HeapKeyIndex) index).forEach((k, e) -> out.put(k, e.size()));
-            return out;
+            return salts.keysBySalt();
         } finally {
             lock.unlock();
         }
@@ -465,7 +462,7 @@ public final class RawBlockCore implements AutoCloseable {
             lock.unlock();
         }
         long timeout = config.closeTimeoutMs();
-        boolean checkpointStopped = checkpointer.stopPeriodic(timeout);
+        boolean checkpointStopped = meta.stopBackground(timeout);
         boolean drained = ops.awaitNone(timeout);
         lock.lock();
         try {
@@ -480,11 +477,10 @@ public final class RawBlockCore implements AutoCloseable {
         }
         IOException failure = null;
         try {
-            checkpointer.checkpoint();
+            meta.closeDurably();
         } catch (IOException | RuntimeException e) {
             failure = new IOException("raw_block on " + device.path() + ": the final checkpoint could not be written,"
-                    + " so changes since the last checkpoint (seq " + checkpointer.seq() + ") are not durable: "
-                    + e.getMessage(), e);
+                    + " so changes since the last durable one are not durable: " + e.getMessage(), e);
         }
         boolean ioLeft = !drained || !checkpointStopped || !abandoned.isEmpty();
         if (ownsDevice) {
@@ -498,6 +494,7 @@ public final class RawBlockCore implements AutoCloseable {
         }
         if (!ioLeft) {
             headerPool.close();
+            meta.release();
         }
         if (failure != null) {
             throw failure;

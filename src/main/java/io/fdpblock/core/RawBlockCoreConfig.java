@@ -35,6 +35,36 @@ public final class RawBlockCoreConfig {
     public static final Set<String> ACCEPTED_AND_IGNORED = Set.of("enable_zero_copy", "max_data_transfer_size",
             "num_store_workers", "num_lookup_workers", "num_load_workers", "meta_idle_quiet_ms");
 
+    /** The metadata format of a new device (an existing one opens in the format it holds). */
+    public enum MetaFormat {
+        /** This project's scalable format: compact off-heap index, log of records plus snapshots. */
+        FDPBLOCK_V2("fdpblock_v2"),
+        /** LMCache raw_block state v1: mirrored JSON checkpoints, byte-compatible with LMCache. */
+        LMCACHE_V1("lmcache_v1");
+
+        private final String configName;
+
+        MetaFormat(String configName) {
+            this.configName = configName;
+        }
+
+        public String configName() {
+            return configName;
+        }
+
+        public static MetaFormat parse(String s) {
+            for (MetaFormat f : values()) {
+                if (f.configName.equalsIgnoreCase(s)) {
+                    return f;
+                }
+            }
+            throw new IllegalArgumentException("meta_format '" + s + "' is unknown: use fdpblock_v2 or lmcache_v1");
+        }
+    }
+
+    /** How long an acknowledged put may wait for its log record to be durable (fdpblock_v2), by default. */
+    public static final int DEFAULT_META_SYNC_INTERVAL_MS = 1000;
+
     public enum PlacementPolicy {
         NONE("none"), CACHE_SALT_PREFIX("cache_salt_prefix");
 
@@ -65,6 +95,9 @@ public final class RawBlockCoreConfig {
     private final int blockAlign;
     private final int headerBytes;
     private final long metaTotalBytes;
+    private final boolean metaTotalBytesSet;
+    private final MetaFormat metaFormat;
+    private final int metaSyncIntervalMs;
     private final int metaCheckpointIntervalSec;
     private final int metaIdleQuietMs;
     private final boolean metaEnablePeriodic;
@@ -91,7 +124,10 @@ public final class RawBlockCoreConfig {
         slotBytes = b.slotBytes;
         blockAlign = b.blockAlign;
         headerBytes = b.headerBytes;
-        metaTotalBytes = b.metaTotalBytes;
+        metaTotalBytesSet = b.metaTotalBytes > 0;
+        metaTotalBytes = metaTotalBytesSet ? b.metaTotalBytes : DEFAULT_META_TOTAL_BYTES;
+        metaFormat = b.metaFormat;
+        metaSyncIntervalMs = b.metaSyncIntervalMs;
         metaCheckpointIntervalSec = b.metaCheckpointIntervalSec;
         metaIdleQuietMs = b.metaIdleQuietMs;
         metaEnablePeriodic = b.metaEnablePeriodic;
@@ -133,7 +169,13 @@ public final class RawBlockCoreConfig {
         if (capacityBytes < 0) {
             throw invalid("capacity_bytes", capacityBytes, "must be >= 0 (0 = the device's size)");
         }
-        if (capacityBytes > 0 && capacityBytes - slotBytes < metaTotalBytes) { // meta + slot may overflow a long
+        if (b.metaTotalBytes < 0) {
+            throw invalid("meta_total_bytes", b.metaTotalBytes, "must be > 0 (or left out: fdpblock_v2 sizes it from"
+                    + " the capacity, lmcache_v1 uses 256 MiB)");
+        }
+        // fdpblock_v2 without meta_total_bytes sizes its metadata from the device at open (StoreGeometry)
+        boolean metaKnown = metaTotalBytesSet || metaFormat == MetaFormat.LMCACHE_V1;
+        if (metaKnown && capacityBytes > 0 && capacityBytes - slotBytes < metaTotalBytes) { // may overflow a long
             throw invalid("capacity_bytes", capacityBytes, "must hold the meta area (" + metaTotalBytes
                     + ") and at least one slot (" + slotBytes + ")");
         }
@@ -160,6 +202,13 @@ public final class RawBlockCoreConfig {
             throw invalid("fdp_enabled", false, "must be true when fdp_placement_ids, fdp_data_placement_policy or"
                     + " meta_checkpoint_placement_id is set");
         }
+        if (metaSyncIntervalMs < 0) {
+            throw invalid("meta_sync_interval_ms", metaSyncIntervalMs, "must be >= 0 (0 = a put is acknowledged once"
+                    + " its log record is durable)");
+        }
+        if (metaFormat == null) {
+            throw invalid("meta_format", "null", "must be fdpblock_v2 or lmcache_v1");
+        }
         if (closeTimeoutMs < 1) {
             throw invalid("close_timeout_ms", closeTimeoutMs, "must be >= 1");
         }
@@ -176,14 +225,22 @@ public final class RawBlockCoreConfig {
         return new IllegalArgumentException("raw_block config: " + field + " = " + value + " " + rule);
     }
 
+    /**
+     * The metadata area fdpblock_v2 needs for a device of {@code slots} slots (what it uses when
+     * {@code meta_total_bytes} is left out, to within a MiB): set {@code meta_total_bytes} to it and
+     * {@code capacity_bytes} to it plus {@code slots * slot_bytes} for a device of exactly that many slots.
+     */
+    public static long v2MetaBytesFor(int blockAlign, long slots) {
+        return V2Layout.requiredMetaBytes(blockAlign, slots, 1 << 20);
+    }
+
     public static Builder builder(String devicePath, long slotBytes) {
         return new Builder().devicePath(devicePath).slotBytes(slotBytes);
     }
 
     // ---- JSON (LMCache --l2-adapter style) ----
 
-    /** Duplicate keys are an error: with two values for one key, one would silently win. */
-    private static final ObjectMapper JSON = new ObjectMapper().enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+    private static final ObjectMapper JSON = io.fdpblock.util.Json.strictMapper();
     /** Keys of the adapter JSON that belong to the adapter, not the core. */
     private static final Set<String> ADAPTER_KEYS = Set.of("type", "module_path", "class_name", "adapter_params");
     private static final Map<String, BiConsumer<Builder, JsonNode>> FIELDS = new LinkedHashMap<>();
@@ -195,6 +252,8 @@ public final class RawBlockCoreConfig {
         FIELDS.put("block_align", (b, n) -> b.blockAlign(toInt("block_align", n)));
         FIELDS.put("header_bytes", (b, n) -> b.headerBytes(toInt("header_bytes", n)));
         FIELDS.put("meta_total_bytes", (b, n) -> b.metaTotalBytes(integer("meta_total_bytes", n)));
+        FIELDS.put("meta_format", (b, n) -> b.metaFormat(MetaFormat.parse(text("meta_format", n))));
+        FIELDS.put("meta_sync_interval_ms", (b, n) -> b.metaSyncIntervalMs(toInt("meta_sync_interval_ms", n)));
         FIELDS.put("meta_magic", (b, n) -> {
             if (!META_MAGIC.equals(text("meta_magic", n))) {
                 throw invalid("meta_magic", n, "must be " + META_MAGIC + " (the only format this store reads)");
@@ -356,7 +415,17 @@ public final class RawBlockCoreConfig {
     public long slotBytes() { return slotBytes; }
     public int blockAlign() { return blockAlign; }
     public int headerBytes() { return headerBytes; }
+    /**
+     * The metadata area: as configured, else (lmcache_v1) 256 MiB; fdpblock_v2 sizes it from the
+     * capacity when it is not configured ({@link #metaTotalBytesSet()}).
+     */
     public long metaTotalBytes() { return metaTotalBytes; }
+    /** {@code meta_total_bytes} was given. */
+    public boolean metaTotalBytesSet() { return metaTotalBytesSet; }
+    /** The format of a new device. */
+    public MetaFormat metaFormat() { return metaFormat; }
+    /** fdpblock_v2: the longest a put's log record waits before it is made durable; 0 = before the put is acknowledged. */
+    public int metaSyncIntervalMs() { return metaSyncIntervalMs; }
     public int metaCheckpointIntervalSec() { return metaCheckpointIntervalSec; }
     public int metaIdleQuietMs() { return metaIdleQuietMs; }
     public boolean metaEnablePeriodic() { return metaEnablePeriodic; }
@@ -382,7 +451,8 @@ public final class RawBlockCoreConfig {
 
     public Builder toBuilder() {
         return new Builder().devicePath(devicePath).capacityBytes(capacityBytes).slotBytes(slotBytes)
-                .blockAlign(blockAlign).headerBytes(headerBytes).metaTotalBytes(metaTotalBytes)
+                .blockAlign(blockAlign).headerBytes(headerBytes).metaTotalBytes(metaTotalBytesSet ? metaTotalBytes : 0)
+                .metaFormat(metaFormat).metaSyncIntervalMs(metaSyncIntervalMs)
                 .metaCheckpointIntervalSec(metaCheckpointIntervalSec).metaIdleQuietMs(metaIdleQuietMs)
                 .metaEnablePeriodic(metaEnablePeriodic).loadCheckpointOnInit(loadCheckpointOnInit)
                 .metaVerifyOnLoad(metaVerifyOnLoad).useOdirect(useOdirect).ioEngine(ioEngine)
@@ -407,7 +477,9 @@ public final class RawBlockCoreConfig {
         private long slotBytes = -1;
         private int blockAlign = DEFAULT_BLOCK_ALIGN;
         private int headerBytes = DEFAULT_HEADER_BYTES;
-        private long metaTotalBytes = DEFAULT_META_TOTAL_BYTES;
+        private long metaTotalBytes;
+        private MetaFormat metaFormat = MetaFormat.FDPBLOCK_V2;
+        private int metaSyncIntervalMs = DEFAULT_META_SYNC_INTERVAL_MS;
         private int metaCheckpointIntervalSec = 60;
         private int metaIdleQuietMs = 100;
         private boolean metaEnablePeriodic = true;
@@ -430,7 +502,10 @@ public final class RawBlockCoreConfig {
         public Builder slotBytes(long v) { slotBytes = v; return this; }
         public Builder blockAlign(int v) { blockAlign = v; return this; }
         public Builder headerBytes(int v) { headerBytes = v; return this; }
+        /** 0 = the default (lmcache_v1: 256 MiB; fdpblock_v2: sized from the capacity). */
         public Builder metaTotalBytes(long v) { metaTotalBytes = v; return this; }
+        public Builder metaFormat(MetaFormat v) { metaFormat = v; return this; }
+        public Builder metaSyncIntervalMs(int v) { metaSyncIntervalMs = v; return this; }
         public Builder metaCheckpointIntervalSec(int v) { metaCheckpointIntervalSec = v; return this; }
         public Builder metaIdleQuietMs(int v) { metaIdleQuietMs = v; return this; }
         public Builder metaEnablePeriodic(boolean v) { metaEnablePeriodic = v; return this; }

@@ -8,7 +8,6 @@ import io.fdpblock.l2.L2AdapterFactory;
 import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.AbstractL2Adapter;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.fdpblock.l2.KeyCodec;
 import io.fdpblock.core.LoadRequest;
 import io.fdpblock.core.PutRequest;
 import io.fdpblock.core.RawBlockCore;
@@ -42,9 +41,7 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
         this.placement = core.config().fdpEnabled()
                 && core.config().fdpDataPlacementPolicy() == RawBlockCoreConfig.PlacementPolicy.CACHE_SALT_PREFIX
                 ? new SaltPrefixPlacement(core.dataPlacementIds()) : null;
-        for (String k : core.keySizes().keySet()) { // seed usage from what open recovered
-            charge(saltOf(k), slotBytes);
-        }
+        core.keysBySalt().forEach((salt, keys) -> charge(salt, keys * slotBytes)); // what open recovered
     }
 
     /** Opens the device of {@code config} and recovers what it holds. */
@@ -72,14 +69,6 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
     /** The store underneath (for status and experiments). */
     public RawBlockCore core() {
         return core;
-    }
-
-    private static String saltOf(String encodedKey) {
-        try {
-            return KeyCodec.decode(encodedKey).cacheSalt();
-        } catch (IllegalArgumentException e) {
-            return ""; // a key written by another tool: still charged
-        }
     }
 
     /** Registers {@code region} with the device (io_uring: fixed buffers for stores and loads in it). */
@@ -211,7 +200,13 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
     @Override
     protected Map<ObjectKey, Long> heldKeys() {
         Map<ObjectKey, Long> out = new LinkedHashMap<>();
-        core.keySizes().forEach((k, size) -> {
+        Map<String, Integer> held;
+        try {
+            held = core.keySizes();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException("reading the held keys back from " + core.config().devicePath(), e);
+        }
+        held.forEach((k, size) -> {
             try {
                 out.put(ObjectKey.fromEncoded(k), slotBytes);
             } catch (IllegalArgumentException e) {

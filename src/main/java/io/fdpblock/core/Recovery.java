@@ -29,6 +29,7 @@ final class Recovery {
     private final MetadataArea area;
     private final CheckpointCodec.Layout layout;
     private final HeapKeyIndex index;
+    private final SaltTable salts;
     private final SlotAllocator slots;
     private final long dataBase;
     private final long slotBytes;
@@ -36,7 +37,8 @@ final class Recovery {
     private final int blockAlign;
 
     Recovery(RawBlockCoreConfig config, BlockDevice device, MetadataArea area, CheckpointCodec.Layout layout,
-            HeapKeyIndex index, SlotAllocator slots) {
+            HeapKeyIndex index, SlotAllocator slots, SaltTable salts) {
+        this.salts = salts;
         this.config = config;
         this.device = device;
         this.area = area;
@@ -139,7 +141,7 @@ final class Recovery {
             int slot = (int) (rel / slotBytes);
             used[slot] = true;
             highest = Math.max(highest, slot);
-            index.put(re.key(), slot, (int) re.size(), 0, false, re.meta(), 0);
+            index.put(re.key(), slot, (int) re.size(), 0, false, re.meta(), salts.idOf(SaltTable.saltOf(re.key())));
         }
         int nextSlot = (int) Math.max(decoded.nextSlot(), highest + 1);
         int dropped = config.metaVerifyOnLoad() ? verifySlotHeaders(used) : 0;

@@ -141,6 +141,11 @@ final class SlotAllocator {
         return g[0]++;
     }
 
+    /** The placement group a slot was last taken for (0 without affinity, or for none). */
+    int groupOf(int slot) {
+        return affinity ? lastPlacement[slot] : 0;
+    }
+
     int groupSlots() {
         return groupSlots;
     }

@@ -4,7 +4,10 @@ import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
 
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -24,6 +27,10 @@ final class SlotReleaser {
     private final OpCounter ops;
     private final AtomicLong deallocatedSlots = new AtomicLong();
     private final AtomicLong deallocateFailures = new AtomicLong();
+    /** Slots freed by a delete whose record is not durable yet, or being deallocated: free soon. */
+    private final AtomicInteger coming = new AtomicInteger();
+    /** Puts that found no free slot while some were {@link #coming}; guarded by itself. */
+    private final List<Runnable> waiters = new ArrayList<>();
 
     SlotReleaser(BlockDevice device, ReentrantLock lock, SlotAllocator slots, long dataBase, long slotBytes,
             OpCounter ops) {
@@ -45,12 +52,52 @@ final class SlotReleaser {
 
     /** Releases {@code freed[0..count)} (slots no key points at any more). */
     void release(int[] freed, int count) {
+        release(freed, count, false);
+    }
+
+    /**
+     * Releases slots freed by a delete once its record is durable ({@code ticket} of {@code meta}): a
+     * recovery replaying the log must never find the deleted key pointing at another key's bytes. The
+     * caller has counted one operation ({@code ops.add(1)}, under the core's lock so that a close waits
+     * for it); it is done once the slots are released.
+     */
+    void releaseWhenDurable(MetaStore meta, long ticket, int[] freed, int count) {
+        coming.addAndGet(count);
+        meta.whenDurable(ticket, t -> {
+            release(freed, count, true);
+            ops.done(1);
+        });
+    }
+
+    /** Whether slots freed by deletes are on their way back to the allocator. */
+    boolean slotsComing() {
+        return coming.get() > 0;
+    }
+
+    /**
+     * Runs {@code retry} once slots that are {@link #coming} have been freed (on the thread that frees
+     * them), so that a put finding the device full while deletes are on their way waits for their
+     * slots instead of failing.
+     *
+     * @return false, without running it, when no slot is coming
+     */
+    boolean whenSlotsFreed(Runnable retry) {
+        synchronized (waiters) {
+            if (coming.get() == 0) {
+                return false;
+            }
+            waiters.add(retry);
+            return true;
+        }
+    }
+
+    private void release(int[] freed, int count, boolean counted) {
         if (count == 0) {
             return;
         }
         int[] sorted = Arrays.copyOf(freed, count);
         if (!device.supportsDeallocate()) {
-            free(sorted);
+            free(sorted, counted);
             return;
         }
         Arrays.sort(sorted);
@@ -75,19 +122,19 @@ final class SlotReleaser {
                         deallocatedSlots.addAndGet(b.length(i) / slotBytes);
                     }
                 }
-                free(sorted);
+                free(sorted, counted);
                 ops.done(1);
             });
         } catch (IOException | RuntimeException e) {
             deallocateFailures.incrementAndGet();
             RawBlockCore.LOG.log(System.Logger.Level.WARNING, "deallocate of " + sorted.length + " slots on "
                     + device.path() + " was not submitted (the slots are reused anyway): " + e.getMessage());
-            free(sorted);
+            free(sorted, counted);
             ops.done(1);
         }
     }
 
-    private void free(int[] sorted) {
+    private void free(int[] sorted, boolean counted) {
         lock.lock();
         try {
             for (int slot : sorted) {
@@ -95,6 +142,20 @@ final class SlotReleaser {
             }
         } finally {
             lock.unlock();
+        }
+        List<Runnable> ready;
+        synchronized (waiters) {
+            if (counted) {
+                coming.addAndGet(-sorted.length);
+            }
+            if (waiters.isEmpty()) {
+                return;
+            }
+            ready = new ArrayList<>(waiters);
+            waiters.clear();
+        }
+        for (Runnable r : ready) {
+            r.run();
         }
     }
 }

@@ -14,21 +14,33 @@ import java.nio.file.Path;
  * area, and how many slots fit, checked against the device; and the device a configuration names.
  */
 record StoreGeometry(long capacityBytes, long dataBase, long maxSlots, CheckpointCodec.Layout layout) {
-    /** @throws IllegalArgumentException naming the value and the limit when the device cannot hold the layout */
+    /** lmcache_v1: the data area starts after {@code meta_total_bytes}. */
     static StoreGeometry of(RawBlockCoreConfig config, BlockDevice device) {
+        return of(config, device, config.metaTotalBytes());
+    }
+
+    /** The capacity the configuration asks of the device (0: all of it). */
+    static long capacity(RawBlockCoreConfig config, BlockDevice device) {
+        long deviceSize = device.sizeBytes();
+        if (config.capacityBytes() > deviceSize) {
+            throw new IllegalArgumentException("raw_block config: capacity_bytes = " + config.capacityBytes()
+                    + " exceeds the size of " + device.path() + " (" + deviceSize + " bytes); use 0 for the whole device");
+        }
+        return config.capacityBytes() > 0 ? config.capacityBytes() : deviceSize;
+    }
+
+    /**
+     * @param dataBase where the data area starts (the metadata area's size)
+     * @throws IllegalArgumentException naming the value and the limit when the device cannot hold the layout
+     */
+    static StoreGeometry of(RawBlockCoreConfig config, BlockDevice device, long dataBase) {
         int blockAlign = config.blockAlign();
         int lbs = device.logicalBlockSize();
         if (blockAlign % lbs != 0) {
             throw new IllegalArgumentException("raw_block config: block_align = " + blockAlign + " is not a multiple of"
                     + " the device's logical block size " + lbs + " (" + device.path() + "); use " + lbs + " or more");
         }
-        long deviceSize = device.sizeBytes();
-        if (config.capacityBytes() > deviceSize) {
-            throw new IllegalArgumentException("raw_block config: capacity_bytes = " + config.capacityBytes()
-                    + " exceeds the size of " + device.path() + " (" + deviceSize + " bytes); use 0 for the whole device");
-        }
-        long capacity = config.capacityBytes() > 0 ? config.capacityBytes() : deviceSize;
-        long dataBase = config.metaTotalBytes();
+        long capacity = capacity(config, device);
         long slotBytes = config.slotBytes();
         long maxSlots = capacity > dataBase ? (capacity - dataBase) / slotBytes : 0;
         if (maxSlots < 1) {
@@ -41,7 +53,7 @@ record StoreGeometry(long capacityBytes, long dataBase, long maxSlots, Checkpoin
                     + (Integer.MAX_VALUE - 8) + "; use a larger slot_bytes");
         }
         return new StoreGeometry(capacity, dataBase, maxSlots, new CheckpointCodec.Layout(config.devicePath(), capacity,
-                blockAlign, config.headerBytes(), slotBytes, config.metaTotalBytes(), dataBase));
+                blockAlign, config.headerBytes(), slotBytes, dataBase, dataBase));
     }
 
     /** Opens the device the configuration names with its engine, for one owner; creates a file of capacity_bytes. */

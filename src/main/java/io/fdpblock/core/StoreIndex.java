@@ -13,7 +13,7 @@ import java.util.List;
  */
 interface StoreIndex extends AutoCloseable {
     /** What the index holds for a key (a copy: the index may reuse its storage). */
-    record Found(int slot, int size, int crc, boolean hasCrc, ObjectMeta meta) {}
+    record Found(int slot, int size, int crc, boolean hasCrc, ObjectMeta meta, int saltId) {}
 
     /** @return the entry, or null when the key is not committed */
     Found get(String key);

@@ -11,7 +11,7 @@ final class StoreStatus {
         Map<String, Object> s = new LinkedHashMap<>();
         core.lock.lock();
         try {
-            s.put("is_healthy", !core.closed && core.checkpointer.lastError() == null);
+            s.put("is_healthy", !core.closed && core.meta.lastError() == null);
             s.put("device_path", core.config.devicePath());
             s.put("io_engine", core.device.engine().configName());
             s.put("capacity_bytes", core.capacityBytes);
@@ -23,7 +23,8 @@ final class StoreStatus {
             s.put("keys", core.index.size());
             s.put("locked_keys", core.index.lockedCount());
             s.put("inflight_keys", core.inflight.writes());
-            s.put("dirty", core.dirtyCount != core.persistedCount);
+            s.put("dirty", core.meta.dirty());
+            s.put("index_bytes", core.index.memoryBytes());
             s.put("slot_affinity_hits", core.slots.affinityHits());
             s.put("slot_affinity_fallbacks", core.slots.affinityFallbacks());
             s.put("slots_per_reclaim_unit", core.slots.groupSlots());
@@ -37,14 +38,7 @@ final class StoreStatus {
         s.put("bytes_written_by_placement_id", core.placement.bytesWrittenById());
         s.put("deallocated_slots", core.releaser.deallocatedSlots());
         s.put("deallocate_failures", core.releaser.deallocateFailures());
-        s.put("checkpoint_seq", core.checkpointer.seq());
-        s.put("checkpoints_written", core.checkpointer.written());
-        s.put("last_checkpoint_bytes", core.checkpointer.lastBytes());
-        s.put("last_checkpoint_ms", core.checkpointer.lastMillis());
-        s.put("checkpoint_failures", core.checkpointer.failures());
-        s.put("last_checkpoint_error", core.checkpointer.lastError());
-        s.put("meta_container_bytes", core.area.containerBytes());
-        s.put("meta_area_fits_full_index", core.metaAreaFitsFullIndex);
+        core.meta.status(s);
         s.put("recovery", core.recovered.note());
         s.put("recovery_fell_back", core.recovered.fellBack());
         s.put("recovered_keys", core.recovered.recoveredKeys());

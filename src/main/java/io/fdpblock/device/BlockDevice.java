@@ -36,6 +36,16 @@ public interface BlockDevice extends AutoCloseable {
     }
 
     /**
+     * Why writes cannot carry placement ids here, and what would let them; null when
+     * {@link #supportsPlacement()}.
+     */
+    default String placementUnsupportedReason() {
+        return supportsPlacement() ? null : "io_engine " + engine() + " on " + path() + " cannot carry placement ids: FDP"
+                + " needs io_engine uring_cmd on an NVMe generic device /dev/ngXnY, or io_engine io_uring on its block"
+                + " device /dev/nvmeXnY with write streams (Linux >= 6.16)";
+    }
+
+    /**
      * The placement ids the device reports (NVMe FDP: RUH Status), in its order; empty without FDP.
      */
     default java.util.List<Integer> placementIds() throws IOException {
@@ -85,6 +95,15 @@ public interface BlockDevice extends AutoCloseable {
      */
     default boolean registerBuffers(MemorySegment region) throws IOException {
         return false;
+    }
+
+    /**
+     * Operations so far that used the registered-buffer path (READ_FIXED/WRITE_FIXED, or
+     * {@code IORING_URING_CMD_FIXED} for passthru); 0 for engines that have none. Lets a caller check
+     * that the fast path is really taken (e.g. {@code fdpblock selftest}).
+     */
+    default long fixedBufferOps() {
+        return 0;
     }
 
     /**

@@ -277,6 +277,11 @@ class IoUringBlockDevice extends AbstractBlockDevice {
         return l;
     }
 
+    @Override
+    public long fixedBufferOps() {
+        return fixedOps();
+    }
+
     /** The first ring as set up, e.g. {@code Ring[fd=5, sq=256, cq=512, flags=SINGLE_ISSUER|DEFER_TASKRUN]}. */
     String ringDescription() {
         return ringDescription;
@@ -629,6 +634,24 @@ class IoUringBlockDevice extends AbstractBlockDevice {
                             + ", every I/O copies its iovec each time: " + e.getMessage());
                 }
             }
+        }
+
+        /**
+         * Closes this ring, dropping its reference to the device file first. A closed ring lets go of its
+         * registered files later, in a kernel worker; until then the file stays open, and an exclusive
+         * reopen right after {@link #close()} (O_EXCL on a block device, the flock on either) would find
+         * the device still in use. Every ring registers the file, so every ring does this.
+         */
+        final void closeRing(Ring r) {
+            if (sqeFileFlags != 0) {
+                try {
+                    r.unregisterFiles();
+                } catch (IOException e) {
+                    LOG.log(System.Logger.Level.DEBUG, "unregistering the file of " + path() + " before the ring's"
+                            + " teardown: " + e.getMessage());
+                }
+            }
+            r.close();
         }
 
         /** Makes this ring's registered buffers those of {@link #regions}; a slot that fails stays empty. */
@@ -1084,7 +1107,7 @@ class IoUringBlockDevice extends AbstractBlockDevice {
                             + " the kernel; its ring and memory stay allocated");
                 } else {
                     if (r != null) {
-                        r.close();
+                        closeRing(r);
                     }
                     arena.close();
                 }
@@ -1204,7 +1227,7 @@ class IoUringBlockDevice extends AbstractBlockDevice {
             try {
                 setUp(false);
             } catch (IOException | RuntimeException e) {
-                ring.close();
+                closeRing(ring);
                 throw e;
             }
         }
@@ -1231,7 +1254,7 @@ class IoUringBlockDevice extends AbstractBlockDevice {
                 broken = true;
                 callerRings.remove(this);
                 if (!abandoned) {
-                    ring.close();
+                    closeRing(ring);
                 }
                 LOG.log(System.Logger.Level.WARNING, reason + "; this thread's blocking I/O goes through the reactor"
                         + " from now on", t);
@@ -1240,7 +1263,7 @@ class IoUringBlockDevice extends AbstractBlockDevice {
 
         void close() {
             if (!abandoned && !broken) {
-                ring.close();
+                closeRing(ring);
             }
         }
     }

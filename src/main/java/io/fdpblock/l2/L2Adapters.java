@@ -3,6 +3,7 @@ package io.fdpblock.l2;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fdpblock.util.Json;
 
 import java.io.IOException;
 import java.util.Map;
@@ -13,7 +14,7 @@ import java.util.TreeMap;
 public final class L2Adapters {
     private L2Adapters() {}
 
-    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final ObjectMapper JSON = Json.strictMapper();
 
     private static final class Registry {
         static final Map<String, L2AdapterFactory> FACTORIES = load();
@@ -37,8 +38,8 @@ public final class L2Adapters {
     }
 
     /**
-     * @throws IllegalArgumentException for invalid JSON, a missing type, or an unknown type (naming the
-     *         known ones)
+     * @throws IllegalArgumentException for invalid JSON (a key given twice included), a missing type, or
+     *         an unknown type (naming the known ones)
      * @throws IOException when the adapter cannot open what it needs (device, permissions)
      */
     public static L2Adapter create(String json) throws IOException {
@@ -60,7 +61,12 @@ public final class L2Adapters {
         try {
             root = JSON.readTree(json);
         } catch (JsonProcessingException e) {
-            throw new IllegalArgumentException("L2 adapter config is not valid JSON: " + e.getOriginalMessage(), e);
+            String where = e.getLocation() == null ? "" : " (line " + e.getLocation().getLineNr() + ", column "
+                    + e.getLocation().getColumnNr() + ")";
+            String fix = e.getOriginalMessage().startsWith("Duplicate field")
+                    ? ": each key may appear only once; remove the extra one" : "";
+            throw new IllegalArgumentException("L2 adapter config is not valid JSON: " + e.getOriginalMessage() + where
+                    + fix, e);
         }
         if (root == null || !root.isObject()) {
             throw new IllegalArgumentException("L2 adapter config must be a JSON object, got: " + json);

@@ -2,6 +2,7 @@ package io.fdpblock.uring;
 
 import io.fdpblock.linux.Errno;
 import io.fdpblock.ffi.FdpNative;
+import io.fdpblock.ffi.fdpblock_sqe_write_stream;
 import io.fdpblock.ffi.io_uring;
 import io.fdpblock.ffi.io_uring_cq;
 import io.fdpblock.ffi.io_uring_cqe;
@@ -74,6 +75,8 @@ public final class Ring implements AutoCloseable {
     private static final long SQE_USER_DATA = io_uring_sqe.user_data$offset();
     private static final long SQE_BUF_INDEX = io_uring_sqe.buf_index$offset();
     private static final long SQE_CMD_OP = io_uring_sqe.cmd_op$offset();
+    /** Linux >= 6.16: byte 44, in the union with splice_fd_in/file_index (headers/sqe_write_stream.h). */
+    private static final long SQE_WRITE_STREAM = fdpblock_sqe_write_stream.write_stream$offset();
 
     private static final long CQE_USER_DATA = io_uring_cqe.user_data$offset();
     private static final long CQE_RES = io_uring_cqe.res$offset();
@@ -419,6 +422,19 @@ public final class Ring implements AutoCloseable {
     public void setUringCmdFixed(long sqe, int bufIndex) {
         sqes.set(ValueLayout.JAVA_INT, sqe + SQE_OP_FLAGS, URING_CMD_FIXED);
         sqes.set(ValueLayout.JAVA_SHORT, sqe + SQE_BUF_INDEX, (short) bufIndex);
+    }
+
+    /**
+     * Sets a WRITE's (or WRITE_FIXED's) write stream: 1..{@code queue/max_write_streams} of the block
+     * device (Linux >= 6.16; 0 = none). The kernel then places the write with the stream's FDP placement
+     * handle, for O_DIRECT writes only. Where the kernel has no write streams it ignores the byte, so ask
+     * sysfs first ({@link io.fdpblock.nvme.WriteStreams#probe}).
+     */
+    public void setWriteStream(long sqe, int stream) {
+        if (stream < 0 || stream > 255) {
+            throw new IllegalArgumentException("write stream " + stream + " is outside 0..255 (the SQE field is one byte)");
+        }
+        sqes.set(ValueLayout.JAVA_BYTE, sqe + SQE_WRITE_STREAM, (byte) stream);
     }
 
     /** Sets {@code IOSQE_*} flags, e.g. {@link #SQE_FIXED_FILE} (the fd is then a registered file index). */

@@ -139,4 +139,45 @@ class BenchReportTest {
         List<CaseResult> noFio = List.of(result(raw.get(0), 10_000, 1, null, 0), result(raw.get(4), 3000, 0.5, null, 0));
         assertThat(Files.size(BenchChart.write(noFio, dir.resolve("b.png"), 3))).isGreaterThan(1000);
     }
+
+    @Test
+    void placementCasesGiveEachSidesMedianAndTheCostOfStreamsAgainstPlainAndPassthru() {
+        BenchCase c = BenchCase.placementCases().get(1);
+        assertThat(c.id()).isEqualTo("placement-randwrite-4k-qd32");
+        assertThat(c.label()).isEqualTo("placement randwrite 4k QD32");
+        assertThat(c.hasReference()).as("no fio side").isFalse();
+        assertThat(BenchCase.all()).contains(c);
+        PlacementResult r = new PlacementResult(c);
+        double[][] iops = {{1000, 900, 800}, {1200, 1000, 900}, {1100, 950, 1000}}; // plain, stream, passthru per round
+        for (int round = 0; round < 3; round++) {
+            java.util.Map<PlacementResult.Side, Measurement> m = PlacementResult.perSide();
+            PlacementResult.Side[] sides = PlacementResult.Side.values();
+            for (int s = 0; s < 3; s++) {
+                long ops = (long) iops[round][s];
+                m.put(sides[s], new Measurement(ops, ops * 4096, 1.0, ops * 10e-6 * (s + 1))); // 10, 20, 30 us per op
+            }
+            r.add(new PlacementResult.Round(round + 1, m, PlacementResult.perSide()));
+        }
+        assertThat(r.throughput(PlacementResult.Side.PLAIN)).isEqualTo(1100);
+        assertThat(r.throughput(PlacementResult.Side.STREAM)).isEqualTo(950);
+        assertThat(r.throughput(PlacementResult.Side.PASSTHRU)).isEqualTo(900);
+        assertThat(r.throughputRatio(PlacementResult.Side.STREAM, PlacementResult.Side.PLAIN)).isCloseTo(950 / 1100.0,
+                within(1e-12));
+        assertThat(r.throughputRatio(PlacementResult.Side.STREAM, PlacementResult.Side.PASSTHRU)).isCloseTo(950 / 900.0,
+                within(1e-12));
+        assertThat(r.cpuMicrosPerOp(PlacementResult.Side.STREAM)).isCloseTo(20, within(1e-9));
+        assertThat(r.cpuRatio(PlacementResult.Side.STREAM, PlacementResult.Side.PASSTHRU)).isCloseTo(2 / 3.0, within(1e-9));
+        assertThat(r.row()).contains("placement randwrite 4k QD32").contains("1,100").contains("0.86x").contains("1.06x");
+        java.util.Map<String, Object> json = r.toMap();
+        assertThat(json).containsKeys("rounds", "median", "ratios").doesNotContainKey("skipped");
+        @SuppressWarnings("unchecked")
+        java.util.Map<String, Object> ratios = (java.util.Map<String, Object>) json.get("ratios");
+        assertThat(ratios).containsEntry("throughput_stream_over_plain", 0.8636);
+
+        PlacementResult skipped = new PlacementResult(c);
+        skipped.skip("kernel 6.12 has no block-layer write streams");
+        assertThat(skipped.row()).contains("skipped: kernel 6.12");
+        assertThat(skipped.toMap()).containsEntry("skipped", "kernel 6.12 has no block-layer write streams")
+                .doesNotContainKey("rounds");
+    }
 }

@@ -3,12 +3,16 @@ package io.fdpblock.bench;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;
+import io.fdpblock.device.IoBatch;
 import io.fdpblock.device.IoEngine;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -62,6 +66,55 @@ class PipelinedIoTest {
             assertThatThrownBy(() -> p.run(0, 2_000_000_000L)).isInstanceOf(IOException.class)
                     .hasMessageContaining("write(");
             p.release();
+            assertThat(dev.buffers().available()).isEqualTo(8);
+        }
+    }
+
+    /** Fills and checks by offset: the byte at i of the block at o is (o / 4096 + i) mod 251. */
+    private static final PipelinedIo.Content BY_OFFSET = new PipelinedIo.Content() {
+        @Override
+        public void fill(MemorySegment buffer, long offset) {
+            for (long i = 0; i < buffer.byteSize(); i++) {
+                buffer.set(ValueLayout.JAVA_BYTE, i, (byte) ((offset / 4096 + i) % 251));
+            }
+        }
+
+        @Override
+        public boolean matches(MemorySegment buffer, long offset) {
+            for (long i = 0; i < buffer.byteSize(); i++) {
+                if (buffer.get(ValueLayout.JAVA_BYTE, i) != (byte) ((offset / 4096 + i) % 251)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    };
+
+    @Test
+    void overOffsetsVisitsEachOffsetOnceFillingWritesAndCheckingReads() throws IOException {
+        try (BlockDevice dev = memory()) {
+            long[] offsets = {5 * 4096, 0, 4095 * 4096, 17 * 4096, 3 * 4096, 9 * 4096, 1000 * 4096};
+            PipelinedIo w = PipelinedIo.overOffsets(dev, true, 4096, 4, offsets, BY_OFFSET);
+            assertThat(w.runOps(100).ops()).isEqualTo(offsets.length); // never more than the offsets given
+            w.release();
+            MemorySegment block = dev.buffers().acquire().asSlice(0, 4096);
+            for (long o : offsets) { // what the device holds, read by a plain batch
+                IoBatch b = new IoBatch(1);
+                b.read(o, block);
+                dev.execute(b);
+                assertThat(BY_OFFSET.matches(block, o)).as("block at %d", o).isTrue();
+            }
+            block.fill((byte) 0); // one block overwritten behind the pipeline's back
+            IoBatch b = new IoBatch(1);
+            b.write(17 * 4096, block);
+            dev.execute(b);
+            dev.buffers().release(block);
+
+            PipelinedIo r = PipelinedIo.overOffsets(dev, false, 4096, 4, offsets, BY_OFFSET);
+            assertThat(r.runOps(offsets.length).ops()).isEqualTo(offsets.length);
+            r.release();
+            assertThat(r.mismatches()).isEqualTo(1);
+            assertThat(r.mode()).isEqualTo(PipelinedIo.Mode.HANDOFF);
             assertThat(dev.buffers().available()).isEqualTo(8);
         }
     }

@@ -30,8 +30,8 @@ final class Fixtures {
     /** L1 chunk = one raw_block payload (slot of 8 KiB minus its 4 KiB header). */
     static final int CHUNK = 4096;
     static final long SLOT = 8192;
-    static final long META = 1 << 20;
     static final int SLOTS = 128;
+    static final long META = RawBlockCoreConfig.v2MetaBytesFor(4096, SLOTS);
     /** Generous: only a bound so that nothing can hang; never a timing assertion. */
     static final Duration WAIT = Duration.ofSeconds(60);
     static final KvLayout LAYOUT = KvLayout.ofBytes(CHUNK);

@@ -26,6 +26,8 @@ final class GatedAdapter implements L2Adapter {
     volatile boolean stallLookups;
     volatile boolean stallLoads;
     volatile boolean failLoadSubmit;
+    /** close() closes the delegate, then throws (as a store whose final checkpoint failed does). */
+    volatile boolean failClose;
     /** Loads of these keys are reported as misses (as if the payload failed its checksum). */
     final Set<ObjectKey> loadMisses = ConcurrentHashMap.newKeySet();
     private final Map<Long, List<ObjectKey>> loadKeys = new ConcurrentHashMap<>();
@@ -136,6 +138,9 @@ final class GatedAdapter implements L2Adapter {
     @Override
     public void close() {
         delegate.close();
+        if (failClose) {
+            throw new java.io.UncheckedIOException(new java.io.IOException("injected: final checkpoint failed"));
+        }
     }
 
     @Override

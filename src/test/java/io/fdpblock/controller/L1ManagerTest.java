@@ -100,9 +100,11 @@ class L1ManagerTest {
             assertThat(l1.freeChunks()).isZero();
             assertThat(l1.contains(ks.get(4))).isFalse();
             l1.finishWrite(ks);
-            // non-temporary objects are never evicted
+            // non-temporary objects are not evicted before allowEviction
             assertThat(l1.reserveWrite(List.of(key(50)), LAYOUT, true)).containsOnlyNulls();
             assertThat(l1.evictions()).isZero();
+            assertThat(l1.refusedStores()).isEqualTo(2);
+            assertThat(l1.refusedPrefetches()).isEqualTo(1);
             assertThat(l1.delete(pick(ks, 0))).hasSize(1);
             assertThat(l1.reserveWrite(List.of(key(50)), LAYOUT, false)).doesNotContainNull();
         }
@@ -133,6 +135,34 @@ class L1ManagerTest {
             l1.finishRead(List.of(tempLocked)); // unlocked now: evictable
             assertThat(l1.reserveWrite(List.of(key(11)), LAYOUT, false)).doesNotContainNull();
             assertThat(l1.contains(tempLocked)).isFalse();
+        }
+    }
+
+    @Test
+    void storedObjectsAreEvictableOnceAllowedAndUnlockedInTheOrderTheyBecameSo() {
+        try (L1Manager l1 = new L1Manager(CHUNK, 2)) {
+            ObjectKey a = key(1);
+            ObjectKey b = key(2);
+            l1.reserveWrite(List.of(a, b), LAYOUT, false);
+            l1.finishWrite(List.of(a, b));
+            assertThat(l1.isEvictionAllowed(a)).isFalse();
+            assertThat(l1.reserveWrite(List.of(key(3)), LAYOUT, false)).containsOnlyNulls();
+
+            l1.reserveRead(List.of(b));
+            assertThat(l1.allowEviction(List.of(b, a, key(99)))).isEqualTo(2); // absent keys are skipped
+            assertThat(l1.isEvictionAllowed(a)).isTrue();
+            // b was allowed first but is read-locked: a goes
+            assertThat(l1.reserveWrite(List.of(key(3)), LAYOUT, false)).doesNotContainNull();
+            assertThat(l1.contains(a)).isFalse();
+            l1.finishWrite(List.of(key(3)));
+            assertThat(l1.reserveWrite(List.of(key(4)), LAYOUT, false)).containsOnlyNulls(); // b locked, 3 not allowed
+            l1.finishRead(List.of(b));
+            assertThat(l1.reserveWrite(List.of(key(4)), LAYOUT, false)).doesNotContainNull();
+            assertThat(l1.contains(b)).isFalse();
+            assertThat(l1.contains(key(3))).isTrue();
+            assertThat(l1.evictions()).isEqualTo(2);
+            assertThat(l1.refusedStores()).isEqualTo(2);
+            assertThat(l1.allowEviction(List.of(b))).isZero();
         }
     }
 

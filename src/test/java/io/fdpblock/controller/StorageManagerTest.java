@@ -176,4 +176,16 @@ class StorageManagerTest {
                 .isInstanceOf(IllegalStateException.class);
         assertThatThrownBy(() -> sm.submitPrefetchTask(keys(0, 1), LAYOUT)).isInstanceOf(IllegalStateException.class);
     }
+
+    @Test
+    void aFailedCloseOfAnOwnedAdapterIsThrownAfterEverythingIsClosed() throws Exception {
+        StorageManager sm = StorageManager.create(CHUNK, 4, "{\"type\":\"failing_close\"}", "{\"type\":\"mock\"}");
+        L2Adapter failing = sm.adapters().get(0);
+        L2Adapter other = sm.adapters().get(1);
+        assertThatThrownBy(sm::close).isInstanceOf(java.io.UncheckedIOException.class)
+                .hasMessageContaining("final checkpoint failed");
+        assertThat(((GatedAdapter) failing).delegate.reportStatus()).containsEntry("closed", true);
+        assertThat(other.reportStatus()).containsEntry("closed", true);
+        sm.close(); // once only
+    }
 }

@@ -95,7 +95,8 @@ class CloseSemanticsTest {
         for (int round = 0; round < 5; round++) {
             Path file = dir.resolve("race-" + round + ".img");
             RawBlockCoreConfig config = RawBlockCoreConfig.builder(file.toString(), 16 << 10)
-                    .capacityBytes((1 << 20) + 512 * (16 << 10)).metaTotalBytes(1 << 20).ioEngine(IoEngine.IO_URING)
+                    .capacityBytes(RawBlockCoreConfig.v2MetaBytesFor(4096, 512) + 512 * (16 << 10))
+                    .metaTotalBytes(RawBlockCoreConfig.v2MetaBytesFor(4096, 512)).ioEngine(IoEngine.IO_URING)
                     .metaEnablePeriodic(false).build();
             Map<String, PutOutcome> acknowledged = new ConcurrentHashMap<>();
             AtomicBoolean refused = new AtomicBoolean();
@@ -146,10 +147,11 @@ class CloseSemanticsTest {
      */
     @Test
     void closeWaitsWithABoundAndAPutCompletingAfterItIsReportedFailed() throws Exception {
-        Path file = BlockDevices.createFile(dir.resolve("held.img"), (1 << 20) + 16 * (16 << 10));
+        long meta = RawBlockCoreConfig.v2MetaBytesFor(4096, 16);
+        Path file = BlockDevices.createFile(dir.resolve("held.img"), meta + 16 * (16 << 10));
         FaultInjectingDevice dev = new FaultInjectingDevice(BlockDevices.open(file,
                 DeviceOptions.of(IoEngine.IO_URING).withBuffers(1 << 20, 0)));
-        RawBlockCoreConfig config = RawBlockCoreConfig.builder(file.toString(), 16 << 10).metaTotalBytes(1 << 20)
+        RawBlockCoreConfig config = RawBlockCoreConfig.builder(file.toString(), 16 << 10).metaTotalBytes(meta)
                 .ioEngine(IoEngine.IO_URING).metaEnablePeriodic(false).closeTimeoutMs(300).build();
         try (Arena arena = Arena.ofShared()) {
             RawBlockCore core = RawBlockCore.open(config, dev);

@@ -22,15 +22,26 @@ final class CoreFixture implements AutoCloseable {
     static final long META = 1 << 20;
 
     final IoEngine engine;
+    final RawBlockCoreConfig.MetaFormat format;
+    /** The metadata area of this fixture's format: {@link #META} for v1, fdpblock_v2's need for its slots. */
+    final long meta;
     final Path file;
     final FaultInjectingDevice device;
     final Arena arena = Arena.ofShared();
     final long capacity;
     private final List<RawBlockCore> cores = new ArrayList<>();
 
+    /** A device of exactly {@code slots} slots in fdpblock_v2, the default format. */
     CoreFixture(IoEngine engine, Path dir, int slots) throws IOException {
+        this(engine, dir, slots, RawBlockCoreConfig.MetaFormat.FDPBLOCK_V2);
+    }
+
+    CoreFixture(IoEngine engine, Path dir, int slots, RawBlockCoreConfig.MetaFormat format) throws IOException {
         this.engine = engine;
-        this.capacity = META + slots * SLOT;
+        this.format = format;
+        this.meta = format == RawBlockCoreConfig.MetaFormat.LMCACHE_V1 ? META
+                : RawBlockCoreConfig.v2MetaBytesFor(4096, slots);
+        this.capacity = meta + slots * SLOT;
         if (engine == IoEngine.MEMORY) {
             file = null;
             device = new FaultInjectingDevice(BlockDevices.memory(capacity, 4096));
@@ -43,7 +54,8 @@ final class CoreFixture implements AutoCloseable {
 
     RawBlockCoreConfig.Builder config() {
         return RawBlockCoreConfig.builder(file == null ? "memory" : file.toString(), SLOT)
-                .capacityBytes(capacity).metaTotalBytes(META).metaEnablePeriodic(false).ioEngine(engine);
+                .capacityBytes(capacity).metaTotalBytes(meta).metaFormat(format).metaEnablePeriodic(false)
+                .ioEngine(engine);
     }
 
     RawBlockCore open() throws IOException {

@@ -62,6 +62,8 @@ public final class CrashChild {
         return RawBlockCoreConfig.builder(dir.resolve(DEVICE_FILE).toString(), SLOT_BYTES)
                 .capacityBytes(CAPACITY_BYTES)
                 .metaTotalBytes(META_TOTAL_BYTES)
+                // checkpoints reported to the parent are v1's; fdpblock_v2's crash safety is PowerLossTest's
+                .metaFormat(RawBlockCoreConfig.MetaFormat.LMCACHE_V1)
                 .ioEngine(IoEngine.IO_URING)
                 .useOdirect(true)
                 .metaEnablePeriodic(true)

@@ -29,8 +29,9 @@ class DeviceOwnershipTest {
     Path dir;
 
     static RawBlockCoreConfig config(Path file, IoEngine engine) {
-        return RawBlockCoreConfig.builder(file.toString(), 16 << 10).capacityBytes((1 << 20) + 16 * (16 << 10))
-                .metaTotalBytes(1 << 20).ioEngine(engine).metaEnablePeriodic(false).build();
+        long meta = RawBlockCoreConfig.v2MetaBytesFor(4096, 16);
+        return RawBlockCoreConfig.builder(file.toString(), 16 << 10).capacityBytes(meta + 16 * (16 << 10))
+                .metaTotalBytes(meta).ioEngine(engine).metaEnablePeriodic(false).build();
     }
 
     @ParameterizedTest

@@ -15,12 +15,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 @Tag("host")
 class InspectorTest {
+    private static final RawBlockCoreConfig.MetaFormat V1 = RawBlockCoreConfig.MetaFormat.LMCACHE_V1;
+
     @TempDir
     Path dir;
 
     @Test
     void reportsContainersLayoutUsageBySaltAndBadSlotHeaders() throws Exception {
-        try (CoreFixture f = new CoreFixture(IoEngine.IO_URING, dir, 16)) {
+        try (CoreFixture f = new CoreFixture(IoEngine.IO_URING, dir, 16, V1)) {
             RawBlockCore core = f.open();
             List<PutRequest> reqs = new ArrayList<>();
             String[] salts = {"", "rag:a", "rag:a"};

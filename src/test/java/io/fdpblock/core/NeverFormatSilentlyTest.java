@@ -25,6 +25,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 @Tag("host")
 class NeverFormatSilentlyTest {
+    private static final RawBlockCoreConfig.MetaFormat V1 = RawBlockCoreConfig.MetaFormat.LMCACHE_V1;
+
     @TempDir
     Path dir;
 
@@ -51,7 +53,7 @@ class NeverFormatSilentlyTest {
     @EnumSource(value = IoEngine.class, names = {"MEMORY", "IO_URING"})
     void aCheckpointOfAnotherLayoutIsRefusedNamingTheFieldAndBothValuesAndNothingIsWritten(IoEngine engine)
             throws Exception {
-        try (CoreFixture f = new CoreFixture(engine, dir, 8)) {
+        try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
             String key = storeOne(f);
             byte[] before = image(f.device);
             for (RawBlockCoreConfig other : List.of(f.config().headerBytes(8192).build(),
@@ -76,7 +78,7 @@ class NeverFormatSilentlyTest {
     @ParameterizedTest
     @EnumSource(value = IoEngine.class, names = {"MEMORY", "IO_URING"})
     void foreignBytesInTheMetadataAreaAreRefusedUntilFormatIsAsked(IoEngine engine) throws Exception {
-        try (CoreFixture f = new CoreFixture(engine, dir, 8)) {
+        try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
             // e.g. a file system's superblock 1 KiB into the device
             RecoveryTest.patch(f.device, 0, 4096, s -> s.asSlice(1024, 4).fill((byte) 0x53));
             byte[] before = image(f.device);
@@ -99,7 +101,7 @@ class NeverFormatSilentlyTest {
     @ParameterizedTest
     @EnumSource(value = IoEngine.class, names = {"MEMORY", "IO_URING"})
     void checkpointsThatAreAllUnreadableAreRefusedNotOpenedEmpty(IoEngine engine) throws Exception {
-        try (CoreFixture f = new CoreFixture(engine, dir, 8)) {
+        try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
             storeOne(f);
             // break the payload of the only checkpoint (container 0): its CRC-32 no longer matches
             RecoveryTest.patch(f.device, 4096, 4096, s -> s.set(ValueLayout.JAVA_BYTE, 5, (byte) '#'));
@@ -115,7 +117,7 @@ class NeverFormatSilentlyTest {
     @ParameterizedTest
     @EnumSource(value = IoEngine.class, names = {"MEMORY", "IO_URING"})
     void startingEmptyOverAStoreIsRefusedUnlessFormatIsAsked(IoEngine engine) throws Exception {
-        try (CoreFixture f = new CoreFixture(engine, dir, 8)) {
+        try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
             String key = storeOne(f);
             byte[] before = image(f.device);
             assertThatThrownBy(() -> f.open(f.config().loadCheckpointOnInit(false).build()))
@@ -128,7 +130,7 @@ class NeverFormatSilentlyTest {
     @ParameterizedTest
     @EnumSource(value = IoEngine.class, names = {"MEMORY", "IO_URING"})
     void aNewDeviceAndAFirstCheckpointCutOffBeforeItsHeaderOpenAsNewStores(IoEngine engine) throws Exception {
-        try (CoreFixture f = new CoreFixture(engine, dir, 8)) {
+        try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
             RawBlockCore fresh = f.open();
             assertThat((String) fresh.status().get("recovery")).contains("new store");
             fresh.close();

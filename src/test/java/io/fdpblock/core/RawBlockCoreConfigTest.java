@@ -56,7 +56,8 @@ class RawBlockCoreConfigTest {
                 .hasMessageContaining("slot_bytes = 4096").hasMessageContaining("larger than header_bytes");
         assertThatThrownBy(() -> base().slotBytes(10000).build()).hasMessageContaining("slot_bytes = 10000");
         assertThatThrownBy(() -> base().metaTotalBytes(8192).build()).hasMessageContaining("meta_total_bytes = 8192");
-        assertThatThrownBy(() -> base().capacityBytes(1 << 20).build()).hasMessageContaining("capacity_bytes = 1048576");
+        assertThatThrownBy(() -> base().metaFormat(RawBlockCoreConfig.MetaFormat.LMCACHE_V1).capacityBytes(1 << 20).build())
+                .hasMessageContaining("capacity_bytes = 1048576").hasMessageContaining("meta area");
         assertThatThrownBy(() -> base().fdpEnabled(true).fdpPlacementIds(List.of(1, -1)).build())
                 .hasMessageContaining("fdp_placement_ids entry -1").hasMessageContaining("0..65535");
         assertThatThrownBy(() -> base().fdpEnabled(true).metaCheckpointPlacementId(65536).build())

@@ -28,6 +28,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /** What recovery makes of what is on the device: LMCache's own checkpoints, and damage. */
 @Tag("host")
 class RecoveryTest {
+    private static final RawBlockCoreConfig.MetaFormat V1 = RawBlockCoreConfig.MetaFormat.LMCACHE_V1;
+
     private static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
@@ -57,7 +59,7 @@ class RecoveryTest {
     @ParameterizedTest
     @EnumSource(value = IoEngine.class, names = {"MEMORY", "IO_URING"})
     void aHandWrittenV1CheckpointAsLmcacheWritesItIsRead(IoEngine engine) throws Exception {
-        try (CoreFixture f = new CoreFixture(engine, dir, 8)) {
+        try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
             String key = "org%2Fmodel@0x00000007@00000315";
             assertThat(KeyCodec.encode("org/model", 7, new byte[] {0, 0, 3, 0x15}, "", 0)).isEqualTo(key);
             long slot1 = CoreFixture.META + CoreFixture.SLOT;
@@ -108,7 +110,7 @@ class RecoveryTest {
     @ParameterizedTest
     @EnumSource(value = IoEngine.class, names = {"MEMORY", "IO_URING"})
     void ourCheckpointIsTheLmcacheFormat(IoEngine engine) throws Exception {
-        try (CoreFixture f = new CoreFixture(engine, dir, 8)) {
+        try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
             RawBlockCore core = f.open();
             String key = CoreFixture.key(1);
             core.put(List.of(PutRequest.of(key, f.payload(key, 100))
@@ -152,7 +154,7 @@ class RecoveryTest {
     @ParameterizedTest
     @EnumSource(value = IoEngine.class, names = {"MEMORY", "IO_URING"})
     void corruptedPayloadLengthOrIdentityInASlotHeaderDropsTheKeyOnOpen(IoEngine engine) throws Exception {
-        try (CoreFixture f = new CoreFixture(engine, dir, 8)) {
+        try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
             List<String> keys = storeThree(f);
             patch(f.device, CoreFixture.META + 16, 8, s -> s.set(U64, 0, 4999L)); // key 0: length
             patch(f.device, CoreFixture.META + CoreFixture.SLOT + 8, 1,
@@ -170,7 +172,7 @@ class RecoveryTest {
     @ParameterizedTest
     @EnumSource(value = IoEngine.class, names = {"MEMORY", "IO_URING"})
     void corruptedPayloadBytesLoadAsAMiss(IoEngine engine) throws Exception {
-        try (CoreFixture f = new CoreFixture(engine, dir, 8)) {
+        try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
             List<String> keys = storeThree(f);
             patch(f.device, CoreFixture.META + 2 * CoreFixture.SLOT + 4096 + 1234, 1,
                     s -> s.set(ValueLayout.JAVA_BYTE, 0, (byte) (s.get(ValueLayout.JAVA_BYTE, 0) + 1)));
@@ -188,7 +190,7 @@ class RecoveryTest {
     @ParameterizedTest
     @EnumSource(value = IoEngine.class, names = {"MEMORY", "IO_URING"})
     void aFlippedCrcByteInTheNewestContainerLetsTheOlderOneWin(IoEngine engine) throws Exception {
-        try (CoreFixture f = new CoreFixture(engine, dir, 8)) {
+        try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
             RawBlockCore core = f.open();
             core.put(List.of(PutRequest.of(CoreFixture.key(1), f.payload(CoreFixture.key(1), 100))));
             core.checkpointNow(); // seq 1 in container 0: key 1
@@ -209,7 +211,7 @@ class RecoveryTest {
     @ParameterizedTest
     @EnumSource(value = IoEngine.class, names = {"MEMORY"})
     void aCheckpointThatDoesNotFitIsAnErrorNeverSkippedSilently(IoEngine engine) throws Exception {
-        try (CoreFixture f = new CoreFixture(engine, dir, 200)) {
+        try (CoreFixture f = new CoreFixture(engine, dir, 200, V1)) {
             // 4 blocks of meta area: two containers of 2 blocks, 4096 bytes of payload each
             RawBlockCore core = f.open(f.config().metaTotalBytes(4 * 4096).capacityBytes(4 * 4096 + 200 * CoreFixture.SLOT)
                     .build());
@@ -231,7 +233,7 @@ class RecoveryTest {
     @ParameterizedTest
     @EnumSource(value = IoEngine.class, names = {"MEMORY", "IO_URING"})
     void checkpointsCarryTheMetaPlacementId(IoEngine engine) throws Exception {
-        try (CoreFixture f = new CoreFixture(engine, dir, 8)) {
+        try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
             f.device.emulatePlacement(List.of(0, 2, 7), 0);
             RawBlockCore core = f.open(f.config().fdpEnabled(true).metaCheckpointPlacementId(7).build());
             core.put(List.of(PutRequest.of(CoreFixture.key(1), f.payload(CoreFixture.key(1), 100)).withPlacement(2)));

@@ -37,11 +37,18 @@ public class SlotHeaderFuzzTest {
         if (h.hasCrc() != marker || h.crc32c() != (int) Fuzzing.u32(raw, 24)) {
             throw Fuzzing.wrong("payload CRC", h.hasCrc() + "/" + h.crc32c(), marker + "/" + (int) Fuzzing.u32(raw, 24));
         }
+        int keyLen = (int) (Fuzzing.u32(raw, 32) & 0xFFFF);
+        boolean keyFits = keyLen > 0 && 34 + keyLen <= HEADER_BYTES;
+        if ((h.key() != null) != keyFits) {
+            throw Fuzzing.wrong("key present", h.key() != null, keyFits);
+        }
         // What the writer makes of these fields reads back as the same fields.
         MemorySegment again = MemorySegment.ofArray(new byte[HEADER_BYTES]);
-        OnDiskFormat.writeSlotHeader(again, h.identity(), h.payloadLength(), h.crc32c());
+        byte[] key = h.key() == null ? null : h.key().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        OnDiskFormat.writeSlotHeader(again, h.identity(), h.payloadLength(), h.crc32c(), key);
         OnDiskFormat.SlotHeader back = OnDiskFormat.readSlotHeader(again);
-        if (!back.equals(new OnDiskFormat.SlotHeader(true, h.identity(), h.payloadLength(), true, h.crc32c()))) {
+        String keyBack = key == null || 34 + key.length > HEADER_BYTES ? null : h.key();
+        if (!back.equals(new OnDiskFormat.SlotHeader(true, h.identity(), h.payloadLength(), true, h.crc32c(), keyBack))) {
             throw Fuzzing.wrong("write then read", back, h);
         }
     }

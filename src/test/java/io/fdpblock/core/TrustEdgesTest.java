@@ -1,5 +1,6 @@
 package io.fdpblock.core;
 
+import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.FaultInjectingDevice;
 import io.fdpblock.device.IoEngine;
@@ -33,9 +34,24 @@ class TrustEdgesTest {
 
     private final Arena arena = Arena.ofShared();
 
+    /** fdpblock_v2 (the default) with exactly {@code slots} slots. */
     private static RawBlockCoreConfig.Builder config(String path, int slots) {
-        return RawBlockCoreConfig.builder(path, SLOT).capacityBytes(META + slots * SLOT).metaTotalBytes(META)
+        long meta = RawBlockCoreConfig.v2MetaBytesFor(4096, slots);
+        return RawBlockCoreConfig.builder(path, SLOT).capacityBytes(meta + slots * SLOT).metaTotalBytes(meta)
                 .metaEnablePeriodic(false).ioEngine(IoEngine.MEMORY);
+    }
+
+    private static BlockDevice device(int slots) {
+        return BlockDevices.memory(RawBlockCoreConfig.v2MetaBytesFor(4096, slots) + slots * SLOT, 4096);
+    }
+
+    /**
+     * lmcache_v1: a freed slot goes back at once after its deallocation (fdpblock_v2 also waits for its
+     * delete record to be durable, which {@code hold()} would hold up too).
+     */
+    private static RawBlockCoreConfig.Builder v1Config(int slots) {
+        return RawBlockCoreConfig.builder("memory", SLOT).capacityBytes(META + slots * SLOT).metaTotalBytes(META)
+                .metaFormat(RawBlockCoreConfig.MetaFormat.LMCACHE_V1).metaEnablePeriodic(false).ioEngine(IoEngine.MEMORY);
     }
 
     private static FaultInjectingDevice fdpLike(int slots) {
@@ -48,7 +64,7 @@ class TrustEdgesTest {
 
     @Test
     void keysTheCheckpointCouldNotHoldAreRefusedAtPutSayingWhy() throws Exception {
-        try (RawBlockCore core = RawBlockCore.open(config("memory", 8).build(), BlockDevices.memory(META + 8 * SLOT, 4096))) {
+        try (RawBlockCore core = RawBlockCore.open(config("memory", 8).build(), device(8))) {
             String longKey = "m@0x00000000@" + "a".repeat(50_001);
             assertThatThrownBy(() -> PutRequest.of(longKey, data(4096, 1))).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("50014 UTF-8 bytes").hasMessageContaining(PutRequest.MAX_KEY_BYTES + "");
@@ -76,7 +92,7 @@ class TrustEdgesTest {
 
     @Test
     void anEmptyOrOversizedPayloadFailsThatKeyAndSaysWhy() throws Exception {
-        try (RawBlockCore core = RawBlockCore.open(config("memory", 8).build(), BlockDevices.memory(META + 8 * SLOT, 4096))) {
+        try (RawBlockCore core = RawBlockCore.open(config("memory", 8).build(), device(8))) {
             PutOutcome[] out = core.putWithOutcome(List.of(
                     PutRequest.of("m@0x00000000@01", data(4096, 1)),
                     PutRequest.of("m@0x00000000@02", MemorySegment.NULL),
@@ -89,7 +105,7 @@ class TrustEdgesTest {
     @Test
     void deletesReturnAtOnceAndFreedSlotsAreDeallocatedInOneBatchBeforeReuse() throws Exception {
         FaultInjectingDevice dev = fdpLike(8);
-        try (RawBlockCore core = RawBlockCore.open(config("memory", 8).build(), dev)) {
+        try (RawBlockCore core = RawBlockCore.open(v1Config(8).build(), dev)) {
             List<String> keys = new ArrayList<>();
             List<PutRequest> reqs = new ArrayList<>();
             for (int i = 0; i < 8; i++) {
@@ -101,19 +117,22 @@ class TrustEdgesTest {
             assertThat(core.delete(List.of(keys.get(1), keys.get(2), keys.get(5)), false)).containsOnly(true);
             assertThat(dev.heldCount()).as("delete returned with its deallocation still queued").isEqualTo(1);
             assertThat(core.freeSlots()).as("no slot is reused before its deallocation completed").isZero();
-            assertThat(core.put(List.of(PutRequest.of("m@0x00000000@99", data(4096, 9))))).containsExactly(false);
+            CompletableFuture<PutOutcome[]> waiting = new CompletableFuture<>();
+            core.putOutcomesAsync(List.of(PutRequest.of("m@0x00000000@99", data(4096, 9))), waiting::complete);
+            assertThat(waiting).as("a put finding the device full waits for the slots on their way").isNotDone();
             dev.release();
             assertThat(dev.deallocations()).extracting(r -> r[1]).as("slots 1-2 as one range, 5 as another")
                     .containsExactly(2 * SLOT, SLOT);
-            assertThat(core.freeSlots()).isEqualTo(3);
-            assertThat(core.put(List.of(PutRequest.of("m@0x00000000@99", data(4096, 9))))).containsExactly(true);
+            assertThat(waiting.get(10, TimeUnit.SECONDS)).containsExactly(PutOutcome.STORED);
+            assertThat(core.freeSlots()).isEqualTo(2);
+            assertThat(core.status()).containsEntry("device_full_rejects", 0L);
         }
     }
 
     @Test
     void aSlotFreedAfterAConcurrentLoadAndACancelledWriteAreDeallocatedToo() throws Exception {
         FaultInjectingDevice dev = fdpLike(8);
-        try (RawBlockCore core = RawBlockCore.open(config("memory", 8).build(), dev)) {
+        try (RawBlockCore core = RawBlockCore.open(v1Config(8).build(), dev)) {
             String loaded = "m@0x00000000@01";
             assertThat(core.put(List.of(PutRequest.of(loaded, data(4096, 1))))).containsExactly(true);
             dev.hold();
@@ -134,7 +153,7 @@ class TrustEdgesTest {
 
     @Test
     void aFailedBufferRegistrationFallsBackToThePlainPathWithAWarning() throws Exception {
-        FaultInjectingDevice dev = new FaultInjectingDevice(BlockDevices.memory(META + 8 * SLOT, 4096));
+        FaultInjectingDevice dev = new FaultInjectingDevice(device(8));
         dev.failRegistration();
         try (RawBlockCore core = RawBlockCore.open(config("memory", 8).build(), dev)) {
             assertThat(core.put(List.of(PutRequest.of("m@0x00000000@01", data(4096, 5))))).containsExactly(true);

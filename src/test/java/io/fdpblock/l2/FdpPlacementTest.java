@@ -29,7 +29,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 @Tag("host")
 class FdpPlacementTest {
     private static final long SLOT = 16 << 10;
-    private static final long META = 1 << 20;
+    private static final long META = RawBlockCoreConfig.v2MetaBytesFor(4096, 256);
     private static final List<Integer> REPORTED = List.of(0, 1, 2, 3);
 
     private final Arena arena = Arena.ofShared();
@@ -129,6 +129,7 @@ class FdpPlacementTest {
 
             long slotOfKey0 = offsets.get(0);
             a.delete(List.of(keys.get(0)));
+            a.core().checkpointNow(); // fdpblock_v2 releases the slot once the delete is durable; deallocated first
             assertThat(device.deallocations()).hasSize(1);
             assertThat(device.deallocations().get(0)).containsExactly(slotOfKey0, SLOT);
             assertThat(a.reportStatus()).containsEntry("deallocated_slots", 1L);

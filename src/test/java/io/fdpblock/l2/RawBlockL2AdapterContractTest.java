@@ -15,8 +15,7 @@ class RawBlockL2AdapterContractTest extends L2AdapterContractTest {
     Path dir;
 
     static RawBlockCoreConfig.Builder config(Path file) {
-        return RawBlockCoreConfig.builder(file.toString(), 16 << 10).capacityBytes((1 << 20) + 2048L * (16 << 10))
-                .metaTotalBytes(1 << 20).ioEngine(IoEngine.IO_URING).metaEnablePeriodic(false);
+        return RawBlockCoreConfig.builder(file.toString(), 16 << 10).capacityBytes(RawBlockCoreConfig.v2MetaBytesFor(4096, 2048) + 2048L * (16 << 10)).ioEngine(IoEngine.IO_URING).metaEnablePeriodic(false);
     }
 
     @Override

@@ -38,7 +38,7 @@ class RawBlockL2AdapterTest {
 
     private RawBlockCoreConfig config(int slots) {
         return RawBlockCoreConfig.builder(dir.resolve("dev.img").toString(), SLOT)
-                .capacityBytes((1 << 20) + slots * SLOT).metaTotalBytes(1 << 20).ioEngine(IoEngine.IO_URING)
+                .capacityBytes(RawBlockCoreConfig.v2MetaBytesFor(4096, slots) + slots * SLOT).ioEngine(IoEngine.IO_URING)
                 .metaEnablePeriodic(false).build();
     }
 

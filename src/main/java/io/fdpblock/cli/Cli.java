@@ -1,0 +1,206 @@
+package io.fdpblock.cli;
+
+import io.fdpblock.device.BlockDevices;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
+
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.NotDirectoryException;
+import java.nio.file.Path;
+import java.util.Locale;
+
+/**
+ * The rules every command applies to what a user types: an option out of range is refused before
+ * anything is created (exit 2), naming the option, the value, the range and what to do; a path is
+ * checked for what the command will do with it; an exception becomes one line that says what failed.
+ */
+final class Cli {
+    private Cli() {}
+
+    /** A bad argument: picocli prints the message and the usage, and exits with 2. */
+    static ParameterException bad(CommandSpec spec, String message) {
+        return new ParameterException(spec.commandLine(), message);
+    }
+
+    static int intIn(CommandSpec spec, String option, int value, int min, int max, String what) {
+        if (value < min || value > max) {
+            throw bad(spec, option + " " + value + " is out of range: " + what + " must be " + range(min, max));
+        }
+        return value;
+    }
+
+    static long longIn(CommandSpec spec, String option, long value, long min, long max, String what) {
+        if (value < min || value > max) {
+            throw bad(spec, option + " " + value + " is out of range: " + what + " must be " + range(min, max));
+        }
+        return value;
+    }
+
+    private static String range(long min, long max) {
+        if (max == Integer.MAX_VALUE || max == Long.MAX_VALUE) {
+            return "at least " + min;
+        }
+        return "in " + min + ".." + max;
+    }
+
+    /** A share: a finite number in 0..1 (NaN and infinities are refused). */
+    static double fraction(CommandSpec spec, String option, double value, String what) {
+        if (!(value >= 0 && value <= 1)) {
+            throw bad(spec, option + " " + value + " is out of range: " + what + " must be a number in 0..1");
+        }
+        return value;
+    }
+
+    /** A size in bytes that is a multiple of {@code multiple} and in {@code min..max}. */
+    static long size(CommandSpec spec, String option, long value, long min, long max, long multiple) {
+        if (value < min || value > max || value % multiple != 0) {
+            throw bad(spec, option + " " + value + " is not a usable size: it must be a multiple of "
+                    + human(multiple) + " in " + human(min) + ".." + human(max) + " (bytes, e.g. "
+                    + Math.max(min, 1L << 30) / multiple * multiple + ")");
+        }
+        return value;
+    }
+
+    /**
+     * Refuses {@code bytes} of data in {@code dir} when its file system has less free space: a sparse
+     * device file larger than the free space fills the file system part way through, and the store's
+     * checkpoints then fail.
+     */
+    static void fitsFreeSpace(CommandSpec spec, String option, long bytes, Path dir) throws IOException {
+        long free = Files.getFileStore(dir).getUsableSpace();
+        if (bytes > free) {
+            throw bad(spec, option + " " + bytes + " (" + human(bytes) + ") is more than the " + human(free)
+                    + " free on the file system of " + dir + ": give a smaller " + option + " or free space there");
+        }
+    }
+
+    /** Refuses an allocation of {@code bytes} of memory that this machine does not have available. */
+    static void fitsMemory(CommandSpec spec, String what, long bytes, String options) {
+        long available = memAvailable();
+        if (available > 0 && bytes > available) {
+            throw bad(spec, what + " needs " + human(bytes) + " of memory; this machine has " + human(available)
+                    + " available (MemAvailable): make " + options + " smaller");
+        }
+    }
+
+    /** /proc/meminfo's MemAvailable in bytes, or -1 when unknown. */
+    static long memAvailable() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
+                if (line.startsWith("MemAvailable:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            // unknown: not checked
+        }
+        return -1;
+    }
+
+    /**
+     * Checks that {@code file} can be used or created as a device file: not a directory, its directory
+     * exists, and (when the file is new) may be written.
+     */
+    static void creatable(CommandSpec spec, String option, Path file) {
+        if (Files.isDirectory(file)) {
+            throw bad(spec, option + " " + file + " is a directory: name a file (created when missing) or a device");
+        }
+        Path parent = file.toAbsolutePath().getParent();
+        if (parent == null || !Files.isDirectory(parent)) {
+            throw bad(spec, option + " " + file + ": its directory " + parent + " does not exist; create it first or"
+                    + " name a file in an existing directory");
+        }
+        if (!Files.exists(file) && !Files.isWritable(parent)) {
+            throw bad(spec, option + " " + file + " cannot be created: its directory " + parent + " is not writable by"
+                    + " this user; name a file in a directory you may write");
+        }
+    }
+
+    /** Checks that {@code dir} is an existing, writable directory. */
+    static void writableDirectory(CommandSpec spec, String option, Path dir) {
+        if (!Files.exists(dir)) {
+            throw bad(spec, option + " " + dir + " does not exist; create it first or name an existing directory");
+        }
+        if (!Files.isDirectory(dir)) {
+            throw bad(spec, option + " " + dir + " is not a directory; name a directory");
+        }
+        if (!Files.isWritable(dir)) {
+            throw bad(spec, option + " " + dir + " is not writable by this user; name a directory you may write");
+        }
+    }
+
+    /**
+     * Creates a sparse device file of {@code size} bytes; a file system that cannot hold one file that
+     * large (EFBIG) is an error naming the option.
+     */
+    static Path createDeviceFile(CommandSpec spec, String option, Path file, long size) throws IOException {
+        try {
+            return BlockDevices.createFile(file, size);
+        } catch (IOException e) {
+            if ("File too large".equals(e.getMessage())) {
+                throw bad(spec, option + " " + size + " (" + human(size) + ") is larger than one file may be on the"
+                        + " file system of " + file.toAbsolutePath().getParent() + " (EFBIG): give a smaller " + option);
+            }
+            throw e;
+        }
+    }
+
+    /** One line for an exception a command let through: what failed, on which path, and why. */
+    static String describe(Throwable e) {
+        if (e instanceof NoSuchFileException f) {
+            return path(f) + ": no such file or directory" + other(f);
+        }
+        if (e instanceof AccessDeniedException f) {
+            return path(f) + ": permission denied" + other(f) + "; check its permissions or run as a user that may"
+                    + " use it";
+        }
+        if (e instanceof NotDirectoryException f) {
+            return path(f) + ": not a directory";
+        }
+        if (e instanceof FileAlreadyExistsException f) {
+            return path(f) + ": already exists";
+        }
+        if (e instanceof FileSystemException f) {
+            return path(f) + ": " + (f.getReason() == null ? e.getClass().getSimpleName() : f.getReason()) + other(f);
+        }
+        if (e instanceof FileNotFoundException) {
+            return e.getMessage(); // RandomAccessFile: "path (reason)"
+        }
+        if (e instanceof OutOfMemoryError) {
+            return "out of memory: " + e.getMessage() + "; give the command smaller sizes (or the JVM more memory"
+                    + " with FDPBLOCK_JAVA_OPTS=-Xmx...)";
+        }
+        String m = e.getMessage();
+        if (m == null || m.isBlank()) {
+            return e.getClass().getSimpleName();
+        }
+        return m;
+    }
+
+    private static String path(FileSystemException f) {
+        return f.getFile() == null ? "(no path)" : f.getFile();
+    }
+
+    private static String other(FileSystemException f) {
+        return f.getOtherFile() == null ? "" : " (and " + f.getOtherFile() + ")";
+    }
+
+    /** Bytes for people: 1 GiB, 768 KiB, 1.5 MiB, 77.9 GiB. */
+    static String human(long bytes) {
+        String[] units = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+        double v = bytes;
+        int u = 0;
+        while (Math.abs(v) >= 1024 && u < units.length - 1) {
+            v /= 1024;
+            u++;
+        }
+        return v == Math.rint(v) ? String.format(Locale.ROOT, "%d %s", (long) v, units[u])
+                : String.format(Locale.ROOT, "%.1f %s", v, units[u]);
+    }
+}

@@ -1,0 +1,139 @@
+package io.fdpblock.core;
+
+import io.fdpblock.device.BlockDevice;
+import io.fdpblock.device.IoBatch;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.security.SecureRandom;
+
+/**
+ * Which metadata format a device holds, read before anything is written: an existing device opens in
+ * its own format whatever the configuration's {@code meta_format} says; a new one (its metadata area
+ * all zeros) gets the configured one; anything else is refused unless {@code "format": true}.
+ */
+final class FormatProbe {
+    private FormatProbe() {}
+
+    /**
+     * @param v2 fdpblock_v2 (else lmcache_v1)
+     * @param layout fdpblock_v2's layout, else null
+     * @param createdNote when the device was formatted just now, what happened
+     */
+    record Choice(boolean v2, V2Layout layout, String createdNote) {}
+
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    /** @param align what a new fdpblock_v2 data area is aligned to (a reclaim unit, 1 MiB at least) */
+    static Choice probe(RawBlockCoreConfig config, BlockDevice device, long align) throws IOException {
+        int blockAlign = config.blockAlign();
+        long capacity = StoreGeometry.capacity(config, device);
+        if (config.format()) {
+            return format(config, device, capacity, align);
+        }
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment blocks = arena.allocate(2L * blockAlign, 4096);
+            read(device, 0, blocks);
+            MemorySegment b0 = blocks.asSlice(0, blockAlign);
+            MemorySegment b1 = blocks.asSlice(blockAlign, blockAlign);
+            if (OnDiskFormat.hasMagic(b0, OnDiskFormat.CONTAINER_MAGIC)) {
+                return new Choice(false, null, null);
+            }
+            V2Layout l = V2Layout.read(b0);
+            l = l != null ? l : V2Layout.read(b1);
+            if (l != null) {
+                CheckpointCodec.Mismatch m = l.mismatch(config, capacity);
+                if (m != null) {
+                    throw new StoreRefusedException(StoreRefusedException.Reason.LAYOUT_MISMATCH, "raw_block on "
+                            + device.path() + ": the fdpblock_v2 store was created with another layout: " + m
+                            + ". Nothing was changed: open it with " + m.field() + " = " + m.stored()
+                            + ", or set \"format\": true to discard it");
+                }
+                return new Choice(true, l, null);
+            }
+            if (V2Layout.hasMagic(b0) || V2Layout.hasMagic(b1)) {
+                throw new StoreRefusedException(StoreRefusedException.Reason.UNREADABLE, "raw_block on " + device.path()
+                        + ": both fdpblock_v2 superblocks are damaged (bad CRC or impossible geometry). Nothing was"
+                        + " changed; \"format\": true starts over (its keys are then lost)");
+            }
+            if (config.metaFormat() == RawBlockCoreConfig.MetaFormat.LMCACHE_V1 || holdsV1Container(config, device,
+                    capacity, arena)) {
+                return new Choice(false, null, null); // v1's own recovery tells new, uncommitted and foreign apart
+            }
+            V2Layout created = V2Layout.create(blockAlign, config.headerBytes(), config.slotBytes(), capacity,
+                    config.metaTotalBytesSet() ? config.metaTotalBytes() : 0, align, RANDOM.nextLong());
+            MetadataArea.Contents.Foreign foreign = MetadataArea.foreignIn(device, 0, created.metaTotalBytes(),
+                    arena.allocate(MetadataArea.SCAN_CHUNK, 4096));
+            if (foreign != null) {
+                throw new StoreRefusedException(StoreRefusedException.Reason.FOREIGN_DATA, "raw_block on "
+                        + device.path() + ": the area an fdpblock_v2 store would use for its metadata holds data this"
+                        + " store did not write (non-zero bytes at offset " + foreign.offset() + ": "
+                        + foreign.firstBytes() + "), e.g. a file system or another program's data. Nothing was"
+                        + " changed; if the device may be overwritten, set \"format\": true");
+            }
+            writeSuperblocks(device, created, arena);
+            return new Choice(true, created, "new fdpblock_v2 store: metadata area of " + created.metaTotalBytes()
+                    + " bytes for " + created.maxSlots() + " slots");
+        }
+    }
+
+    /** A v1 store whose first container is gone still has its second one. */
+    private static boolean holdsV1Container(RawBlockCoreConfig config, BlockDevice device, long capacity, Arena arena)
+            throws IOException {
+        long containerBytes = config.containerBytes();
+        if (containerBytes + config.blockAlign() > capacity) {
+            return false;
+        }
+        MemorySegment block = arena.allocate(config.blockAlign(), 4096);
+        read(device, containerBytes, block);
+        return OnDiskFormat.hasMagic(block, OnDiskFormat.CONTAINER_MAGIC);
+    }
+
+    /** {@code "format": true}: whatever the device holds is discarded, and it gets the configured format. */
+    private static Choice format(RawBlockCoreConfig config, BlockDevice device, long capacity, long align)
+            throws IOException {
+        int blockAlign = config.blockAlign();
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment zero = arena.allocate(2L * blockAlign, 4096);
+            IoBatch b = new IoBatch(1);
+            b.write(0, zero); // both superblocks (fdpblock_v2) or the first container header (v1)
+            device.execute(b);
+            if (config.metaFormat() == RawBlockCoreConfig.MetaFormat.LMCACHE_V1) {
+                device.flush();
+                return new Choice(false, null, null); // v1's recovery formats its containers
+            }
+            V2Layout created = V2Layout.create(blockAlign, config.headerBytes(), config.slotBytes(), capacity,
+                    config.metaTotalBytesSet() ? config.metaTotalBytes() : 0, align, RANDOM.nextLong());
+            if (config.containerBytes() + blockAlign <= capacity) { // a v1 second container must not survive
+                b.reset();
+                b.write(config.containerBytes(), zero.asSlice(0, blockAlign));
+                device.execute(b);
+            }
+            writeSuperblocks(device, created, arena); // a new incarnation: the old log and snapshots no longer count
+            String note = "formatted as asked (format: true): whatever " + device.path() + " held is discarded; new"
+                    + " fdpblock_v2 store for " + created.maxSlots() + " slots";
+            RawBlockCore.LOG.log(System.Logger.Level.WARNING, "raw_block: " + note);
+            return new Choice(true, created, note);
+        }
+    }
+
+    private static void writeSuperblocks(BlockDevice device, V2Layout layout, Arena arena) throws IOException {
+        MemorySegment sb = arena.allocate(layout.blockAlign(), 4096);
+        layout.write(sb);
+        IoBatch b = new IoBatch(1);
+        b.write(layout.blockAlign(), sb); // the copy first: a torn first write leaves the other intact
+        device.execute(b);
+        device.flush();
+        b.reset();
+        b.write(0, sb);
+        device.execute(b);
+        device.flush();
+    }
+
+    private static void read(BlockDevice device, long offset, MemorySegment into) throws IOException {
+        IoBatch b = new IoBatch(1);
+        b.read(offset, into);
+        device.execute(b);
+    }
+}

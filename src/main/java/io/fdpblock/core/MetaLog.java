@@ -1,0 +1,652 @@
+package io.fdpblock.core;
+
+import io.fdpblock.device.BlockDevice;
+import io.fdpblock.device.IoBatch;
+import io.fdpblock.nvme.PlacementId;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongConsumer;
+import java.util.zip.CRC32C;
+
+/**
+ * The fdpblock_v2 metadata log: every committed put and delete is a small checksummed record,
+ * appended in group commits (one write carries every record that arrived since the last one, then a
+ * flush makes it, and every slot written before it, durable) at most every
+ * {@code meta_sync_interval_ms}, or as soon as records wait when that is 0 (puts are then
+ * acknowledged only once durable). The log is a ring of chunks in the metadata area; a chunk's space is
+ * reused only once a snapshot covers it ({@link #reclaimTo}).
+ *
+ * <pre>
+ * chunk (from a block boundary): 0 "FDPBLG02" | 8 u64 incarnation | 16 u64 LSN (its place in the endless log)
+ *   | 24 u32 body bytes | 28 u32 records (0xFFFFFFFF: padding to the end of the ring) | 32 u32 CRC32C of the body
+ *   | 36 u32 CRC32C of bytes 0..35 | 40 records...; the next chunk starts at the next block boundary
+ * PUT    1 | u16 key length | u32 slot | u32 size | u32 CRC32C | u16 group | u16 salt id | u64 h1 | u64 h2 | key
+ * DELETE 2 | u32 slot | u64 h1 | u64 h2
+ * SALT   3 | u16 salt id | u16 length | UTF-8 salt
+ * </pre>
+ *
+ * A torn or stale chunk (bad CRC, another incarnation, an LSN that does not follow) ends the log.
+ */
+final class MetaLog {
+    static final byte[] MAGIC = "FDPBLG02".getBytes(StandardCharsets.US_ASCII);
+    static final int CHUNK_HEADER = 40;
+    static final byte PUT = 1;
+    static final byte DELETE = 2;
+    static final byte SALT = 3;
+    private static final int PAD = -1;
+
+    /** What replay hands each record to. */
+    interface Visitor {
+        void put(long h1, long h2, int slot, int size, int crc, int group, int saltId, String key);
+
+        void delete(long h1, long h2, int slot);
+
+        void salt(int id, String salt);
+    }
+
+    private final BlockDevice device;
+    private final V2Layout layout;
+    private final int blockAlign;
+    private final PlacementId placement;
+    private final int syncIntervalMs;
+    private final long maxChunkBody;
+    /** Told when the log wants a snapshot to free space (a quarter of it is in use since the last). */
+    private final Runnable wantSnapshot;
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition work = lock.newCondition();
+    private final Condition progress = lock.newCondition();
+    private ByteBuffer pending = newBuffer(64 << 10);
+    private long pendingSince;
+    private long appendedTicket;
+    private long durableTicket;
+    private long nextLsn;
+    private long reclaimLsn;
+    private boolean commitRequested;
+    private boolean stopping;
+    private IOException failure;
+    private final List<Waiter> waiters = new ArrayList<>();
+    private Thread writer;
+    private final AtomicLong bytesWritten = new AtomicLong();
+    private final AtomicLong commits = new AtomicLong();
+    private MemorySegment writeBuffer;
+    private final Arena arena = Arena.ofShared();
+
+    private record Waiter(long ticket, LongConsumer action) {}
+
+    MetaLog(BlockDevice device, V2Layout layout, long nextLsn, long reclaimLsn, int syncIntervalMs,
+            PlacementId placement, Runnable wantSnapshot) {
+        this.device = device;
+        this.layout = layout;
+        this.blockAlign = layout.blockAlign();
+        this.placement = placement;
+        this.syncIntervalMs = syncIntervalMs;
+        this.nextLsn = nextLsn;
+        this.reclaimLsn = reclaimLsn;
+        this.maxChunkBody = Math.max(blockAlign, Math.min(8L << 20, layout.logBytes() / 8) - CHUNK_HEADER);
+        this.wantSnapshot = wantSnapshot;
+    }
+
+    private static ByteBuffer newBuffer(int size) {
+        return ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    private void ensure(int bytes) {
+        if (pending.remaining() < bytes) {
+            ByteBuffer bigger = newBuffer(Math.max(pending.capacity() * 2, pending.position() + bytes));
+            pending.flip();
+            bigger.put(pending);
+            pending = bigger;
+        }
+    }
+
+    /** Starts the group-commit thread. */
+    void start(String name) {
+        writer = Thread.ofPlatform().daemon().name("fdpblock-metalog-" + name).start(this::run);
+    }
+
+    // ------------------------------------------------------------------ appends (any thread)
+
+    /** @return the record's ticket, for {@link #whenDurable} */
+    long appendPut(long h1, long h2, int slot, int size, int crc, int group, int saltId, byte[] key) {
+        lock.lock();
+        try {
+            ensure(35 + key.length);
+            pending.put(PUT).putShort((short) key.length).putInt(slot).putInt(size).putInt(crc).putShort((short) group)
+                    .putShort((short) saltId).putLong(h1).putLong(h2).put(key);
+            return appended();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    long appendDelete(long h1, long h2, int slot) {
+        lock.lock();
+        try {
+            ensure(21);
+            pending.put(DELETE).putInt(slot).putLong(h1).putLong(h2);
+            return appended();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    long appendSalt(int id, String salt) {
+        byte[] b = salt.getBytes(StandardCharsets.UTF_8);
+        lock.lock();
+        try {
+            ensure(5 + b.length);
+            pending.put(SALT).putShort((short) id).putShort((short) b.length).put(b);
+            return appended();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Under {@link #lock}. */
+    private long appended() {
+        if (pendingSince == 0) {
+            pendingSince = System.nanoTime();
+        }
+        appendedTicket++;
+        if (syncIntervalMs == 0 || pending.position() >= maxChunkBody) {
+            work.signal();
+        }
+        return appendedTicket;
+    }
+
+    /**
+     * Runs {@code action} once record {@code ticket} is durable: at once when it is, else on the
+     * log's thread after the commit; {@code action} gets the durable ticket, or -1 when the log failed.
+     */
+    void whenDurable(long ticket, LongConsumer action) {
+        lock.lock();
+        try {
+            if (failure == null && durableTicket < ticket) {
+                waiters.add(new Waiter(ticket, action));
+                work.signal();
+                return;
+            }
+        } finally {
+            lock.unlock();
+        }
+        action.accept(failure == null ? ticket : -1);
+    }
+
+    /** The last ticket appended so far. */
+    long appendedTicket() {
+        lock.lock();
+        try {
+            return appendedTicket;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Makes every record appended so far durable, and waits.
+     *
+     * @throws IOException when the log could not be written
+     */
+    void commitNow() throws IOException {
+        long target;
+        lock.lock();
+        try {
+            target = appendedTicket;
+            commitRequested = true;
+            work.signal();
+            while (durableTicket < target && failure == null && writer != null && writer.isAlive()) {
+                progress.awaitUninterruptibly();
+            }
+            if (failure != null) {
+                throw new IOException("the fdpblock_v2 log of " + device.path() + " could not be written: "
+                        + failure.getMessage(), failure);
+            }
+            if (durableTicket < target) {
+                throw new IOException("the fdpblock_v2 log of " + device.path() + " is stopped with records not written");
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Asks for a commit now (e.g. a put found no free slot while deleted ones wait for their record). */
+    void requestCommit() {
+        lock.lock();
+        try {
+            commitRequested = true;
+            work.signal();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Where the next chunk goes: a snapshot started now must be followed by the log from here. */
+    long nextLsn() {
+        lock.lock();
+        try {
+            return nextLsn;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** A snapshot that starts at {@code lsn} is durable: the log before it may be overwritten. */
+    void reclaimTo(long lsn) {
+        lock.lock();
+        try {
+            reclaimLsn = Math.max(reclaimLsn, lsn);
+            work.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Bytes of log since the newest durable snapshot's start. */
+    long bytesSinceReclaim() {
+        lock.lock();
+        try {
+            return nextLsn - reclaimLsn;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    long bytesWritten() {
+        return bytesWritten.get();
+    }
+
+    long commits() {
+        return commits.get();
+    }
+
+    String failure() {
+        IOException f = failure;
+        return f == null ? null : f.getMessage();
+    }
+
+    // ------------------------------------------------------------------ the group-commit thread
+
+    private void run() {
+        while (true) {
+            ByteBuffer batch;
+            long ticket;
+            lock.lock();
+            try {
+                while (!readyLocked()) {
+                    if (stopping && pending.position() == 0) {
+                        progress.signalAll();
+                        return;
+                    }
+                    long waitNanos = pending.position() == 0 ? TimeUnit.SECONDS.toNanos(1)
+                            : pendingSince + TimeUnit.MILLISECONDS.toNanos(syncIntervalMs) - System.nanoTime();
+                    work.awaitNanos(Math.max(1, waitNanos));
+                }
+                batch = pending;
+                pending = newBuffer(Math.max(64 << 10, batch.capacity() / 2));
+                ticket = appendedTicket;
+                pendingSince = 0;
+                commitRequested = false;
+            } catch (InterruptedException e) {
+                continue; // the log is stopped by stop(), never by an interrupt
+            } finally {
+                lock.unlock();
+            }
+            IOException failed = null;
+            if (batch.position() > 0) {
+                try {
+                    write(batch);
+                    device.flush(); // the chunks, and every slot written before them, are durable
+                    commits.incrementAndGet();
+                } catch (IOException e) {
+                    failed = e;
+                    RawBlockCore.LOG.log(System.Logger.Level.ERROR, "fdpblock_v2 log of " + device.path()
+                            + " could not be written: " + e.getMessage(), e);
+                }
+            }
+            // The callbacks of what became durable run before commitNow() hears of it: a caller that
+            // committed finds the slots its deletes freed back in the allocator.
+            long result = failed == null ? ticket : -1;
+            List<Waiter> ready = takeWaiters(failed != null, ticket);
+            while (!ready.isEmpty()) {
+                for (Waiter w : ready) {
+                    try {
+                        w.action().accept(result);
+                    } catch (Throwable t) {
+                        RawBlockCore.LOG.log(System.Logger.Level.ERROR, "a durability callback threw", t);
+                    }
+                }
+                ready = takeWaiters(failed != null, ticket); // registered while the others ran
+            }
+            lock.lock();
+            try {
+                if (failed != null) {
+                    failure = failed;
+                } else {
+                    durableTicket = ticket;
+                }
+                ready = takeWaitersLocked(failed != null, ticket); // registered since: none may wait for nothing
+                progress.signalAll();
+            } finally {
+                lock.unlock();
+            }
+            for (Waiter w : ready) {
+                w.action().accept(result);
+            }
+            if (failed != null) {
+                return; // later commits could not be trusted to land after this one
+            }
+        }
+    }
+
+    private List<Waiter> takeWaiters(boolean all, long upTo) {
+        lock.lock();
+        try {
+            return takeWaitersLocked(all, upTo);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private List<Waiter> takeWaitersLocked(boolean all, long upTo) {
+        List<Waiter> ready = new ArrayList<>();
+        waiters.removeIf(w -> {
+            if (all || w.ticket() <= upTo) {
+                ready.add(w);
+                return true;
+            }
+            return false;
+        });
+        return ready;
+    }
+
+    /** Under {@link #lock}: whether to commit now. */
+    private boolean readyLocked() {
+        if (pending.position() == 0) {
+            return false;
+        }
+        return stopping || commitRequested || syncIntervalMs == 0 || pending.position() >= maxChunkBody
+                || System.nanoTime() - pendingSince >= TimeUnit.MILLISECONDS.toNanos(syncIntervalMs);
+    }
+
+    /** Writes {@code batch}'s records as chunks of at most {@link #maxChunkBody} bytes, whole records each. */
+    private void write(ByteBuffer batch) throws IOException {
+        batch.flip();
+        while (batch.hasRemaining()) {
+            int from = batch.position();
+            int end = from;
+            while (end < batch.limit() && end - from < maxChunkBody) {
+                int len = recordLength(batch, end);
+                if (end + len - from > maxChunkBody && end > from) {
+                    break;
+                }
+                end += len;
+            }
+            writeChunk(batch, from, end);
+            batch.position(end);
+        }
+    }
+
+    private static int recordLength(ByteBuffer b, int at) {
+        return switch (b.get(at)) {
+            case PUT -> 35 + Short.toUnsignedInt(b.getShort(at + 1));
+            case DELETE -> 21;
+            case SALT -> 5 + Short.toUnsignedInt(b.getShort(at + 3));
+            default -> throw new IllegalStateException("log record type " + b.get(at));
+        };
+    }
+
+    private void writeChunk(ByteBuffer batch, int from, int end) throws IOException {
+        int body = end - from;
+        int records = 0;
+        for (int at = from; at < end; at += recordLength(batch, at)) {
+            records++;
+        }
+        long size = V2Layout.roundUp(CHUNK_HEADER + body, blockAlign);
+        long lsn = spaceFor(size);
+        MemorySegment buf = buffer(size);
+        buf.asSlice(0, size).fill((byte) 0);
+        MemorySegment.copy(batch.array(), from, buf, ValueLayout.JAVA_BYTE, CHUNK_HEADER, body);
+        CRC32C crc = new CRC32C();
+        crc.update(batch.array(), from, body);
+        writeHeader(buf, lsn, body, records, (int) crc.getValue());
+        IoBatch b = new IoBatch(1);
+        b.write(physical(lsn), buf.asSlice(0, size), placement);
+        device.execute(b);
+        bytesWritten.addAndGet(size);
+        lock.lock();
+        try {
+            nextLsn = lsn + size;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void writeHeader(MemorySegment buf, long lsn, int body, int records, int bodyCrc) {
+        MemorySegment.copy(MAGIC, 0, buf, ValueLayout.JAVA_BYTE, 0, MAGIC.length);
+        buf.set(OnDiskFormat.U64, 8, layout.incarnation());
+        buf.set(OnDiskFormat.U64, 16, lsn);
+        buf.set(OnDiskFormat.U32, 24, body);
+        buf.set(OnDiskFormat.U32, 28, records);
+        buf.set(OnDiskFormat.U32, 32, bodyCrc);
+        CRC32C c = new CRC32C();
+        c.update(buf.asSlice(0, 36).asByteBuffer());
+        buf.set(OnDiskFormat.U32, 36, (int) c.getValue());
+    }
+
+    private long physical(long lsn) {
+        return layout.logOffset() + lsn % layout.logBytes();
+    }
+
+    /**
+     * The LSN where a chunk of {@code size} bytes goes: after a padding chunk when it would cross the end
+     * of the ring; waiting for a snapshot while the space it needs is not yet reclaimed.
+     */
+    private long spaceFor(long size) throws IOException {
+        long lsn;
+        lock.lock();
+        try {
+            lsn = nextLsn;
+        } finally {
+            lock.unlock();
+        }
+        long room = layout.logBytes() - lsn % layout.logBytes();
+        if (room < size) { // pad to the end of the ring: chunks never wrap
+            waitForSpace(lsn, room);
+            MemorySegment pad = buffer(blockAlign);
+            pad.asSlice(0, blockAlign).fill((byte) 0);
+            writeHeader(pad, lsn, 0, PAD, 0);
+            IoBatch b = new IoBatch(1);
+            b.write(physical(lsn), pad.asSlice(0, blockAlign), placement);
+            device.execute(b);
+            bytesWritten.addAndGet(blockAlign);
+            lsn += room;
+            lock.lock();
+            try {
+                nextLsn = lsn;
+            } finally {
+                lock.unlock();
+            }
+        }
+        waitForSpace(lsn, size);
+        return lsn;
+    }
+
+    private void waitForSpace(long lsn, long size) {
+        lock.lock();
+        try {
+            long logged = 0;
+            while (lsn + size - reclaimLsn > layout.logBytes() && !stopping) {
+                wantSnapshot.run();
+                if (System.nanoTime() - logged > TimeUnit.SECONDS.toNanos(10)) {
+                    logged = System.nanoTime();
+                    RawBlockCore.LOG.log(System.Logger.Level.WARNING, "fdpblock_v2 log of " + device.path() + " is"
+                            + " full: commits wait for a snapshot to free its oldest part");
+                }
+                work.awaitNanos(TimeUnit.MILLISECONDS.toNanos(100));
+            }
+            if (lsn + size - reclaimLsn > layout.logBytes() / 4) {
+                wantSnapshot.run(); // a quarter of the ring since the last snapshot: time for the next
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private MemorySegment buffer(long size) {
+        if (writeBuffer == null || writeBuffer.byteSize() < size) {
+            writeBuffer = arena.allocate(Math.max(size, 1 << 20), Math.max(4096, device.bufferAlignment()));
+        }
+        return writeBuffer;
+    }
+
+    /**
+     * Writes what is pending, then stops the thread.
+     *
+     * @return false when it had not stopped within {@code timeoutMillis}
+     */
+    boolean stop(long timeoutMillis) {
+        lock.lock();
+        try {
+            stopping = true;
+            work.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        return writer == null || io.fdpblock.util.Threads.joinUninterruptibly(writer,
+                TimeUnit.MILLISECONDS.toNanos(timeoutMillis));
+    }
+
+    /** Frees the write buffer; only after the thread stopped (no write of it can be in flight). */
+    void release() {
+        arena.close();
+    }
+
+    // ------------------------------------------------------------------ replay
+
+    /**
+     * Reads the log from {@code fromLsn} until a chunk is missing, torn or stale, handing every record to
+     * {@code visitor}.
+     *
+     * @return the LSN after the last valid chunk: where the next one is written
+     */
+    static long replay(BlockDevice device, V2Layout layout, long fromLsn, Visitor visitor) throws IOException {
+        int blockAlign = layout.blockAlign();
+        long window = Math.min(layout.logBytes(), 4L << 20);
+        long lsn = fromLsn;
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment buf = arena.allocate(window, 4096);
+            long bufLsn = -1; // LSN of buf's first byte
+            long bufLen = 0;
+            while (true) {
+                long lap = layout.logBytes() - lsn % layout.logBytes();
+                // make sure the header block is in the window
+                if (bufLsn < 0 || lsn < bufLsn || lsn + blockAlign > bufLsn + bufLen) {
+                    bufLen = Math.min(window, lap);
+                    read(device, layout, lsn, buf.asSlice(0, bufLen));
+                    bufLsn = lsn;
+                }
+                MemorySegment h = buf.asSlice(lsn - bufLsn, blockAlign);
+                if (!OnDiskFormat.hasMagic(h, MAGIC) || h.get(OnDiskFormat.U64, 8) != layout.incarnation()
+                        || h.get(OnDiskFormat.U64, 16) != lsn || h.get(OnDiskFormat.U32, 36) != headerCrc(h)) {
+                    return lsn;
+                }
+                int records = h.get(OnDiskFormat.U32, 28);
+                if (records == PAD) {
+                    lsn += lap;
+                    continue;
+                }
+                long body = Integer.toUnsignedLong(h.get(OnDiskFormat.U32, 24));
+                long size = V2Layout.roundUp(CHUNK_HEADER + body, blockAlign);
+                if (size > lap) {
+                    return lsn;
+                }
+                if (lsn + size > bufLsn + bufLen) {
+                    if (size > window) {
+                        return lsn; // larger than any chunk this log writes: not one of ours
+                    }
+                    bufLen = Math.min(window, lap);
+                    read(device, layout, lsn, buf.asSlice(0, bufLen));
+                    bufLsn = lsn;
+                }
+                MemorySegment chunk = buf.asSlice(lsn - bufLsn, size);
+                byte[] bytes = chunk.asSlice(CHUNK_HEADER, body).toArray(ValueLayout.JAVA_BYTE);
+                CRC32C c = new CRC32C();
+                c.update(bytes);
+                if ((int) c.getValue() != chunk.get(OnDiskFormat.U32, 32) || !visit(bytes, records, visitor)) {
+                    return lsn;
+                }
+                lsn += size;
+            }
+        }
+    }
+
+    private static int headerCrc(MemorySegment h) {
+        CRC32C c = new CRC32C();
+        c.update(h.asSlice(0, 36).asByteBuffer());
+        return (int) c.getValue();
+    }
+
+    private static void read(BlockDevice device, V2Layout layout, long lsn, MemorySegment into) throws IOException {
+        IoBatch b = new IoBatch(1);
+        b.read(layout.logOffset() + lsn % layout.logBytes(), into);
+        device.execute(b);
+    }
+
+    /** @return false when a record does not parse (the chunk is then not trusted) */
+    private static boolean visit(byte[] body, int records, Visitor v) {
+        ByteBuffer b = ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN);
+        try {
+            for (int r = 0; r < records; r++) {
+                byte type = b.get();
+                switch (type) {
+                    case PUT -> {
+                        int keyLen = Short.toUnsignedInt(b.getShort());
+                        int slot = b.getInt();
+                        int size = b.getInt();
+                        int crc = b.getInt();
+                        int group = Short.toUnsignedInt(b.getShort());
+                        int salt = Short.toUnsignedInt(b.getShort());
+                        long h1 = b.getLong();
+                        long h2 = b.getLong();
+                        byte[] key = new byte[keyLen];
+                        b.get(key);
+                        v.put(h1, h2, slot, size, crc, group, salt, new String(key, StandardCharsets.UTF_8));
+                    }
+                    case DELETE -> {
+                        int slot = b.getInt();
+                        long h1 = b.getLong();
+                        long h2 = b.getLong();
+                        v.delete(h1, h2, slot);
+                    }
+                    case SALT -> {
+                        int id = Short.toUnsignedInt(b.getShort());
+                        byte[] s = new byte[Short.toUnsignedInt(b.getShort())];
+                        b.get(s);
+                        v.salt(id, new String(s, StandardCharsets.UTF_8));
+                    }
+                    default -> {
+                        return false;
+                    }
+                }
+            }
+            return b.position() == body.length;
+        } catch (RuntimeException e) {
+            return false;
+        }
+    }
+}

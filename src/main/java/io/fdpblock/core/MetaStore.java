@@ -1,0 +1,61 @@
+package io.fdpblock.core;
+
+import java.io.IOException;
+import java.util.Map;
+import java.util.function.LongConsumer;
+
+/**
+ * How a store keeps its index durable: LMCache's v1 checkpoints ({@link V1Meta}) or fdpblock_v2's log
+ * and snapshots ({@link V2Meta}). The core tells it every committed change, under its lock, and asks it
+ * when a change is durable.
+ */
+interface MetaStore {
+    /** Recovers the index and the allocator from the device; what it found. */
+    Recovery.Result recover() throws IOException;
+
+    /**
+     * Under the core's lock: a put was committed to the index.
+     *
+     * @return a ticket for {@link #whenDurable}
+     */
+    long putCommitted(String key, int slot, int size, int crc, int group, int saltId, boolean newSalt);
+
+    /** Under the core's lock: a committed key was removed. @return a ticket for {@link #whenDurable} */
+    long deleted(String key, int slot);
+
+    /**
+     * Runs {@code action} once the change of {@code ticket} is durable (at once where durability is
+     * only a checkpoint's business); it gets -1 when the metadata could not be written.
+     */
+    void whenDurable(long ticket, LongConsumer action);
+
+    /** A put is acknowledged only once its change is durable ({@code meta_sync_interval_ms} 0). */
+    boolean acknowledgesWhenDurable();
+
+    /** A put found no free slot: make pending frees usable soon (fdpblock_v2: commit the log now). */
+    default void wantFreeSlots() {
+    }
+
+    /** Makes every committed change durable now (a checkpoint, or a log commit and a snapshot). */
+    void checkpointNow() throws IOException;
+
+    void startBackground();
+
+    /** Stops the background work without interrupting its I/O. @return false when still running after the bound */
+    boolean stopBackground(long timeoutMillis);
+
+    /** At close: makes what changed durable. */
+    void closeDurably() throws IOException;
+
+    /** Releases its memory; after the background work stopped. */
+    void release();
+
+    /** Under the core's lock: whether something changed since the last durable point. */
+    boolean dirty();
+
+    /** The last failure to write metadata (null when the last attempt succeeded). */
+    String lastError();
+
+    /** The format's own status entries. */
+    void status(Map<String, Object> s);
+}

@@ -1,0 +1,115 @@
+package io.fdpblock.core;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The cache salts of the store's keys, each with a small id and the number of keys it has: usage by
+ * salt without keeping the keys (fdpblock_v2 persists the ids in its log and snapshots). Not
+ * thread-safe: the core calls it under its lock.
+ */
+final class SaltTable {
+    /**
+     * Salt ids at most: tenants are few; keys of salts beyond these count under no salt (the snapshot
+     * areas are sized for this many).
+     */
+    static final int MAX_IDS = 4_096;
+
+    private final Map<String, Integer> ids = new HashMap<>();
+    private final List<String> salts = new ArrayList<>();
+    private long[] keys = new long[16];
+
+    SaltTable() {
+        idOf(""); // id 0: no salt
+    }
+
+    /**
+     * The salt of an encoded key ({@code <model>@0x<rank>@<hash>[@<salt>][/g<group>]}); "" for none or a
+     * key of another form.
+     */
+    static String saltOf(String key) {
+        int a = key.indexOf('@');
+        int b = a < 0 ? -1 : key.indexOf('@', a + 1);
+        int c = b < 0 ? -1 : key.indexOf('@', b + 1);
+        if (c < 0) {
+            return "";
+        }
+        int end = key.length();
+        int g = key.lastIndexOf("/g");
+        if (g > c) {
+            end = g;
+        }
+        return key.substring(c + 1, end);
+    }
+
+    /** @return the id of {@code salt}, given one now when it is new; -1 when every id is taken */
+    int idOf(String salt) {
+        Integer id = ids.get(salt);
+        if (id != null) {
+            return id;
+        }
+        if (salts.size() >= MAX_IDS) {
+            return -1;
+        }
+        return define(salts.size(), salt);
+    }
+
+    /** Whether {@code salt} has an id already. */
+    boolean known(String salt) {
+        return ids.containsKey(salt);
+    }
+
+    /** Records a persisted id (recovery). */
+    int define(int id, String salt) {
+        while (salts.size() <= id) {
+            salts.add(null);
+        }
+        salts.set(id, salt);
+        ids.put(salt, id);
+        if (keys.length <= id) {
+            keys = java.util.Arrays.copyOf(keys, Math.max(id + 1, keys.length * 2));
+        }
+        return id;
+    }
+
+    String salt(int id) {
+        return id < salts.size() ? salts.get(id) : null;
+    }
+
+    void added(int id) {
+        if (id >= 0) {
+            keys[id]++;
+        }
+    }
+
+    void removed(int id) {
+        if (id >= 0 && keys[id] > 0) {
+            keys[id]--;
+        }
+    }
+
+    /** Keys per salt, for the salts that have any. */
+    Map<String, Long> keysBySalt() {
+        Map<String, Long> out = new LinkedHashMap<>();
+        for (int i = 0; i < salts.size(); i++) {
+            if (salts.get(i) != null && keys[i] > 0) {
+                out.put(salts.get(i), keys[i]);
+            }
+        }
+        return out;
+    }
+
+    /** Every defined id and its salt, in id order (for snapshots). */
+    Map<Integer, String> definitions() {
+        Map<Integer, String> out = new LinkedHashMap<>();
+        for (int i = 0; i < salts.size(); i++) {
+            if (salts.get(i) != null) {
+                out.put(i, salts.get(i));
+            }
+        }
+        return out;
+    }
+}

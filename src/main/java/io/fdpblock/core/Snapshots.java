@@ -1,0 +1,341 @@
+package io.fdpblock.core;
+
+import io.fdpblock.device.BlockDevice;
+import io.fdpblock.device.IoBatch;
+import io.fdpblock.nvme.PlacementId;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.zip.CRC32C;
+
+/**
+ * fdpblock_v2 snapshots: the compact index written out (32 bytes an entry) with the salt table, into the
+ * snapshot area that does not hold the newest one, body first, then a flush, then the header that
+ * commits it. Written a step at a time on a thread of its own: the store's lock is held only while a
+ * step's entries are copied (entries never move in the index while they live), never across I/O. A
+ * snapshot covers the log from the LSN where it started: recovery loads the newest valid snapshot and
+ * replays the log from there, which also settles what changed while it was being taken.
+ *
+ * <pre>
+ * header block: 0 "FDPBSN02" | 8 u64 incarnation | 16 u64 seq | 24 u64 start LSN | 32 u64 entries
+ *   | 40 u64 body bytes | 48 u64 next slot | 56 u32 CRC32C of the body | 60 u32 CRC32C of bytes 0..59
+ * body: u32 salt count | (u16 id | u16 length | UTF-8) per salt | entries (h1, h2, u32 slot, u32 size,
+ *   u32 CRC32C, u16 group, u16 salt id), then zeros to the block
+ * </pre>
+ */
+final class Snapshots {
+    static final byte[] MAGIC = "FDPBSN02".getBytes(StandardCharsets.US_ASCII);
+    /** Index positions copied per step (the lock is held while they are). */
+    private static final int STEP = 16_384;
+    private static final int WRITE_BYTES = 1 << 20;
+
+    /** A snapshot header as read. */
+    record Header(int area, long seq, long startLsn, long entries, long bodyBytes, long nextSlot, int bodyCrc) {}
+
+    private Snapshots() {}
+
+    // ------------------------------------------------------------------ reading
+
+    /** The valid snapshot headers of both areas (of this incarnation), newest first. */
+    static List<Header> headers(BlockDevice device, V2Layout layout) throws IOException {
+        List<Header> out = new ArrayList<>(2);
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment block = arena.allocate(layout.blockAlign(), 4096);
+            for (int area = 0; area < 2; area++) {
+                IoBatch b = new IoBatch(1);
+                b.read(layout.snapshotOffset(area), block);
+                device.execute(b);
+                Header h = parseHeader(block, area, layout);
+                if (h != null) {
+                    out.add(h);
+                }
+            }
+        }
+        out.sort((x, y) -> Long.compare(y.seq(), x.seq()));
+        return out;
+    }
+
+    private static Header parseHeader(MemorySegment h, int area, V2Layout layout) {
+        if (!OnDiskFormat.hasMagic(h, MAGIC) || h.get(OnDiskFormat.U64, 8) != layout.incarnation()
+                || h.get(OnDiskFormat.U32, 60) != crc(h.asSlice(0, 60))) {
+            return null;
+        }
+        long entries = h.get(OnDiskFormat.U64, 32);
+        long body = h.get(OnDiskFormat.U64, 40);
+        if (entries < 0 || entries > layout.maxSlots() || body < 4 || body > layout.snapshotBytes() - layout.blockAlign()) {
+            return null;
+        }
+        return new Header(area, h.get(OnDiskFormat.U64, 16), h.get(OnDiskFormat.U64, 24), entries, body,
+                h.get(OnDiskFormat.U64, 48), h.get(OnDiskFormat.U32, 56));
+    }
+
+    private static int crc(MemorySegment s) {
+        CRC32C c = new CRC32C();
+        c.update(s.asByteBuffer());
+        return (int) c.getValue();
+    }
+
+    /** What a snapshot's body holds, handed over as it is read. */
+    interface Visitor {
+        void salt(int id, String salt);
+
+        void entry(long h1, long h2, int slot, int size, int crc, int group, int saltId);
+    }
+
+    /**
+     * Checks the body's CRC in a first pass, then hands its contents to {@code visitor}.
+     *
+     * @return false (nothing handed over) when the body does not match its header
+     */
+    static boolean load(BlockDevice device, V2Layout layout, Header h, Visitor visitor) throws IOException {
+        if (!scan(device, layout, h, null)) {
+            return false;
+        }
+        return scan(device, layout, h, visitor);
+    }
+
+    private static boolean scan(BlockDevice device, V2Layout layout, Header h, Visitor visitor) throws IOException {
+        long base = layout.snapshotOffset(h.area()) + layout.blockAlign();
+        long padded = V2Layout.roundUp(h.bodyBytes(), layout.blockAlign());
+        CRC32C crc = new CRC32C();
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment buf = arena.allocate(WRITE_BYTES, 4096);
+            BodyParser parser = visitor == null ? null : new BodyParser(visitor, h.entries());
+            for (long off = 0; off < padded; off += WRITE_BYTES) {
+                long len = Math.min(WRITE_BYTES, padded - off);
+                IoBatch b = new IoBatch(1);
+                b.read(base + off, buf.asSlice(0, len));
+                device.execute(b);
+                long useful = Math.min(len, h.bodyBytes() - off);
+                if (useful <= 0) {
+                    break;
+                }
+                byte[] bytes = buf.asSlice(0, useful).toArray(ValueLayout.JAVA_BYTE);
+                crc.update(bytes);
+                if (parser != null && !parser.feed(bytes)) {
+                    return false;
+                }
+            }
+            return (int) crc.getValue() == h.bodyCrc() && (parser == null || parser.complete());
+        }
+    }
+
+    /** Parses a body fed in pieces: the salt table, then fixed-size entries. */
+    private static final class BodyParser {
+        private final Visitor visitor;
+        private final long entries;
+        private byte[] carry = new byte[0];
+        private long salts = -1;
+        private long saltsSeen;
+        private long entriesSeen;
+
+        BodyParser(Visitor visitor, long entries) {
+            this.visitor = visitor;
+            this.entries = entries;
+        }
+
+        boolean feed(byte[] piece) {
+            byte[] b = carry.length == 0 ? piece : concat(carry, piece);
+            java.nio.ByteBuffer in = java.nio.ByteBuffer.wrap(b).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            while (true) {
+                if (salts < 0) {
+                    if (in.remaining() < 4) {
+                        break;
+                    }
+                    salts = Integer.toUnsignedLong(in.getInt());
+                    if (salts > SaltTable.MAX_IDS) {
+                        return false;
+                    }
+                    continue;
+                }
+                if (saltsSeen < salts) {
+                    if (in.remaining() < 4) {
+                        break;
+                    }
+                    int at = in.position();
+                    int id = Short.toUnsignedInt(in.getShort());
+                    int len = Short.toUnsignedInt(in.getShort());
+                    if (in.remaining() < len) {
+                        in.position(at);
+                        break;
+                    }
+                    byte[] s = new byte[len];
+                    in.get(s);
+                    visitor.salt(id, new String(s, StandardCharsets.UTF_8));
+                    saltsSeen++;
+                    continue;
+                }
+                if (entriesSeen < entries) {
+                    if (in.remaining() < V2Layout.SNAPSHOT_ENTRY_BYTES) {
+                        break;
+                    }
+                    long h1 = in.getLong();
+                    long h2 = in.getLong();
+                    int slot = in.getInt();
+                    int size = in.getInt();
+                    int crc = in.getInt();
+                    int group = Short.toUnsignedInt(in.getShort());
+                    int salt = Short.toUnsignedInt(in.getShort());
+                    visitor.entry(h1, h2, slot, size, crc, group, salt);
+                    entriesSeen++;
+                    continue;
+                }
+                break;
+            }
+            carry = java.util.Arrays.copyOfRange(b, in.position(), b.length);
+            return true;
+        }
+
+        boolean complete() {
+            return saltsSeen == salts && entriesSeen == entries;
+        }
+
+        private static byte[] concat(byte[] a, byte[] b) {
+            byte[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+            System.arraycopy(b, 0, out, a.length, b.length);
+            return out;
+        }
+    }
+
+    // ------------------------------------------------------------------ writing
+
+    /** What a snapshot reads of the store, each call under the store's lock. */
+    interface Source {
+        /** Salt definitions and the next slot, taken when the snapshot starts. */
+        Map<Integer, String> salts();
+
+        long nextSlot();
+
+        /** Copies live index entries at positions [from, from + count) into {@code out}; see {@link CompactIndex#copyLive}. */
+        int copy(long from, long count, MemorySegment out);
+
+        long capacity();
+
+        void beginCopy();
+
+        void endCopy();
+    }
+
+    /**
+     * Writes a snapshot of {@code source} into {@code area}, starting the log at {@code startLsn}.
+     *
+     * @param lock the store's lock, held only around each step's copy
+     * @return its header
+     */
+    static Header write(BlockDevice device, V2Layout layout, int area, long seq, long startLsn, Source source,
+            java.util.concurrent.locks.Lock lock, PlacementId placement, java.util.concurrent.atomic.AtomicLong written)
+            throws IOException {
+        int blockAlign = layout.blockAlign();
+        long base = layout.snapshotOffset(area) + blockAlign;
+        long room = layout.snapshotBytes() - blockAlign;
+        CRC32C crc = new CRC32C();
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment buf = arena.allocate(WRITE_BYTES + (long) STEP * V2Layout.SNAPSHOT_ENTRY_BYTES + blockAlign, 4096);
+            MemorySegment step = arena.allocate((long) STEP * V2Layout.SNAPSHOT_ENTRY_BYTES, 8);
+            long[] at = {0}; // bytes in buf
+            long[] out = {0}; // body bytes written to the device
+            Map<Integer, String> salts;
+            long nextSlot;
+            lock.lock();
+            try {
+                salts = source.salts();
+                nextSlot = source.nextSlot();
+                source.beginCopy();
+            } finally {
+                lock.unlock();
+            }
+            long entries = 0;
+            try {
+                java.nio.ByteBuffer head = java.nio.ByteBuffer.allocate(4 + salts.size() * (4 + 3 * 128))
+                        .order(java.nio.ByteOrder.LITTLE_ENDIAN);
+                head.putInt(salts.size());
+                for (Map.Entry<Integer, String> s : salts.entrySet()) {
+                    byte[] b = s.getValue().getBytes(StandardCharsets.UTF_8);
+                    head.putShort(s.getKey().shortValue()).putShort((short) b.length).put(b);
+                }
+                append(buf, at, head.array(), head.position(), crc);
+                long capacity = source.capacity();
+                for (long pos = 0; pos < capacity; pos += STEP) {
+                    int n;
+                    lock.lock();
+                    try {
+                        n = source.copy(pos, STEP, step);
+                    } finally {
+                        lock.unlock();
+                    }
+                    entries += n;
+                    long bytes = (long) n * V2Layout.SNAPSHOT_ENTRY_BYTES;
+                    MemorySegment.copy(step, 0, buf, at[0], bytes);
+                    crc.update(buf.asSlice(at[0], bytes).asByteBuffer());
+                    at[0] += bytes;
+                    if (at[0] >= WRITE_BYTES) {
+                        flushBuffer(device, buf, at, out, base, room, blockAlign, false, placement, written);
+                    }
+                }
+            } finally {
+                lock.lock();
+                try {
+                    source.endCopy();
+                } finally {
+                    lock.unlock();
+                }
+            }
+            long bodyBytes = out[0] + at[0];
+            flushBuffer(device, buf, at, out, base, room, blockAlign, true, placement, written);
+            device.flush(); // the body is durable before the header that commits it
+            MemorySegment header = arena.allocate(blockAlign, 4096);
+            MemorySegment.copy(MAGIC, 0, header, ValueLayout.JAVA_BYTE, 0, MAGIC.length);
+            header.set(OnDiskFormat.U64, 8, layout.incarnation());
+            header.set(OnDiskFormat.U64, 16, seq);
+            header.set(OnDiskFormat.U64, 24, startLsn);
+            header.set(OnDiskFormat.U64, 32, entries);
+            header.set(OnDiskFormat.U64, 40, bodyBytes);
+            header.set(OnDiskFormat.U64, 48, nextSlot);
+            header.set(OnDiskFormat.U32, 56, (int) crc.getValue());
+            header.set(OnDiskFormat.U32, 60, crc(header.asSlice(0, 60)));
+            IoBatch b = new IoBatch(1);
+            b.write(layout.snapshotOffset(area), header, placement);
+            device.execute(b);
+            device.flush();
+            written.addAndGet(blockAlign);
+            return new Header(area, seq, startLsn, entries, bodyBytes, nextSlot, (int) crc.getValue());
+        }
+    }
+
+    private static void append(MemorySegment buf, long[] at, byte[] bytes, int len, CRC32C crc) {
+        MemorySegment.copy(bytes, 0, buf, ValueLayout.JAVA_BYTE, at[0], len);
+        crc.update(bytes, 0, len);
+        at[0] += len;
+    }
+
+    /** Writes the whole blocks of {@code buf} (all of it, zero-padded, when {@code last}); keeps the rest. */
+    private static void flushBuffer(BlockDevice device, MemorySegment buf, long[] at, long[] out, long base, long room,
+            int blockAlign, boolean last, PlacementId placement, java.util.concurrent.atomic.AtomicLong written)
+            throws IOException {
+        long whole = last ? V2Layout.roundUp(at[0], blockAlign) : at[0] / blockAlign * blockAlign;
+        if (whole == 0) {
+            return;
+        }
+        if (out[0] + whole > room) {
+            throw new IOException("snapshot does not fit its area of " + room + " bytes (metadata sized for fewer"
+                    + " slots than the index holds?)");
+        }
+        if (last) {
+            buf.asSlice(at[0], whole - at[0]).fill((byte) 0);
+        }
+        IoBatch b = new IoBatch(1);
+        b.write(base + out[0], buf.asSlice(0, whole), placement);
+        device.execute(b);
+        written.addAndGet(whole);
+        long keep = at[0] - Math.min(at[0], whole);
+        MemorySegment.copy(buf, whole, buf, 0, keep);
+        out[0] += whole;
+        at[0] = keep;
+    }
+}

@@ -1,0 +1,140 @@
+package io.fdpblock.core;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.LongConsumer;
+
+/**
+ * LMCache raw_block state v1: the whole index as a JSON checkpoint in two mirrored containers,
+ * periodically and at close ({@link Checkpointer}); open recovers the newest valid one ({@link Recovery}).
+ * Every change is durable at the next checkpoint, so nothing waits for durability.
+ */
+final class V1Meta implements MetaStore {
+    private final RawBlockCore core;
+    private final MetadataArea area;
+    private final CheckpointCodec.Layout layout;
+    private final HeapKeyIndex index;
+    private Checkpointer checkpointer;
+    private boolean fitsFullIndex;
+    private long dirtyCount;
+    private long persistedCount;
+
+    V1Meta(RawBlockCore core, CheckpointCodec.Layout layout, HeapKeyIndex index) {
+        this.core = core;
+        this.layout = layout;
+        this.index = index;
+        this.area = new MetadataArea(core.device, layout.blockAlign(), layout.metaTotalBytes());
+    }
+
+    MetadataArea area() {
+        return area;
+    }
+
+    @Override
+    public Recovery.Result recover() throws IOException {
+        Recovery.Result r = new Recovery(core.config, core.device, area, layout, index, core.slots, core.salts).run();
+        index.forEach((k, e) -> core.salts.added(e.saltId()));
+        if (r.droppedKeys() > 0) {
+            dirtyCount++; // the next checkpoint persists the cleanup
+        }
+        checkpointer = new Checkpointer(area, layout, core.placement.metadata(), this::snapshot, this::persisted, r.seq());
+        fitsFullIndex = Checkpointer.fitsFullIndex(core.device.path(), core.slots.maxSlots(), area.payloadRoom(),
+                core.config);
+        return r;
+    }
+
+    @Override
+    public long putCommitted(String key, int slot, int size, int crc, int group, int saltId, boolean newSalt) {
+        return ++dirtyCount;
+    }
+
+    @Override
+    public long deleted(String key, int slot) {
+        return ++dirtyCount;
+    }
+
+    @Override
+    public void whenDurable(long ticket, LongConsumer action) {
+        action.accept(ticket); // a freed slot may be reused at once: recovery checks every slot header
+    }
+
+    @Override
+    public boolean acknowledgesWhenDurable() {
+        return false;
+    }
+
+    @Override
+    public void checkpointNow() throws IOException {
+        checkpointer.checkpoint();
+    }
+
+    @Override
+    public void startBackground() {
+        if (core.config.metaEnablePeriodic()) {
+            checkpointer.startPeriodic(core.config.metaCheckpointIntervalSec());
+        }
+    }
+
+    @Override
+    public boolean stopBackground(long timeoutMillis) {
+        return checkpointer.stopPeriodic(timeoutMillis);
+    }
+
+    @Override
+    public void closeDurably() throws IOException {
+        checkpointer.checkpoint();
+    }
+
+    @Override
+    public void release() {
+    }
+
+    @Override
+    public boolean dirty() {
+        return dirtyCount != persistedCount;
+    }
+
+    private void persisted(long dirtyAt) {
+        core.lock.lock();
+        try {
+            persistedCount = dirtyAt;
+        } finally {
+            core.lock.unlock();
+        }
+    }
+
+    private Checkpointer.Snapshot snapshot() {
+        core.lock.lock();
+        try {
+            if (dirtyCount == persistedCount) {
+                return null;
+            }
+            List<CheckpointCodec.SnapshotEntry> entries = new ArrayList<>(index.size());
+            index.forEach((k, e) -> entries.add(new CheckpointCodec.SnapshotEntry(k, core.slotOffset(e.slot()),
+                    e.size(), e.meta())));
+            return new Checkpointer.Snapshot(dirtyCount, core.slots.nextSlot(), entries);
+        } finally {
+            core.lock.unlock();
+        }
+    }
+
+    @Override
+    public void status(Map<String, Object> s) {
+        s.put("meta_format", RawBlockCoreConfig.MetaFormat.LMCACHE_V1.configName());
+        s.put("checkpoint_seq", checkpointer.seq());
+        s.put("checkpoints_written", checkpointer.written());
+        s.put("last_checkpoint_bytes", checkpointer.lastBytes());
+        s.put("last_checkpoint_ms", checkpointer.lastMillis());
+        s.put("checkpoint_failures", checkpointer.failures());
+        s.put("last_checkpoint_error", checkpointer.lastError());
+        s.put("meta_container_bytes", area.containerBytes());
+        s.put("meta_area_fits_full_index", fitsFullIndex);
+    }
+
+    @Override
+    public String lastError() {
+        return checkpointer == null ? null : checkpointer.lastError();
+    }
+}
