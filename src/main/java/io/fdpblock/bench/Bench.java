@@ -2,6 +2,7 @@ package io.fdpblock.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;
@@ -100,6 +101,8 @@ public final class Bench {
     private final List<CaseResult> results = new ArrayList<>();
     private final List<PlacementResult> placementResults = new ArrayList<>();
     private boolean devicePrewritten;
+    /** The CRC32C alone, measured once when a load case runs. */
+    private Measurement crcAlone;
     private Fio fio;
     private String loadAtStart;
     private final ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
@@ -483,13 +486,56 @@ public final class Bench {
 
     // ------------------------------------------------------------------ adapter cases
 
+    /**
+     * The adapter cases: those of the default store ({@code verify_payload} "always") on one adapter, then
+     * the load with "recovery" on a second one over the same file, populated again. A load case is set
+     * beside the CRC32C alone, measured once ({@link Crc32cAlone}).
+     */
     private void runAdapter(List<BenchCase> cases, Path fioDir) throws IOException {
+        if (cases.stream().anyMatch(c -> c.kind() == BenchCase.Kind.ADAPTER_LOAD
+                || c.kind() == BenchCase.Kind.ADAPTER_LOAD_VERIFY_RECOVERY)) {
+            crcAlone = Crc32cAlone.measure(BenchCase.MIB, 1_000_000_000L);
+            out.printf(Locale.ROOT, "adapter: CRC32C alone (java.util.zip.CRC32C, 1 MiB buffers, one thread): %,.0f MB"
+                    + " per CPU-second%n", crcBytesPerCpuSecond() / 1e6);
+        }
+        List<BenchCase> always = cases.stream().filter(c -> c.kind() != BenchCase.Kind.ADAPTER_LOAD_VERIFY_RECOVERY)
+                .toList();
+        List<BenchCase> recovery = cases.stream()
+                .filter(c -> c.kind() == BenchCase.Kind.ADAPTER_LOAD_VERIFY_RECOVERY).toList();
+        if (!always.isEmpty()) {
+            runAdapter(always, fioDir, RawBlockCoreConfig.VerifyPayload.ALWAYS);
+        }
+        if (!recovery.isEmpty()) {
+            runAdapter(recovery, fioDir, RawBlockCoreConfig.VerifyPayload.RECOVERY);
+        }
+    }
+
+    private double crcBytesPerCpuSecond() {
+        return crcAlone == null || !(crcAlone.cpuSeconds() > 0) ? Double.NaN : crcAlone.bytes() / crcAlone.cpuSeconds();
+    }
+
+    /** A load round's figures plus what the CRC32C alone would cost of them ({@code crc32c_share_of_cpu}). */
+    private Measurement withCrcShare(Measurement m, boolean crcOnLoad) {
+        double rate = crcBytesPerCpuSecond();
+        if (!Double.isNaN(rate)) {
+            m.extra().put("crc32c_alone_mb_per_cpu_sec", Measurement.round(rate / 1e6, 0));
+            if (crcOnLoad && m.cpuSeconds() > 0) {
+                m.extra().put("crc32c_share_of_cpu", Measurement.round(m.bytes() / rate / m.cpuSeconds(), 3));
+            }
+        }
+        return m;
+    }
+
+    private void runAdapter(List<BenchCase> cases, Path fioDir, RawBlockCoreConfig.VerifyPayload verify)
+            throws IOException {
         int inFlight = 16;
+        boolean crcOnLoad = verify == RawBlockCoreConfig.VerifyPayload.ALWAYS;
         try (AdapterWorkload w = AdapterWorkload.open(o.file(), o.sizeBytes(), BenchCase.MIB, inFlight,
-                o.adapterKeysPerTask())) {
+                o.adapterKeysPerTask(), verify)) {
             out.printf(Locale.ROOT, "adapter: RawBlock L2 adapter (io_uring) on %s, %d keys of 1 MiB, tasks of %d"
-                            + " keys, %d tasks in flight, chunk buffers %sregistered%n", o.file(), w.keyCount(),
-                    w.keysPerTask(), w.tasksInFlight(), w.buffersRegistered() ? "" : "NOT ");
+                            + " keys, %d tasks in flight, chunk buffers %sregistered, verify_payload %s%n", o.file(),
+                    w.keyCount(), w.keysPerTask(), w.tasksInFlight(), w.buffersRegistered() ? "" : "NOT ",
+                    verify.configName());
             boolean populated = false;
             for (BenchCase c : cases) {
                 CaseResult r = new CaseResult(c);
@@ -497,7 +543,9 @@ public final class Bench {
                 if (c.kind() != BenchCase.Kind.ADAPTER_LOOKUP) {
                     r.note("RawBlock adapter, tasks of " + w.keysPerTask() + " x 1 MiB chunks, " + w.tasksInFlight()
                             + " tasks in flight; bytes counted are payload (a store also writes a 4 KiB slot header per"
-                            + " chunk; store and load compute a CRC32C of every payload)");
+                            + " chunk and computes a CRC32C of every payload; verify_payload " + verify.configName()
+                            + ": " + (crcOnLoad ? "a load computes the CRC32C of every payload)"
+                                    : "a load reads each chunk's 4 KiB slot header too and computes no CRC32C)"));
                 }
                 switch (c.kind()) {
                     case ADAPTER_STORE -> {
@@ -505,11 +553,11 @@ public final class Bench {
                                 o.seconds() * 1_000_000_000L));
                         populated = false;
                     }
-                    case ADAPTER_LOAD -> {
+                    case ADAPTER_LOAD, ADAPTER_LOAD_VERIFY_RECOVERY -> {
                         populate(w);
                         populated = true;
-                        adapterRounds(c, r, fioDir, () -> w.load(o.rampSeconds() * 1_000_000_000L,
-                                o.seconds() * 1_000_000_000L));
+                        adapterRounds(c, r, fioDir, () -> withCrcShare(w.load(o.rampSeconds() * 1_000_000_000L,
+                                o.seconds() * 1_000_000_000L), crcOnLoad));
                     }
                     case ADAPTER_LOOKUP -> {
                         int keys = 1000;
@@ -707,6 +755,9 @@ public final class Bench {
         m.put("units", "IOPS = operations per second; MB/s = 10^6 bytes per second; per_cpu_sec = operations (4 KiB"
                 + " cases) or MB (1 MiB cases) per CPU-second (user + system)");
         m.put("cases", results.stream().map(CaseResult::toMap).toList());
+        if (crcAlone != null) {
+            m.put("crc32c_alone", crcAlone.toMap());
+        }
         if (!placementResults.isEmpty()) {
             m.put("placement_cases", placementResults.stream().map(PlacementResult::toMap).toList());
         }

@@ -41,6 +41,11 @@ public record BenchCase(String id, Kind kind, IoEngine engine, String rw, int bl
         ADAPTER_STORE,
         /** RawBlock adapter loading 1 MiB chunks vs fio sequential read of 1 MiB at the same depth. */
         ADAPTER_LOAD,
+        /**
+         * The same load with the store's {@code verify_payload} "recovery": no CRC32C per chunk, a slot
+         * header read with each instead (the CPU target of issue 12 is set for this one).
+         */
+        ADAPTER_LOAD_VERIFY_RECOVERY,
         /** Adapter lookup-and-lock of 1,000 keys, submit to eventfd signal: a latency, no fio reference. */
         ADAPTER_LOOKUP,
         /**
@@ -85,6 +90,7 @@ public record BenchCase(String id, Kind kind, IoEngine engine, String rw, int bl
                     + (rings > 1 ? " " + rings + " rings" : "");
             case ADAPTER_STORE -> "adapter store " + bs + " QD" + queueDepth;
             case ADAPTER_LOAD -> "adapter load " + bs + " QD" + queueDepth;
+            case ADAPTER_LOAD_VERIFY_RECOVERY -> "adapter load " + bs + " QD" + queueDepth + " noCRC";
             case ADAPTER_LOOKUP -> "adapter lookup 1000 keys";
             case PLACEMENT -> "placement " + (rw.equals("write") ? "seqwrite" : rw) + " " + bs + " QD" + queueDepth;
         };
@@ -95,7 +101,7 @@ public record BenchCase(String id, Kind kind, IoEngine engine, String rw, int bl
         return switch (kind) {
             case RAW -> "fio --ioengine=" + fioEngine() + " --rw=" + rw + " --bs=" + blockSize + " --iodepth="
                     + depthPerRing() + (rings > 1 ? " --numjobs=" + rings + " --group_reporting" : "");
-            case ADAPTER_STORE, ADAPTER_LOAD -> "fio --ioengine=io_uring --rw=" + rw + " --bs=" + blockSize
+            case ADAPTER_STORE, ADAPTER_LOAD, ADAPTER_LOAD_VERIFY_RECOVERY -> "fio --ioengine=io_uring --rw=" + rw + " --bs=" + blockSize
                     + " --iodepth=" + queueDepth;
             case ADAPTER_LOOKUP -> "none (target: median < 100 us)";
             case PLACEMENT -> "ours: io_uring without placement on the block device, and uring_cmd with the same"
@@ -125,6 +131,8 @@ public record BenchCase(String id, Kind kind, IoEngine engine, String rw, int bl
     public static List<BenchCase> adapterCases() {
         return List.of(new BenchCase("adapter-store-1m-qd16", Kind.ADAPTER_STORE, IoEngine.IO_URING, "write", MIB, 16),
                 new BenchCase("adapter-load-1m-qd16", Kind.ADAPTER_LOAD, IoEngine.IO_URING, "read", MIB, 16),
+                new BenchCase("adapter-load-1m-qd16-verify-recovery", Kind.ADAPTER_LOAD_VERIFY_RECOVERY,
+                        IoEngine.IO_URING, "read", MIB, 16),
                 new BenchCase("adapter-lookup-1000", Kind.ADAPTER_LOOKUP, IoEngine.IO_URING, "lookup", 0, 1));
     }
 
