@@ -218,6 +218,7 @@ public final class AdapterWorkload implements AutoCloseable {
         boolean measuring = rampNanos <= 0;
         long t0 = measuring ? start : 0;
         long cpu0 = measuring ? CpuClock.processCpuNanos() : 0;
+        long[] ticks0 = measuring ? CpuClock.userSystemTicks() : null;
         long okChunks = 0;
         long failedTasks = 0;
         long missedChunks = 0;
@@ -267,6 +268,7 @@ public final class AdapterWorkload implements AutoCloseable {
                     measuring = true;
                     t0 = now;
                     cpu0 = CpuClock.processCpuNanos();
+                    ticks0 = CpuClock.userSystemTicks();
                     stats0 = device.ioStats();
                 }
                 if (now < end && issued < maxTasks) {
@@ -280,11 +282,16 @@ public final class AdapterWorkload implements AutoCloseable {
         }
         long t1 = System.nanoTime();
         long cpu1 = CpuClock.processCpuNanos();
+        long[] ticks1 = CpuClock.userSystemTicks();
         IoStats during = device.ioStats().minus(stats0);
         Map<String, Object> extra = new LinkedHashMap<>();
         extra.put("keys_per_task", keysPerTask);
         extra.put("tasks_in_flight", tasksInFlight);
         PipelinedIo.describe(extra, latency, during, okChunks, (t1 - t0) / 1e9);
+        if (ticks0 != null && ticks1 != null) { // 10 ms resolution: which of the CPU was the kernel's
+            extra.put("cpu_user_seconds", Measurement.round((ticks1[0] - ticks0[0]) / 100.0, 2));
+            extra.put("cpu_system_seconds", Measurement.round((ticks1[1] - ticks0[1]) / 100.0, 2));
+        }
         if (okChunks > 0) {
             extra.put("device_ios_per_chunk", Measurement.round((double) during.completions() / okChunks, 3));
         }

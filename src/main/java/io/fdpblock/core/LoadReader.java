@@ -86,7 +86,7 @@ final class LoadReader {
                         : Arena.ofAuto().allocate(padded, align);
                 MemorySegment header = null;
                 if (!e.hasCrc() || !payloadCrc) { // without the CRC check, the header tells the key's bytes apart
-                    header = Arena.ofAuto().allocate(core.headerBytes, align);
+                    header = headerBuffer(align);
                     batch.read(core.slotOffset(e.slot()), header);
                 }
                 batch.read(core.slotOffset(e.slot()) + core.headerBytes, target);
@@ -96,6 +96,7 @@ final class LoadReader {
         } catch (IOException | RuntimeException e) {
             RawBlockCore.LOG.log(System.Logger.Level.WARNING, "load of " + plan.size() + " keys on " + core.device.path()
                     + " was not submitted: " + e.getMessage());
+            releaseHeaders(targets);
             end(plan);
             deliver(done, results);
         }
@@ -107,7 +108,7 @@ final class LoadReader {
         // answered: an escaping exception would leave load() waiting, and close(), forever.
         try {
             if (batch.buffersMayBeInUse()) {
-                core.quarantine(batch);
+                core.quarantine(batch); // its header buffers too: the kernel may still write them
                 return;
             }
             boolean payloadCrc = payloadCrc();
@@ -155,8 +156,25 @@ final class LoadReader {
                 }
             }
         } finally {
+            if (!batch.buffersMayBeInUse()) {
+                releaseHeaders(plan);
+            }
             end(plan);
             deliver(done, results);
+        }
+    }
+
+    /** A slot header buffer: the store's registered pool's (fixed-buffer reads), else a new one. */
+    private MemorySegment headerBuffer(int align) {
+        MemorySegment h = core.headerPool.tryAcquire();
+        return h != null ? h : Arena.ofAuto().allocate(core.headerBytes, align);
+    }
+
+    private void releaseHeaders(List<Planned> plan) {
+        for (Planned p : plan) {
+            if (p.header() != null && core.headerPool.contains(p.header())) {
+                core.headerPool.release(p.header());
+            }
         }
     }
 

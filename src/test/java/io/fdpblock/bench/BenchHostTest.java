@@ -88,7 +88,7 @@ class BenchHostTest {
             assertThat(l.ops()).isPositive();
             assertThat(l.extra()).containsEntry("missed_chunks", 0L);
         }
-        Measurement crc = Crc32cAlone.measure(1 << 20, 50_000_000L);
+        Measurement crc = Crc32cAlone.measure(1 << 20, 8L << 20, 50_000_000L);
         assertThat(crc.ops()).isPositive();
         assertThat(crc.bytes()).isEqualTo(crc.ops() << 20);
         assertThat(crc.cpuSeconds()).isPositive();
