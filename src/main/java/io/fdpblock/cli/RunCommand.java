@@ -41,6 +41,8 @@ import java.util.concurrent.Callable;
                 + " SIGINT/SIGTERM stop it after the current request, close the store with its final checkpoint and"
                 + " remove the temp device.")
 public final class RunCommand implements Callable<Integer> {
+    /** The checkpoint area of an lmcache_v1 store made by run (as before fdpblock_v2: its devices reopen). */
+    static final long V1_META_TOTAL_BYTES = 16L << 20;
     /** The largest chunk: one L1 chunk and one slot each. */
     static final long MAX_CHUNK_BYTES = 1L << 30;
     /** How long a signal waits for the job to close the store before the JVM exits anyway. */
@@ -177,7 +179,7 @@ public final class RunCommand implements Callable<Integer> {
         long slot = (long) chunkTokens * kvBytesPerToken + 4096;
         long slots = 2L * maxChunks;
         if (RawBlockCoreConfig.MetaFormat.parse(metaFormat) == RawBlockCoreConfig.MetaFormat.LMCACHE_V1) {
-            return RawBlockCoreConfig.DEFAULT_META_TOTAL_BYTES + slots * slot;
+            return V1_META_TOTAL_BYTES + slots * slot;
         }
         long capacity = slots * slot; // fdpblock_v2 sizes its metadata from the capacity: a few rounds settle it
         for (int i = 0; i < 4; i++) {
@@ -206,7 +208,7 @@ public final class RunCommand implements Callable<Integer> {
                 Cli.fitsFreeSpace(spec, "--size", size, path.toAbsolutePath().getParent());
                 Cli.createDeviceFile(spec, "--size", path, size);
             }
-            String json = adapterJson(path.toString(), chunkBytes + 4096L);
+            String json = adapterJson(path.toString(), chunkBytes + 4096L, format);
             out.printf("fdpblock run: KV-cache job on %s (%s%s), %s of it, model Qwen2.5-0.5B-like, chunk %d tokens ="
                     + " %d KiB, L1 %d chunks, %d requests%n", path, engine, fdp ? ", FDP" : "", Cli.human(size),
                     chunkTokens, chunkBytes >> 10, l1Chunks, requests);
@@ -235,7 +237,8 @@ public final class RunCommand implements Callable<Integer> {
                         userDevice == null ? "; the temp device is removed" : " on " + path);
                 return 130;
             }
-            Reopened again = reopenAndCheck(json, chunkBytes);
+            // the reopen must never format: it checks what the first open left
+            Reopened again = reopenAndCheck(adapterJson(path.toString(), chunkBytes + 4096L, false), chunkBytes);
             Verdict v = verdict(r, again, keysAtClose);
             report(out, r, status, managerStatus, again, keysAtClose, v);
             if (printStatus) {
@@ -280,14 +283,17 @@ public final class RunCommand implements Callable<Integer> {
     }
 
     /** The adapter's JSON, built by Jackson (a path with quotes or backslashes stays one string). */
-    private String adapterJson(String path, long slotBytes) throws Exception {
+    private String adapterJson(String path, long slotBytes, boolean formatIt) throws Exception {
         ObjectNode j = JSON.createObjectNode();
         j.put("type", "raw_block");
         j.put("device_path", path);
         j.put("capacity_bytes", size);
         j.put("slot_bytes", slotBytes);
         j.put("meta_format", metaFormat);
-        if (format) {
+        if (RawBlockCoreConfig.MetaFormat.parse(metaFormat) == RawBlockCoreConfig.MetaFormat.LMCACHE_V1) {
+            j.put("meta_total_bytes", V1_META_TOTAL_BYTES); // fdpblock_v2 sizes its own from --size
+        }
+        if (formatIt) {
             j.put("format", true);
         }
         j.put("io_engine", IoEngine.parse(engine).configName());
@@ -413,9 +419,15 @@ public final class RunCommand implements Callable<Integer> {
             out.printf("              buckets %s, fallbacks %s%n", status.get("fdp_buckets"),
                     status.get("fdp_placement_fallbacks"));
         }
-        out.printf("checkpoints   %s periodic ones written during the run, the last %s bytes, plus the final one at"
-                + " close (%s failed)%n", status.get("checkpoints_written"), status.get("last_checkpoint_bytes"),
-                status.get("checkpoint_failures"));
+        if ("fdpblock_v2".equals(status.get("meta_format"))) {
+            out.printf("metadata      fdpblock_v2: %s log commits, %s snapshots, %s bytes of metadata written (%s failed)%n",
+                    status.get("log_commits"), status.get("snapshots_written"), status.get("meta_bytes_written"),
+                    status.get("checkpoint_failures"));
+        } else {
+            out.printf("checkpoints   %s periodic ones written during the run, the last %s bytes, plus the final one at"
+                    + " close (%s failed)%n", status.get("checkpoints_written"), status.get("last_checkpoint_bytes"),
+                    status.get("checkpoint_failures"));
+        }
         out.println();
         out.printf("checked       %d loaded chunks equal byte for byte what was stored (%d differ)%n", r.chunksVerified,
                 r.chunksMismatched);

@@ -5,7 +5,6 @@ import io.fdpblock.device.BlockDevice;
 
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -98,11 +97,15 @@ public final class RawBlockCore implements AutoCloseable {
         this.slotBytes = config.slotBytes();
         this.placement = FdpPlacement.discover(config, device);
         // fdpblock_v2's data area starts on a reclaim unit, so that slot groups fill whole ones
-        FormatProbe.Choice format = FormatProbe.probe(config, device, Math.max(1 << 20, placement.reclaimUnitBytes()));
+        FormatProbe.Choice format = FormatProbe.probe(config, device, Math.max(1 << 20, placement.reclaimUnitBytes()),
+                placement.metadata());
         StoreGeometry geometry = format.v2() ? StoreGeometry.of(config, device, format.layout().metaTotalBytes())
                 : StoreGeometry.of(config, device);
         this.capacityBytes = geometry.capacityBytes();
         this.dataBase = geometry.dataBase();
+        if (device instanceof io.fdpblock.device.StripedBlockDevice striped) {
+            striped.startDataAt(dataBase); // device_paths: slots striped from here, the metadata on the first
+        }
         long maxSlots = geometry.maxSlots();
         long ru = placement.reclaimUnitBytes();
         int groupSlots = ru > slotBytes ? (int) Math.min(ru / slotBytes, maxSlots) : 1;
@@ -388,17 +391,7 @@ public final class RawBlockCore implements AutoCloseable {
      * the keys in memory; fdpblock_v2 does not, and reads them from the slot headers (a 4 KiB read a key).
      */
     public Map<String, Integer> keySizes() throws IOException {
-        if (index instanceof HeapKeyIndex heap) {
-            lock.lock();
-            try {
-                Map<String, Integer> out = new LinkedHashMap<>(index.size() * 2);
-                heap.forEach((k, e) -> out.put(k, e.size()));
-                return out;
-            } finally {
-                lock.unlock();
-            }
-        }
-        return KeyListing.fromSlotHeaders(this, (CompactIndex) index);
+        return KeyListing.keySizes(this);
     }
 
     /** Keys per cache salt (usage by salt, without the keys). */
