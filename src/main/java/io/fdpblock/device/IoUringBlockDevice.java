@@ -895,6 +895,7 @@ class IoUringBlockDevice extends AbstractBlockDevice {
                 batchDone = --b.remaining == 0;
             }
             if (batchDone) {
+                completions = reapedIo; // counted before the callback: what it starts may read the stats
                 complete(b, b.callback);
             }
         }
