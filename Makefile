@@ -47,7 +47,7 @@ help:
 	@echo "make jshell    jshell with fdpblock on the class path and jshell/fdpblock.jsh loaded"
 	@echo "make waf       placement and eviction policies compared: WAF in the FDP SSD model and L2 hit ratio (WAF_ARGS=...)"
 	@echo "make bench     fdpblock bench: ours vs fio side by side (installs fio when missing); BENCH_ARGS=... to pass options"
-	@echo "make bench-guest  fdpblock bench's placement cases (write streams vs plain vs passthru) in the emulated FDP guest"
+	@echo "make bench-guest  fdpblock bench in the emulated FDP guest: the NVMe passthru cases vs fio io_uring_cmd, then the placement cases (write streams vs plain vs passthru); BENCH_GUEST_SUITES=passthru|placement, BENCH_GUEST_ARGS=..."
 	@echo "make jmh       the JMH microbenchmarks (src/test/java/io/fdpblock/jmh), briefly; JMH_ARGS=... to change"
 	@echo "make consumer-check  mvn install, then a service project outside the repo uses the installed library (src/it/)"
 
@@ -128,12 +128,17 @@ bench: build
 	fi
 	target/fdpblock bench $(BENCH_ARGS)
 
-# The placement cases of fdpblock bench (write streams vs plain io_uring vs passthru, same job) need a kernel
-# >= 6.16 and an FDP namespace: the device tier's `streams` guest has both. Boots it once and runs the bench
-# there (src/test/scripts/bench-guest.sh); BENCH_GUEST_ARGS replaces the bench options.
+# fdpblock bench in the device tier's emulated FDP guest, one suite per guest boot (src/test/scripts/bench-guest.sh):
+#   passthru   the NVMe passthru cases (uring_cmd on /dev/ng0n1) vs fio's io_uring_cmd engine, in the `base` guest;
+#   placement  the placement cases (write streams on /dev/nvme0n1 vs plain io_uring vs passthru, same job), in the
+#              `streams` guest (a kernel >= 6.16).
+# Both run by default, each even when the other failed (exit 1 if any did); BENCH_GUEST_SUITES picks, and
+# BENCH_GUEST_ARGS replaces the bench options of each suite run. Output: target/bench-guest/<suite>/.
+BENCH_GUEST_SUITES ?= passthru placement
 BENCH_GUEST_ARGS ?=
 bench-guest: build
-	bash src/test/scripts/bench-guest.sh $(JDK) $(BENCH_GUEST_ARGS)
+	@rc=0; for suite in $(BENCH_GUEST_SUITES); do \
+	  bash src/test/scripts/bench-guest.sh $(JDK) $$suite $(BENCH_GUEST_ARGS) || rc=1; done; exit $$rc
 
 # JMH runs from the test classes (the benchmarks are test-scoped), each in a forked JVM with native access
 # (JMH 1.37 still calls sun.misc.Unsafe: allowed, as for Maven).

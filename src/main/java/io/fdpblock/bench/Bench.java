@@ -2,10 +2,12 @@ package io.fdpblock.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.device.SubmitPolicy;
 import io.fdpblock.nvme.PlacementId;
 import io.fdpblock.nvme.WriteStreams;
 import io.fdpblock.uring.Uring;
@@ -36,16 +38,18 @@ public final class Bench {
      *        streams), or null: derived from {@code device}'s name ({@code ng0n1} -> {@code nvme0n1})
      * @param fioPath fio's path, or null to look on the PATH
      * @param cases case ids (or prefixes) to run; empty = all
+     * @param pipeline how our raw cases keep their depth (default {@link PipelinedIo.Mode#AUTO})
+     * @param submitPolicy our devices' submission policy (default the library's, {@link SubmitPolicy#ADAPTIVE})
      */
     public record Options(Path file, long sizeBytes, Path device, Path blockDevice, int seconds, int rampSeconds,
             int rounds, Path outDir, String fioPath, List<String> cases, boolean prewrite, int adapterKeysPerTask,
-            int lookupIterations, PipelinedIo.Mode pipeline) {
+            int lookupIterations, PipelinedIo.Mode pipeline, SubmitPolicy submitPolicy) {
         /** Without a block device of its own: derived from {@code device}, when it is named ngXnY. */
         public Options(Path file, long sizeBytes, Path device, int seconds, int rampSeconds, int rounds, Path outDir,
                 String fioPath, List<String> cases, boolean prewrite, int adapterKeysPerTask, int lookupIterations,
-                PipelinedIo.Mode pipeline) {
+                PipelinedIo.Mode pipeline, SubmitPolicy submitPolicy) {
             this(file, sizeBytes, device, null, seconds, rampSeconds, rounds, outDir, fioPath, cases, prewrite,
-                    adapterKeysPerTask, lookupIterations, pipeline);
+                    adapterKeysPerTask, lookupIterations, pipeline, submitPolicy);
         }
 
         public Options {
@@ -82,7 +86,8 @@ public final class Bench {
                 throw new IllegalArgumentException("--cases " + String.join(",", cases) + " selects no case: give ids or"
                         + " id prefixes of " + BenchCase.all().stream().map(BenchCase::id).toList());
             }
-            pipeline = pipeline == null ? PipelinedIo.Mode.HANDOFF : pipeline;
+            pipeline = pipeline == null ? PipelinedIo.Mode.AUTO : pipeline;
+            submitPolicy = submitPolicy == null ? DeviceOptions.of(IoEngine.IO_URING).submitPolicy() : submitPolicy;
         }
     }
 
@@ -96,6 +101,8 @@ public final class Bench {
     private final List<CaseResult> results = new ArrayList<>();
     private final List<PlacementResult> placementResults = new ArrayList<>();
     private boolean devicePrewritten;
+    /** The CRC32C alone, measured once when a load case runs. */
+    private Measurement crcAlone;
     private Fio fio;
     private String loadAtStart;
     private final ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
@@ -140,10 +147,9 @@ public final class Bench {
         Instant started = Instant.now();
         loadAtStart = loadAverage();
         out.printf(Locale.ROOT, "fdpblock bench: %s (%s), %d round(s) of %d s (+%d s ramp) per side per case,"
-                        + " ours then fio, O_DIRECT, registered buffers and files on both sides; our pipeline: %s%n",
+                        + " ours then fio, O_DIRECT, registered buffers and files on both sides; ours: %s%n",
                 o.file(), human(o.sizeBytes()), o.rounds(), o.seconds(), o.rampSeconds(),
-                o.pipeline() == PipelinedIo.Mode.HANDOFF ? "completions hand slots back to the submitting thread"
-                        : "completion callbacks submit the next operation");
+                describePipeline(o.pipeline()) + ", submit policy " + o.submitPolicy().name().toLowerCase(Locale.ROOT));
         if (fio == null) {
             out.println("fio not found" + (o.fioPath() != null ? " at " + o.fioPath() : " on the PATH")
                     + ": run `make bench` (which installs it: apt-get install -y fio); running our side only.");
@@ -164,6 +170,13 @@ public final class Bench {
                     out.printf("%-28s skipped: %s%n", c.label(), why);
                     continue;
                 }
+            }
+            int cores = Runtime.getRuntime().availableProcessors();
+            if (c.rings() > cores) {
+                String why = c.rings() + " rings need as many cores; this machine has " + cores;
+                r.skip(why);
+                out.printf("%-28s skipped: %s%n", c.label(), why);
+                continue;
             }
             runRaw(c, r, fioDir);
         }
@@ -196,6 +209,16 @@ public final class Bench {
             out.println("chart:   not drawn (" + t + "); `make bench` installs fontconfig and a font");
         }
         return ourFailures == 0 ? 0 : 3;
+    }
+
+    static String describePipeline(PipelinedIo.Mode m) {
+        return switch (m) {
+            case AUTO -> "blocking calls on the caller's own ring at QD1, completion callbacks submitting the next"
+                    + " operation above";
+            case EXECUTE -> "blocking calls on the caller's own ring (QD1; deeper: completion callbacks)";
+            case HANDOFF -> "completions hand slots back to the submitting thread";
+            case CALLBACK -> "completion callbacks submit the next operation";
+        };
     }
 
     /** Lists every failed round (ours and fio's). @return how many of ours failed */
@@ -276,26 +299,45 @@ public final class Bench {
         if (fio != null && !fioCan) {
             r.note(fio.version() + " has no io_uring_cmd engine (fio >= 3.32): ours only");
         }
-        DeviceOptions opts = DeviceOptions.of(c.engine()).withQueueDepth(Math.max(64, c.queueDepth()))
-                .withBuffers(Math.max(c.blockSize(), 1 << 20), c.queueDepth());
+        int maxCommand = Integer.MAX_VALUE;
+        if (c.engine() == IoEngine.URING_CMD) { // fio sends one command per I/O: at most the namespace's max transfer
+            try (io.fdpblock.nvme.NvmeNamespace ns = io.fdpblock.nvme.NvmeNamespace.open(target.toString(), false)) {
+                maxCommand = ns.maxTransferBytes();
+            }
+            if (c.blockSize() > maxCommand) {
+                r.note("fio's io_uring_cmd sends one command per I/O and " + target + " takes at most " + maxCommand
+                        + " bytes per command: fio runs " + maxCommand + "-byte commands at " + c.queueDepth()
+                        * (c.blockSize() / maxCommand) + " in flight, the commands ours splits each "
+                        + c.blockSize() + "-byte I/O into");
+            }
+        }
+        DeviceOptions opts = DeviceOptions.of(c.engine()).withQueueDepth(Math.max(64, c.depthPerRing()))
+                .withBuffers(c.blockSize(), c.queueDepth()).withIoRings(c.rings()).withSubmitPolicy(o.submitPolicy());
         try (BlockDevice dev = BlockDevices.open(target, opts)) {
             long region = Math.min(o.sizeBytes(), dev.sizeBytes()) / c.blockSize() * c.blockSize();
             for (int round = 1; round <= o.rounds(); round++) {
                 Measurement ours = null;
                 String oursError = null;
-                PipelinedIo p = new PipelinedIo(dev, new PipelinedIo.Spec(c.isWrite(), c.isRandom(), c.blockSize(),
-                        c.queueDepth(), 0, region), 1000L * round + c.id().hashCode(), o.pipeline());
+                List<PipelinedIo> lanes = new ArrayList<>();
                 try {
-                    ours = p.run(o.rampSeconds() * 1_000_000_000L, o.seconds() * 1_000_000_000L);
+                    for (int lane = 0; lane < c.rings(); lane++) { // one submitting thread per ring
+                        lanes.add(new PipelinedIo(dev, new PipelinedIo.Spec(c.isWrite(), c.isRandom(), c.blockSize(),
+                                c.depthPerRing(), 0, region), 1000L * round + 31L * lane + c.id().hashCode(),
+                                o.pipeline()));
+                    }
+                    ours = lanes.size() == 1
+                            ? lanes.get(0).run(o.rampSeconds() * 1_000_000_000L, o.seconds() * 1_000_000_000L)
+                            : PipelinedIo.runParallel(lanes, o.rampSeconds() * 1_000_000_000L,
+                                    o.seconds() * 1_000_000_000L);
                 } catch (IOException | RuntimeException e) {
                     oursError = e.getMessage();
                 } finally {
-                    p.release();
+                    lanes.forEach(PipelinedIo::release);
                 }
                 Measurement ref = null;
                 String fioError = fio == null ? "fio not installed" : null;
                 if (fioCan) {
-                    List<String> args = Fio.jobArgs(c, target, region, o.seconds(), o.rampSeconds());
+                    List<String> args = Fio.jobArgs(c, target, region, o.seconds(), o.rampSeconds(), maxCommand);
                     try {
                         ref = fio.run(args, fioDir.resolve(c.id() + "-round" + round + ".json"),
                                 o.seconds() + o.rampSeconds() + 120L);
@@ -365,9 +407,11 @@ public final class Bench {
         int depth = cases.stream().mapToInt(BenchCase::queueDepth).max().orElse(1);
         int block = cases.stream().mapToInt(BenchCase::blockSize).max().orElse(1 << 20);
         try (BlockDevice streams = BlockDevices.open(o.blockDevice(), DeviceOptions.of(IoEngine.IO_URING)
-                        .withQueueDepth(Math.max(64, depth)).withBuffers(Math.max(block, 1 << 20), depth));
+                        .withQueueDepth(Math.max(64, depth)).withBuffers(Math.max(block, 1 << 20), depth)
+                        .withSubmitPolicy(o.submitPolicy()));
                 BlockDevice passthru = BlockDevices.open(o.device(), DeviceOptions.of(IoEngine.URING_CMD)
-                        .withQueueDepth(Math.max(64, depth)).withBuffers(Math.max(block, 1 << 20), depth))) {
+                        .withQueueDepth(Math.max(64, depth)).withBuffers(Math.max(block, 1 << 20), depth)
+                        .withSubmitPolicy(o.submitPolicy()))) {
             if (!streams.supportsPlacement()) {
                 throw new IOException(streams.placementUnsupportedReason());
             }
@@ -442,13 +486,57 @@ public final class Bench {
 
     // ------------------------------------------------------------------ adapter cases
 
+    /**
+     * The adapter cases: those of the default store ({@code verify_payload} "always") on one adapter, then
+     * the load with "recovery" on a second one over the same file, populated again. A load case is set
+     * beside the CRC32C alone, measured once ({@link Crc32cAlone}).
+     */
     private void runAdapter(List<BenchCase> cases, Path fioDir) throws IOException {
+        if (cases.stream().anyMatch(c -> c.kind() == BenchCase.Kind.ADAPTER_LOAD
+                || c.kind() == BenchCase.Kind.ADAPTER_LOAD_VERIFY_RECOVERY)) {
+            crcAlone = Crc32cAlone.measure(BenchCase.MIB, Crc32cAlone.REGION_BYTES, 1_000_000_000L);
+            out.printf(Locale.ROOT, "adapter: CRC32C alone (java.util.zip.CRC32C, 1 MiB chunks, one thread): %,.0f MB"
+                    + " per CPU-second from memory, %,.0f from cache%n", crcBytesPerCpuSecond() / 1e6,
+                    crcAlone.extra().get("cached_mb_per_cpu_sec") instanceof Number n ? n.doubleValue() : Double.NaN);
+        }
+        List<BenchCase> always = cases.stream().filter(c -> c.kind() != BenchCase.Kind.ADAPTER_LOAD_VERIFY_RECOVERY)
+                .toList();
+        List<BenchCase> recovery = cases.stream()
+                .filter(c -> c.kind() == BenchCase.Kind.ADAPTER_LOAD_VERIFY_RECOVERY).toList();
+        if (!always.isEmpty()) {
+            runAdapter(always, fioDir, RawBlockCoreConfig.VerifyPayload.ALWAYS);
+        }
+        if (!recovery.isEmpty()) {
+            runAdapter(recovery, fioDir, RawBlockCoreConfig.VerifyPayload.RECOVERY);
+        }
+    }
+
+    private double crcBytesPerCpuSecond() {
+        return crcAlone == null || !(crcAlone.cpuSeconds() > 0) ? Double.NaN : crcAlone.bytes() / crcAlone.cpuSeconds();
+    }
+
+    /** A load round's figures plus what the CRC32C alone would cost of them ({@code crc32c_share_of_cpu}). */
+    private Measurement withCrcShare(Measurement m, boolean crcOnLoad) {
+        double rate = crcBytesPerCpuSecond();
+        if (!Double.isNaN(rate)) {
+            m.extra().put("crc32c_alone_mb_per_cpu_sec", Measurement.round(rate / 1e6, 0));
+            if (crcOnLoad && m.cpuSeconds() > 0) {
+                m.extra().put("crc32c_share_of_cpu", Measurement.round(m.bytes() / rate / m.cpuSeconds(), 3));
+            }
+        }
+        return m;
+    }
+
+    private void runAdapter(List<BenchCase> cases, Path fioDir, RawBlockCoreConfig.VerifyPayload verify)
+            throws IOException {
         int inFlight = 16;
+        boolean crcOnLoad = verify == RawBlockCoreConfig.VerifyPayload.ALWAYS;
         try (AdapterWorkload w = AdapterWorkload.open(o.file(), o.sizeBytes(), BenchCase.MIB, inFlight,
-                o.adapterKeysPerTask())) {
+                o.adapterKeysPerTask(), verify)) {
             out.printf(Locale.ROOT, "adapter: RawBlock L2 adapter (io_uring) on %s, %d keys of 1 MiB, tasks of %d"
-                            + " keys, %d tasks in flight, chunk buffers %sregistered%n", o.file(), w.keyCount(),
-                    w.keysPerTask(), w.tasksInFlight(), w.buffersRegistered() ? "" : "NOT ");
+                            + " keys, %d tasks in flight, chunk buffers %sregistered, verify_payload %s%n", o.file(),
+                    w.keyCount(), w.keysPerTask(), w.tasksInFlight(), w.buffersRegistered() ? "" : "NOT ",
+                    verify.configName());
             boolean populated = false;
             for (BenchCase c : cases) {
                 CaseResult r = new CaseResult(c);
@@ -456,7 +544,9 @@ public final class Bench {
                 if (c.kind() != BenchCase.Kind.ADAPTER_LOOKUP) {
                     r.note("RawBlock adapter, tasks of " + w.keysPerTask() + " x 1 MiB chunks, " + w.tasksInFlight()
                             + " tasks in flight; bytes counted are payload (a store also writes a 4 KiB slot header per"
-                            + " chunk; store and load compute a CRC32C of every payload)");
+                            + " chunk and computes a CRC32C of every payload; verify_payload " + verify.configName()
+                            + ": " + (crcOnLoad ? "a load computes the CRC32C of every payload)"
+                                    : "a load reads each chunk's 4 KiB slot header too and computes no CRC32C)"));
                 }
                 switch (c.kind()) {
                     case ADAPTER_STORE -> {
@@ -464,11 +554,11 @@ public final class Bench {
                                 o.seconds() * 1_000_000_000L));
                         populated = false;
                     }
-                    case ADAPTER_LOAD -> {
+                    case ADAPTER_LOAD, ADAPTER_LOAD_VERIFY_RECOVERY -> {
                         populate(w);
                         populated = true;
-                        adapterRounds(c, r, fioDir, () -> w.load(o.rampSeconds() * 1_000_000_000L,
-                                o.seconds() * 1_000_000_000L));
+                        adapterRounds(c, r, fioDir, () -> withCrcShare(w.load(o.rampSeconds() * 1_000_000_000L,
+                                o.seconds() * 1_000_000_000L), crcOnLoad));
                     }
                     case ADAPTER_LOOKUP -> {
                         int keys = 1000;
@@ -544,7 +634,7 @@ public final class Bench {
         p.printf(Locale.ROOT, "Medians of %d round(s); ratio = ours/fio; CPU in cores busy (user+system) during the"
                 + " window.%n", o.rounds());
         String head = String.format(Locale.ROOT, "%-26s %-6s %12s %12s %7s %7s %4s | %5s %5s %11s %11s %6s %6s %4s",
-                "case", "unit", "ours", "fio", "ratio", "target", "met", "CPU", "CPU", "IOPS/CPU-s", "IOPS/CPU-s",
+                "case", "unit", "ours", "fio", "ratio", "target", "met", "CPU", "CPU", "per CPU-s", "per CPU-s",
                 "ratio", "target", "met");
         String head2 = String.format(Locale.ROOT, "%-26s %-6s %12s %12s %7s %7s %4s | %5s %5s %11s %11s %6s %6s %4s",
                 "", "", "", "", "", "", "", "ours", "fio", "ours", "fio", "", "", "");
@@ -573,8 +663,8 @@ public final class Bench {
                         "-", t.describe(), yesNo(t.met()));
                 continue;
             }
-            CaseResult.Target thr = ts.stream().filter(t -> !t.name().startsWith("IOPS per CPU")).findFirst().orElse(null);
-            CaseResult.Target eff = ts.stream().filter(t -> t.name().startsWith("IOPS per CPU")).findFirst().orElse(null);
+            CaseResult.Target thr = ts.stream().filter(t -> !t.name().contains("per CPU")).findFirst().orElse(null);
+            CaseResult.Target eff = ts.stream().filter(t -> t.name().contains("per CPU")).findFirst().orElse(null);
             boolean iops = c.judgedByIops();
             p.printf(Locale.ROOT, "%-26s %-6s %12s %12s %7s %7s %4s | %5s %5s %11s %11s %6s %6s %4s%n", c.label(),
                     r.throughputUnit(), num(r.oursThroughput(), iops ? 0 : 1), num(r.fioThroughput(), iops ? 0 : 1),
@@ -587,6 +677,32 @@ public final class Bench {
         p.printf(Locale.ROOT, "targets met: %d of %d judged%s%n", met, judged,
                 fio == null ? " (fio missing: ratios cannot be judged; run `make bench`)" : "");
         p.println(CPU_ACCOUNTING + ".");
+        printWhy(p);
+    }
+
+    /** Why a ratio is what it is: depth in flight, latency, system calls per I/O (medians of the rounds). */
+    public void printWhy(PrintStream p) {
+        p.println();
+        p.println("Why (medians): depth = I/Os in flight, time-averaged: ours in the kernel (ring) and by Little's law"
+                + " (IOPS x mean latency), fio by Little's law (IOPS x mean lat); latency submit to completion (fio: its"
+                + " lat, --lat_percentiles=1); io_uring_enter calls per I/O and SQEs per submitting call (ours), I/Os per submit call (fio)");
+        String head = String.format(Locale.ROOT, "%-26s %7s %7s %7s | %8s %8s %8s %8s | %8s %8s %12s", "case",
+                "ring", "Little", "fio", "p50 ours", "p50 fio", "p99 ours", "p99 fio", "enters/IO", "SQEs/submit",
+                "fio I/O/call");
+        p.println(head);
+        p.println("-".repeat(head.length()));
+        for (CaseResult r : results) {
+            BenchCase c = r.benchCase();
+            if (r.skipped() != null || c.kind() == BenchCase.Kind.ADAPTER_LOOKUP) {
+                continue;
+            }
+            p.printf(Locale.ROOT, "%-26s %7s %7s %7s | %8s %8s %8s %8s | %8s %8s %12s%n", c.label(),
+                    num(r.medianExtra(true, "ring_depth_avg"), 1), num(r.medianExtra(true, "depth_littles_law"), 1),
+                    num(r.medianExtra(false, "depth_littles_law"), 1), num(r.medianExtra(true, "lat_p50_us"), 1),
+                    num(r.medianExtra(false, "lat_p50_us"), 1), num(r.medianExtra(true, "lat_p99_us"), 1),
+                    num(r.medianExtra(false, "lat_p99_us"), 1), num(r.medianExtra(true, "io_uring_enters_per_io"), 2),
+                    num(r.medianExtra(true, "sqes_per_submit"), 2), r.fioSubmitBatch());
+        }
     }
 
     private static String yesNo(Boolean b) {
@@ -624,6 +740,7 @@ public final class Bench {
         opts.put("rounds", o.rounds());
         opts.put("prewrite", o.prewrite());
         opts.put("pipeline", o.pipeline().name().toLowerCase());
+        opts.put("submit_policy", o.submitPolicy().name().toLowerCase());
         opts.put("adapter_keys_per_task", o.adapterKeysPerTask());
         opts.put("lookup_iterations", o.lookupIterations());
         m.put("options", opts);
@@ -636,9 +753,12 @@ public final class Bench {
             m.put("fio", f);
         }
         m.put("cpu_accounting", CPU_ACCOUNTING);
-        m.put("units", "IOPS = operations per second; MB/s = 10^6 bytes per second; iops_per_cpu_sec = operations per"
-                + " CPU-second (user + system)");
+        m.put("units", "IOPS = operations per second; MB/s = 10^6 bytes per second; per_cpu_sec = operations (4 KiB"
+                + " cases) or MB (1 MiB cases) per CPU-second (user + system)");
         m.put("cases", results.stream().map(CaseResult::toMap).toList());
+        if (crcAlone != null) {
+            m.put("crc32c_alone", crcAlone.toMap());
+        }
         if (!placementResults.isEmpty()) {
             m.put("placement_cases", placementResults.stream().map(PlacementResult::toMap).toList());
         }

@@ -62,6 +62,56 @@ public final class RawBlockCoreConfig {
         }
     }
 
+    /**
+     * What a load checks before it serves a payload ({@code verify_payload}). Puts write the payload's
+     * CRC32C into the slot header under either setting, so the setting can change between opens.
+     */
+    public enum VerifyPayload {
+        /**
+         * The default. Every load computes the payload's CRC32C and compares it with the one its slot
+         * header carries (known from the put, from fdpblock_v2's metadata, from the header checks of
+         * {@code meta_verify_on_load}, or read with the payload): a payload that fails is a miss, counted
+         * in {@code crc_mismatches}. A matching CRC also tells another key's bytes apart, so a load whose
+         * CRC is known does not read the slot header. A header without a CRC (LMCache wrote the slot) is
+         * checked for magic, key identity and length, and its payload served unchecked, as LMCache does.
+         */
+        ALWAYS("always"),
+        /**
+         * Loads compute no CRC32C. Instead every load reads the slot header with the payload (one more
+         * {@code header_bytes} read in the same submission) and serves the payload only when the header
+         * has the slot magic, the key's identity (BLAKE2b-64 of the encoded key) and the payload length
+         * the index holds: another key's bytes, or a slot never written, are still a miss. What is no
+         * longer caught is damage to the right key's payload after it was written (a write torn by a
+         * crash the store did not see, media corruption the device did not report): those bytes are
+         * served. Open verifies as under {@code always}: with {@code meta_verify_on_load} (lmcache_v1)
+         * each recovered entry's slot header is checked (magic, identity, length; a mismatch drops the
+         * entry), and fdpblock_v2 checks its log and snapshot records' own checksums; payload CRCs are
+         * checked at open under neither setting (that would read the whole device).
+         */
+        RECOVERY("recovery");
+
+        private final String configName;
+
+        VerifyPayload(String configName) {
+            this.configName = configName;
+        }
+
+        public String configName() {
+            return configName;
+        }
+
+        public static VerifyPayload parse(String s) {
+            for (VerifyPayload v : values()) {
+                if (v.configName.equalsIgnoreCase(s)) {
+                    return v;
+                }
+            }
+            throw new IllegalArgumentException("raw_block config: verify_payload = " + s + " is unknown: use always"
+                    + " (the CRC32C of every loaded payload) or recovery (no CRC32C on loads; the slot header's key"
+                    + " identity is still checked)");
+        }
+    }
+
     /** How long an acknowledged put may wait for its log record to be durable (fdpblock_v2), by default. */
     public static final int DEFAULT_META_SYNC_INTERVAL_MS = 1000;
 
@@ -104,6 +154,7 @@ public final class RawBlockCoreConfig {
     private final boolean metaEnablePeriodic;
     private final boolean loadCheckpointOnInit;
     private final boolean metaVerifyOnLoad;
+    private final VerifyPayload verifyPayload;
     private final boolean useOdirect;
     private final IoEngine ioEngine;
     private final int iouringQueueDepth;
@@ -148,6 +199,7 @@ public final class RawBlockCoreConfig {
         metaEnablePeriodic = b.metaEnablePeriodic;
         loadCheckpointOnInit = b.loadCheckpointOnInit;
         metaVerifyOnLoad = b.metaVerifyOnLoad;
+        verifyPayload = b.verifyPayload;
         useOdirect = b.useOdirect;
         ioEngine = b.ioEngine;
         iouringQueueDepth = b.iouringQueueDepth;
@@ -223,6 +275,9 @@ public final class RawBlockCoreConfig {
         }
         if (metaFormat == null) {
             throw invalid("meta_format", "null", "must be fdpblock_v2 or lmcache_v1");
+        }
+        if (verifyPayload == null) {
+            throw invalid("verify_payload", "null", "must be always or recovery");
         }
         if (closeTimeoutMs < 1) {
             throw invalid("close_timeout_ms", closeTimeoutMs, "must be >= 1");
@@ -311,6 +366,7 @@ public final class RawBlockCoreConfig {
         FIELDS.put("meta_enable_periodic", (b, n) -> b.metaEnablePeriodic(bool("meta_enable_periodic", n)));
         FIELDS.put("load_checkpoint_on_init", (b, n) -> b.loadCheckpointOnInit(bool("load_checkpoint_on_init", n)));
         FIELDS.put("meta_verify_on_load", (b, n) -> b.metaVerifyOnLoad(bool("meta_verify_on_load", n)));
+        FIELDS.put("verify_payload", (b, n) -> b.verifyPayload(VerifyPayload.parse(text("verify_payload", n))));
         FIELDS.put("use_odirect", (b, n) -> b.useOdirect(bool("use_odirect", n)));
         FIELDS.put("io_engine", (b, n) -> b.ioEngine(IoEngine.parse(text("io_engine", n))));
         FIELDS.put("iouring_queue_depth", (b, n) -> b.iouringQueueDepth(toInt("iouring_queue_depth", n)));
@@ -476,6 +532,8 @@ public final class RawBlockCoreConfig {
     public boolean metaEnablePeriodic() { return metaEnablePeriodic; }
     public boolean loadCheckpointOnInit() { return loadCheckpointOnInit; }
     public boolean metaVerifyOnLoad() { return metaVerifyOnLoad; }
+    /** What a load checks before it serves a payload (see {@link VerifyPayload}). */
+    public VerifyPayload verifyPayload() { return verifyPayload; }
     public boolean useOdirect() { return useOdirect; }
     public IoEngine ioEngine() { return ioEngine; }
     public int iouringQueueDepth() { return iouringQueueDepth; }
@@ -501,7 +559,7 @@ public final class RawBlockCoreConfig {
                 .metaFormat(metaFormat).metaSyncIntervalMs(metaSyncIntervalMs)
                 .metaCheckpointIntervalSec(metaCheckpointIntervalSec).metaIdleQuietMs(metaIdleQuietMs)
                 .metaEnablePeriodic(metaEnablePeriodic).loadCheckpointOnInit(loadCheckpointOnInit)
-                .metaVerifyOnLoad(metaVerifyOnLoad).useOdirect(useOdirect).ioEngine(ioEngine)
+                .metaVerifyOnLoad(metaVerifyOnLoad).verifyPayload(verifyPayload).useOdirect(useOdirect).ioEngine(ioEngine)
                 .iouringQueueDepth(iouringQueueDepth).maxBatchKeys(maxBatchKeys).fdpEnabled(fdpEnabled)
                 .fdpPlacementIds(fdpPlacementIds).fdpDataPlacementPolicy(fdpDataPlacementPolicy)
                 .metaCheckpointPlacementId(metaCheckpointPlacementId).fdpSlotAffinityEnabled(fdpSlotAffinityEnabled)
@@ -533,6 +591,7 @@ public final class RawBlockCoreConfig {
         private boolean metaEnablePeriodic = true;
         private boolean loadCheckpointOnInit = true;
         private boolean metaVerifyOnLoad = true;
+        private VerifyPayload verifyPayload = VerifyPayload.ALWAYS;
         private boolean useOdirect = true;
         private IoEngine ioEngine = IoEngine.POSIX;
         private int iouringQueueDepth = 256;
@@ -561,6 +620,7 @@ public final class RawBlockCoreConfig {
         public Builder metaEnablePeriodic(boolean v) { metaEnablePeriodic = v; return this; }
         public Builder loadCheckpointOnInit(boolean v) { loadCheckpointOnInit = v; return this; }
         public Builder metaVerifyOnLoad(boolean v) { metaVerifyOnLoad = v; return this; }
+        public Builder verifyPayload(VerifyPayload v) { verifyPayload = v; return this; }
         public Builder useOdirect(boolean v) { useOdirect = v; return this; }
         public Builder ioEngine(IoEngine v) { ioEngine = v; return this; }
         public Builder iouringQueueDepth(int v) { iouringQueueDepth = v; return this; }

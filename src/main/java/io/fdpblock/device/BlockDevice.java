@@ -113,6 +113,14 @@ public interface BlockDevice extends AutoCloseable {
     default void unregisterBuffers(MemorySegment region) throws IOException {
     }
 
+    /**
+     * What the engine's rings did so far (system calls, SQEs per call, time-averaged depth); cumulative,
+     * {@link IoStats#minus} gives a window. {@link IoStats#NONE} for engines without rings.
+     */
+    default IoStats ioStats() {
+        return IoStats.NONE;
+    }
+
     /** Makes every write that has completed durable. */
     default void flush() throws IOException {
         IoBatch b = new IoBatch(1);

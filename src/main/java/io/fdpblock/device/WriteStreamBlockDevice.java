@@ -119,8 +119,9 @@ final class WriteStreamBlockDevice extends IoUringBlockDevice {
         return streams == null ? 0 : streams.granularityBytes();
     }
 
+    /** For submit and execute alike: execute runs on the caller's own ring and never passes through submit. */
     @Override
-    public void submit(IoBatch batch, IoBatch.Callback callback) throws IOException {
+    void admit(IoBatch batch) throws IOException {
         if (streams != null) {
             for (int i = 0; i < batch.size(); i++) {
                 int id = batch.rawPlacementId(i);
@@ -140,7 +141,6 @@ final class WriteStreamBlockDevice extends IoUringBlockDevice {
                 }
             }
         }
-        super.submit(batch, callback);
     }
 
     @Override

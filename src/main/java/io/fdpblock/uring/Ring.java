@@ -166,6 +166,16 @@ public final class Ring implements AutoCloseable {
      *         disabled ({@code /proc/sys/kernel/io_uring_disabled}) or the kernel is too old
      */
     public static Ring open(RingOptions options) throws IOException {
+        return open(options, false);
+    }
+
+    /**
+     * Sets up a ring; the calling thread becomes its owner. {@code closeFromAnyThread}: its memory lives
+     * in a shared arena, so that another thread may {@link #close()} it once its owner is done with it
+     * (e.g. a ring a thread used for its own blocking I/O, torn down with the device); the ring is still
+     * driven by one thread at a time.
+     */
+    public static Ring open(RingOptions options, boolean closeFromAnyThread) throws IOException {
         Uring.requireLibrary();
         int base = (options.bigEntries() ? SETUP_SQE128 | SETUP_CQE32 : 0)
                 | (options.sqPollIdleMillis() > 0 ? SETUP_SQPOLL : 0);
@@ -177,7 +187,7 @@ public final class Ring implements AutoCloseable {
         } else {
             attempts = new int[] {base | SETUP_SINGLE_ISSUER | SETUP_DEFER_TASKRUN, base | SETUP_COOP_TASKRUN, base};
         }
-        Arena arena = Arena.ofConfined();
+        Arena arena = closeFromAnyThread ? Arena.ofShared() : Arena.ofConfined();
         try {
             MemorySegment ring = arena.allocate(io_uring.layout());
             MemorySegment params = arena.allocate(io_uring_params.layout());

@@ -100,6 +100,7 @@ class CliBadInputTest {
                 c(2, "--ramp -1", "bench", "--ramp", "-1"),
                 c(2, "--cases nothing selects no case", "bench", "--cases", "nothing"),
                 c(2, "--pipeline foo", "bench", "--pipeline", "foo"),
+                c(2, "--submit-policy foo: unknown submit policy 'foo'", "bench", "--submit-policy", "foo"),
                 c(2, "--adapter-keys-per-task 0", "bench", "--adapter-keys-per-task", "0"),
                 c(2, "--lookup-iterations 5", "bench", "--lookup-iterations", "5"),
                 c(2, "--size 1 ", "bench", "--size", "1"),

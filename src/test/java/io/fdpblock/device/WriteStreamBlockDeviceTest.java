@@ -100,6 +100,9 @@ class WriteStreamBlockDeviceTest {
             dev.execute(r);
             assertThat(back.asSlice(0, 8192).mismatch(arena.allocate(8192))).as("the file still holds zeroes")
                     .isEqualTo(-1);
+            // the check runs for execute too, which takes the caller's own ring (no thread hop), as on the plain engine
+            assertThat(dev.ioStats().callerRunBatches()).as("the read ran on the caller's ring, the refused batch nowhere")
+                    .isEqualTo(1);
         }
     }
 

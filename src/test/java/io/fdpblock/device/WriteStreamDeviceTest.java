@@ -249,4 +249,60 @@ class WriteStreamDeviceTest {
             }
         }
     }
+
+    @Test
+    void everyRingOfTheDevicePlacesItsWritesAndLetsGoOfTheDeviceAtClose() throws Exception {
+        // io_rings 2: two submitting threads, one per reactor, and the caller's own ring of a blocking execute.
+        // Each writes with a placement id of its own: a ring that left SQE byte 44 unset would put its LBAs on
+        // the default handle (the first of RUH Status), and its id's RUAMW would not drop.
+        for (int round = 0; round < 2; round++) {
+            try (NvmeNamespace ns = NvmeNamespace.open(generic.toString());
+                    BlockDevice dev = BlockDevices.open(block, DeviceOptions.of(IoEngine.IO_URING).withQueueDepth(32)
+                            .withBuffers(1 << 20, 8).withIoRings(2));
+                    Arena arena = Arena.ofShared()) {
+                List<Integer> ids = dev.placementIds();
+                assertThat(ids).hasSizeGreaterThanOrEqualTo(4);
+                int lba = dev.logicalBlockSize();
+                freshReclaimUnits(ns);
+                Map<Integer, Long> before = ruamw(ns);
+                // lane i writes i + 1 LBAs with id i + 1 (ids 1, 2: the reactors; 3: the caller's ring)
+                Thread[] lanes = new Thread[2];
+                Throwable[] failed = new Throwable[2];
+                for (int i = 0; i < lanes.length; i++) {
+                    int lane = i;
+                    lanes[i] = Thread.ofPlatform().start(() -> {
+                        try {
+                            MemorySegment data = arena.allocate((long) (lane + 1) * lba, 4096);
+                            Patterns.fill(data, lane);
+                            IoBatch b = new IoBatch();
+                            b.write(BASE + (16L << 20) + lane * (1L << 20), data, PlacementId.of(ids.get(lane + 1)));
+                            java.util.concurrent.CompletableFuture<IoBatch> done = new java.util.concurrent.CompletableFuture<>();
+                            dev.submit(b, done::complete);
+                            done.join().throwIfFailed();
+                        } catch (Throwable t) {
+                            failed[lane] = t;
+                        }
+                    });
+                }
+                for (Thread t : lanes) {
+                    t.join();
+                }
+                assertThat(failed).containsOnlyNulls();
+                MemorySegment data = arena.allocate(3L * lba, 4096);
+                Patterns.fill(data, 3);
+                IoBatch b = new IoBatch();
+                b.write(BASE + (18L << 20), data, PlacementId.of(ids.get(3)));
+                dev.execute(b);
+                assertThat(dev.ioStats().rings()).as("2 reactors and this thread's ring").isEqualTo(3);
+                assertThat(dev.ioStats().callerRunBatches()).as("the execute ran on the caller's ring").isEqualTo(1);
+
+                Map<Integer, Long> after = ruamw(ns);
+                for (int id : before.keySet()) {
+                    int k = ids.indexOf(id);
+                    long want = k >= 1 && k <= 3 ? k : 0;
+                    assertThat(before.get(id) - after.get(id)).as("RUAMW drop of placement id %d", id).isEqualTo(want);
+                }
+            } // closed: every ring unregistered the device before its teardown, so the next round opens it again
+        }
+    }
 }
