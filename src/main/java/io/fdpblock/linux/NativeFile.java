@@ -8,6 +8,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -40,6 +41,8 @@ public final class NativeFile implements AutoCloseable {
     private volatile boolean locked;
     /** How long {@link #lockExclusive()} waits for a lock still held on behalf of a process that has died. */
     private static final long DEAD_HOLDER_GRACE_NANOS = 30_000_000_000L;
+    /** How long {@link #openExclusive} waits for a block device's exclusive claim that is not a lasting one. */
+    private static final long TRANSIENT_CLAIM_GRACE_NANOS = 5_000_000_000L;
 
     private NativeFile(Path path, int fd, boolean direct, boolean writable, Kind kind) {
         this.path = path;
@@ -69,14 +72,27 @@ public final class NativeFile implements AutoCloseable {
     public static NativeFile openExclusive(Path path, boolean direct) throws IOException {
         boolean blockDevice = isBlockDevice(path);
         NativeFile f;
-        try {
-            f = open(path, true, false, direct, blockDevice);
-        } catch (Errno.NativeIOException e) {
-            if (blockDevice && e.errno() == Errno.EBUSY) {
-                throw new DeviceInUseException(path, "the kernel refuses an exclusive open (O_EXCL): it is mounted,"
-                        + " part of a RAID or LVM volume, or held exclusively by another program");
+        long deadline = System.nanoTime() + TRANSIENT_CLAIM_GRACE_NANOS;
+        while (true) {
+            try {
+                f = open(path, true, false, direct, blockDevice);
+                break;
+            } catch (Errno.NativeIOException e) {
+                if (!blockDevice || e.errno() != Errno.EBUSY) {
+                    throw e;
+                }
+                // Lasting claims fail at once, naming the claim. Anything else is taken as the kernel's brief
+                // claim of udev's partition rescan, which follows every close of a disk opened for writing
+                // (the reopen of a store just closed meets it): wait for it, within a bound.
+                String lasting = lastingClaim(path);
+                if (lasting != null || System.nanoTime() >= deadline) {
+                    throw new DeviceInUseException(path, "the kernel refuses an exclusive open (O_EXCL): "
+                            + (lasting != null ? lasting : "it is mounted, part of a RAID or LVM volume, or held"
+                                    + " exclusively by another program (still after "
+                                    + TRANSIENT_CLAIM_GRACE_NANOS / 1_000_000_000L + " s)"));
+                }
+                java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L);
             }
-            throw e;
         }
         try {
             f.lockExclusive();
@@ -85,6 +101,55 @@ public final class NativeFile implements AutoCloseable {
             f.close();
             throw e;
         }
+    }
+
+    /**
+     * Why a block device the kernel will not open exclusively stays claimed: another store's flock on
+     * it, a mount, or a holder such as a RAID or LVM volume; null when none of these is seen.
+     */
+    private static String lastingClaim(Path path) {
+        long rdev;
+        long holder;
+        try {
+            rdev = ((Number) java.nio.file.Files.getAttribute(path, "unix:rdev")).longValue();
+            holder = flockHolder(((Number) java.nio.file.Files.getAttribute(path, "unix:dev")).longValue(),
+                    ((Number) java.nio.file.Files.getAttribute(path, "unix:ino")).longValue());
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            return null;
+        }
+        if (holder == ProcessHandle.current().pid() || isLiveOther(holder)) {
+            return "another store has it open (an exclusive flock is held on it, " + describeHolder(holder) + ")";
+        }
+        String majMin = major(rdev) + ":" + minor(rdev);
+        try {
+            for (String line : java.nio.file.Files.readAllLines(Path.of("/proc/self/mountinfo"))) {
+                String[] f = line.split(" ");
+                // "36 35 259:1 / /mnt rw,relatime ...": the third field is the mounted device
+                if (f.length > 4 && f[2].equals(majMin)) {
+                    return "it is mounted at " + f[4] + "; unmount it first";
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // no mountinfo: not known to be mounted
+        }
+        try (var holders = java.nio.file.Files.list(Path.of("/sys/dev/block", majMin, "holders"))) {
+            List<String> names = holders.map(p -> p.getFileName().toString()).sorted().toList();
+            if (!names.isEmpty()) {
+                return "it is held by " + String.join(", ", names) + " (a RAID, LVM or device-mapper volume);"
+                        + " stop that volume first";
+            }
+        } catch (IOException | RuntimeException e) {
+            // no sysfs entry: no holders known
+        }
+        return null;
+    }
+
+    private static long major(long dev) {
+        return ((dev >>> 8) & 0xfff) | ((dev >>> 32) & ~0xfffL);
+    }
+
+    private static long minor(long dev) {
+        return (dev & 0xff) | ((dev >>> 12) & ~0xffL);
     }
 
     private static boolean isBlockDevice(Path path) {
@@ -145,17 +210,18 @@ public final class NativeFile implements AutoCloseable {
 
     /** The pid /proc/locks names for the flock on this file, or -1 when it cannot tell. */
     private long lockHolder() {
-        String id;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment st = arena.allocate(stat.layout());
             if (Syscalls.fstat(fd, st) < 0) {
                 return -1;
             }
-            long dev = stat.st_dev(st);
-            long major = ((dev >>> 8) & 0xfff) | ((dev >>> 32) & ~0xfffL);
-            long minor = (dev & 0xff) | ((dev >>> 12) & ~0xffL);
-            id = String.format("%02x:%02x:%d", major, minor, stat.st_ino(st));
+            return flockHolder(stat.st_dev(st), stat.st_ino(st));
         }
+    }
+
+    /** The pid /proc/locks names for a flock on the file of this device and inode, or -1. */
+    private static long flockHolder(long dev, long ino) {
+        String id = String.format("%02x:%02x:%d", major(dev), minor(dev), ino);
         try {
             for (String line : java.nio.file.Files.readAllLines(Path.of("/proc/locks"))) {
                 String[] f = line.trim().split("\\s+");
@@ -184,7 +250,8 @@ public final class NativeFile implements AutoCloseable {
         }
     }
 
-    private static NativeFile open(Path path, boolean write, boolean create, boolean direct, boolean exclusive)
+    /** Package-private for the device tests, which make an exclusive claim the way udev's rescan does. */
+    static NativeFile open(Path path, boolean write, boolean create, boolean direct, boolean exclusive)
             throws IOException {
         int flags = (write ? O_RDWR : O_RDONLY) | O_CLOEXEC | (create ? O_CREAT : 0) | (direct ? O_DIRECT : 0)
                 | (exclusive ? O_EXCL : 0);
