@@ -95,8 +95,21 @@ final class MetaLog {
         this.syncIntervalMs = syncIntervalMs;
         this.nextLsn = nextLsn;
         this.reclaimLsn = reclaimLsn;
-        this.maxChunkBody = Math.max(blockAlign, Math.min(8L << 20, layout.logBytes() / 8) - CHUNK_HEADER);
+        this.maxChunkBody = maxChunkBody(layout);
         this.wantSnapshot = wantSnapshot;
+    }
+
+    /**
+     * Body bytes a chunk holds at most: a group commit with more is written as several chunks (a record
+     * is never split, and none is longer than this).
+     */
+    static long maxChunkBody(V2Layout layout) {
+        return Math.max(layout.blockAlign(), Math.min(8L << 20, layout.logBytes() / 8) - CHUNK_HEADER);
+    }
+
+    /** The longest chunk the log writes, header included: replay reads windows at least this large. */
+    static long maxChunkBytes(V2Layout layout) {
+        return V2Layout.roundUp(CHUNK_HEADER + maxChunkBody(layout), layout.blockAlign());
     }
 
     private static ByteBuffer newBuffer(int size) {
@@ -546,7 +559,8 @@ final class MetaLog {
      */
     static long replay(BlockDevice device, V2Layout layout, long fromLsn, Visitor visitor) throws IOException {
         int blockAlign = layout.blockAlign();
-        long window = Math.min(layout.logBytes(), 4L << 20);
+        // every chunk fits a window: one that did not would end the replay there, and lose what follows
+        long window = Math.min(layout.logBytes(), Math.max(4L << 20, maxChunkBytes(layout)));
         long lsn = fromLsn;
         try (Arena arena = Arena.ofShared()) {
             MemorySegment buf = arena.allocate(window, 4096);
