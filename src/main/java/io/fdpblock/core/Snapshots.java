@@ -8,6 +8,8 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -116,9 +118,9 @@ final class Snapshots {
                 if (useful <= 0) {
                     break;
                 }
-                byte[] bytes = buf.asSlice(0, useful).toArray(ValueLayout.JAVA_BYTE);
-                crc.update(bytes);
-                if (parser != null && !parser.feed(bytes)) {
+                MemorySegment piece = buf.asSlice(0, useful);
+                crc.update(piece.asByteBuffer());
+                if (parser != null && !parser.feed(piece)) {
                     return false;
                 }
             }
@@ -126,11 +128,14 @@ final class Snapshots {
         }
     }
 
-    /** Parses a body fed in pieces: the salt table, then fixed-size entries. */
+    /**
+     * Parses a body fed in pieces: the salt table, then fixed-size entries. Each piece is copied once,
+     * behind what the previous one left unparsed (less than a record).
+     */
     private static final class BodyParser {
         private final Visitor visitor;
         private final long entries;
-        private byte[] carry = new byte[0];
+        private ByteBuffer in = ByteBuffer.allocate(WRITE_BYTES + 4096).order(ByteOrder.LITTLE_ENDIAN);
         private long salts = -1;
         private long saltsSeen;
         private long entriesSeen;
@@ -140,9 +145,16 @@ final class Snapshots {
             this.entries = entries;
         }
 
-        boolean feed(byte[] piece) {
-            byte[] b = carry.length == 0 ? piece : concat(carry, piece);
-            java.nio.ByteBuffer in = java.nio.ByteBuffer.wrap(b).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        boolean feed(MemorySegment piece) {
+            if (in.remaining() < piece.byteSize()) { // a long salt record left over: room for it and the piece
+                ByteBuffer bigger = ByteBuffer.allocate(Math.toIntExact(in.position() + piece.byteSize()))
+                        .order(ByteOrder.LITTLE_ENDIAN);
+                in.flip();
+                bigger.put(in);
+                in = bigger;
+            }
+            in.put(piece.asByteBuffer());
+            in.flip();
             while (true) {
                 if (salts < 0) {
                     if (in.remaining() < 4) {
@@ -188,18 +200,12 @@ final class Snapshots {
                 }
                 break;
             }
-            carry = java.util.Arrays.copyOfRange(b, in.position(), b.length);
+            in.compact();
             return true;
         }
 
         boolean complete() {
             return saltsSeen == salts && entriesSeen == entries;
-        }
-
-        private static byte[] concat(byte[] a, byte[] b) {
-            byte[] out = java.util.Arrays.copyOf(a, a.length + b.length);
-            System.arraycopy(b, 0, out, a.length, b.length);
-            return out;
         }
     }
 

@@ -76,6 +76,7 @@ final class V2Meta implements MetaStore {
         SaltTable salts = core.salts;
         List<String> notes = new ArrayList<>();
         long startLsn = 0;
+        long t0 = System.nanoTime();
         for (Snapshots.Header h : headers) {
             boolean ok = Snapshots.load(core.device, layout, h, new Snapshots.Visitor() {
                 @Override
@@ -107,6 +108,7 @@ final class V2Meta implements MetaStore {
                     + " fdpblock_v2 snapshot is unreadable (" + String.join("; ", notes) + "). Nothing was changed;"
                     + " \"format\": true starts over (its keys are then lost)");
         }
+        long t1 = System.nanoTime();
         long[] records = {0};
         long end = MetaLog.replay(core.device, layout, startLsn, new MetaLog.Visitor() {
             @Override
@@ -115,12 +117,11 @@ final class V2Meta implements MetaStore {
                 if (slot < 0 || slot >= maxSlots) {
                     return;
                 }
-                int oldSlot = index.slotOf(h1, h2);
-                if (oldSlot >= 0) { // stored again: the older version's slot is free
-                    salts.removed(index.saltIdOf(h1, h2));
-                    used[oldSlot] = false;
+                long replaced = index.put(h1, h2, slot, size, crc, saltId);
+                if (replaced >= 0) { // stored again: the older version's slot is free
+                    salts.removed((int) (replaced >>> 32));
+                    used[(int) replaced] = false;
                 }
-                index.put(h1, h2, slot, size, crc, saltId);
                 salts.added(saltId);
                 used[slot] = true;
                 groups[slot] = (char) group;
@@ -143,6 +144,7 @@ final class V2Meta implements MetaStore {
             }
         });
         replayedRecords = records[0];
+        long t2 = System.nanoTime();
         int highest = -1;
         for (int s = maxSlots - 1; s >= 0; s--) {
             if (used[s]) {
@@ -157,7 +159,8 @@ final class V2Meta implements MetaStore {
         boolean fellBack = !notes.isEmpty();
         String note = created ? createdNote : "recovered " + index.size() + " keys (fdpblock_v2): snapshot "
                 + (newest == null ? "none" : "seq " + newest.seq() + " with " + newest.entries() + " entries")
-                + ", then " + records[0] + " log records up to LSN " + end
+                + " (" + (t1 - t0) / 1_000_000 + " ms), then " + records[0] + " log records up to LSN " + end + " ("
+                + (t2 - t1) / 1_000_000 + " ms)"
                 + (fellBack ? "; fell back to the older snapshot: " + String.join("; ", notes) : "");
         RawBlockCore.LOG.log(fellBack ? System.Logger.Level.WARNING : System.Logger.Level.INFO, "raw_block on " + path
                 + ": " + note);
@@ -287,6 +290,12 @@ final class V2Meta implements MetaStore {
                 }, core.lock, core.placement.metadata(), snapshotBytes);
                 newest = h;
                 log.reclaimTo(startLsn);
+                synchronized (trigger) {
+                    // Requests made while it ran measured the log against the reclaim point it just moved: run on
+                    // them, the next snapshot would follow at once and cover almost nothing new. One still due
+                    // is asked for again by the next commit.
+                    snapshotWanted = false;
+                }
                 snapshotsWritten++;
                 lastSnapshotError = null;
                 lastSnapshotMillis = (System.nanoTime() - t0) / 1_000_000;
