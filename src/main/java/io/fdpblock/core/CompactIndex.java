@@ -280,6 +280,11 @@ final class CompactIndex implements StoreIndex {
         return capacity * ENTRY_BYTES;
     }
 
+    @Override
+    public long offHeapBytes() {
+        return capacity * ENTRY_BYTES;
+    }
+
     long capacity() {
         return capacity;
     }

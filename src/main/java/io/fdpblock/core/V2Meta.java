@@ -38,7 +38,8 @@ final class V2Meta implements MetaStore {
     private volatile long snapshotsWritten;
     private volatile long lastSnapshotMillis;
     private volatile String lastSnapshotError;
-    private volatile boolean snapshotRunning;
+    /** Written only by the snapshot, under {@link #snapshotMutex}; see {@link MetaStore#snapshotEpoch()}. */
+    private volatile long snapshotEpoch;
     private long committedChanges;
     private long replayedRecords;
 
@@ -57,7 +58,12 @@ final class V2Meta implements MetaStore {
 
     /** Whether a snapshot is being written now (the scale benchmark splits put latencies by it). */
     boolean snapshotRunning() {
-        return snapshotRunning;
+        return (snapshotEpoch & 1) == 1;
+    }
+
+    @Override
+    public long snapshotEpoch() {
+        return snapshotEpoch;
     }
 
     @Override
@@ -252,7 +258,7 @@ final class V2Meta implements MetaStore {
     private void snapshot() throws IOException {
         synchronized (snapshotMutex) {
             long t0 = System.nanoTime();
-            snapshotRunning = true;
+            snapshotEpoch++; // odd: running
             try {
                 int area = newest == null ? 0 : 1 - newest.area();
                 long seq = newest == null ? 1 : newest.seq() + 1;
@@ -300,7 +306,7 @@ final class V2Meta implements MetaStore {
                 lastSnapshotError = null;
                 lastSnapshotMillis = (System.nanoTime() - t0) / 1_000_000;
             } finally {
-                snapshotRunning = false;
+                snapshotEpoch++;
             }
         }
     }
