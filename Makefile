@@ -34,7 +34,7 @@ if [ -n "$$missing" ]; then \
 fi
 endef
 
-.PHONY: help jdk deps build test fuzz test-image device-env test-hardware run bench jmh bindings jshell clean consumer-check
+.PHONY: help jdk deps build test fuzz test-image device-env test-hardware run bench bench-scale jmh bindings jshell clean consumer-check
 
 help:
 	@echo "make run       the main job on the embedded default (a file-backed device in a temp dir)"
@@ -46,6 +46,7 @@ help:
 	@echo "make bindings  regenerate bindings/ with jextract (on the PATH, or JEXTRACT=...; installs $(BINDINGS_PACKAGES))"
 	@echo "make jshell    jshell with fdpblock on the class path and jshell/fdpblock.jsh loaded"
 	@echo "make bench     fdpblock bench: ours vs fio side by side (installs fio when missing); BENCH_ARGS=... to pass options"
+	@echo "make bench-scale  the store at scale: 10M entries (fdpblock_v2) and 2M (lmcache_v1), about 25 min; SCALE_ARGS=... to pass options"
 	@echo "make jmh       the JMH microbenchmarks (src/test/java/io/fdpblock/jmh), briefly; JMH_ARGS=... to change"
 	@echo "make consumer-check  mvn install, then a service project outside the repo uses the installed library (src/it/)"
 
@@ -119,6 +120,13 @@ bench: build
 	    || echo "fdpblock: installing$$missing failed; the bench runs without them" >&2; fi; \
 	fi
 	target/fdpblock bench $(BENCH_ARGS)
+
+# The scale benchmark of the store (fdpblock bench-scale, README "Scale (HC-SSD)"): fills a store on a sparse
+# file behind a loop device (root; --no-loop: the file itself, 8 KiB slots) with 10M entries, then 2M in
+# lmcache_v1; about 12 GB written at most, the file removed after. Never run by make test or CI.
+SCALE_ARGS ?=
+bench-scale: build
+	target/fdpblock bench-scale $(SCALE_ARGS)
 
 # JMH runs from the test classes (the benchmarks are test-scoped), each in a forked JVM with native access
 # (JMH 1.37 still calls sun.misc.Unsafe: allowed, as for Maven).
