@@ -121,9 +121,9 @@ bench: build
 	fi
 	target/fdpblock bench $(BENCH_ARGS)
 
-# The scale benchmark of the store (fdpblock bench-scale, README "Scale (HC-SSD)"): fills a store on a sparse
-# file behind a loop device (root; --no-loop: the file itself, 8 KiB slots) with 10M entries, then 2M in
-# lmcache_v1; about 12 GB written at most, the file removed after. Never run by make test or CI.
+# The scale benchmark of the store (fdpblock bench-scale, README "Scale (HC-SSD)"): fills a store on a file
+# behind a loop device (root; --no-loop: the file itself, 8 KiB slots) with 10M entries, then 2M in
+# lmcache_v1; a 12.5 GiB file at most, removed after. Never run by make test or CI.
 SCALE_ARGS ?=
 bench-scale: build
 	target/fdpblock bench-scale $(SCALE_ARGS)

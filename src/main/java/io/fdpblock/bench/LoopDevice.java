@@ -9,7 +9,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * A loop block device over a file ({@code losetup}), for the scale benchmark: a regular file reports
  * its file system's block size (4 KiB on ext4) as the device's logical block size, so a store on it
- * needs {@code block_align} 4096 and 8 KiB slots; the same sparse file behind a loop device has
+ * needs {@code block_align} 4096 and 8 KiB slots; the same file behind a loop device has
  * 512-byte blocks, so 1 KiB slots, and ten million entries write 10 GB instead of 80. The loop driver
  * writes through the page cache of the file (its default, buffered mode). Needs root.
  */

@@ -21,7 +21,6 @@ import org.HdrHistogram.SynchronizedHistogram;
 
 import java.io.IOException;
 import java.io.PrintStream;
-import java.io.RandomAccessFile;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
@@ -61,8 +60,8 @@ import java.util.concurrent.locks.LockSupport;
  * bytes must be their own).</li>
  * </ul>
  *
- * The device is a sparse file, behind a loop device by default (512-byte blocks, so 1 KiB slots:
- * {@link LoopDevice}), or a block device; each run's file is removed afterwards. The slot is the
+ * The device is a file with its blocks reserved, behind a loop device by default (512-byte blocks, so
+ * 1 KiB slots: {@link LoopDevice}), or a block device; each run's file is removed afterwards. The slot is the
  * smallest the target's block size allows: {@code block_align} = {@code header_bytes} = the logical
  * block size, {@code slot_bytes} twice that, a payload of one block; the device holds exactly N slots,
  * so the index is measured on a full device.
@@ -83,9 +82,9 @@ public final class ScaleBench {
 
     /** Where the store lives. */
     public enum Backing {
-        /** A sparse file in {@code dir}, behind a loop device (512-byte blocks). */
+        /** A file in {@code dir}, behind a loop device (512-byte blocks). */
         LOOP,
-        /** A sparse file in {@code dir}, used as it is (its file system's block size, 4 KiB on ext4). */
+        /** A file in {@code dir}, used as it is (its file system's block size, 4 KiB on ext4). */
         FILE,
         /** The block device {@code device}: its first bytes are overwritten. */
         DEVICE
@@ -94,7 +93,7 @@ public final class ScaleBench {
     /**
      * @param entries entries of the fdpblock_v2 run
      * @param v1Entries entries of the lmcache_v1 run
-     * @param dir where the sparse files go (LOOP, FILE)
+     * @param dir where the device files go (LOOP, FILE)
      * @param device the block device (DEVICE)
      * @param json where the results go, or null
      * @param keysPerPut keys per put call
@@ -243,8 +242,8 @@ public final class ScaleBench {
     }
 
     /**
-     * The most bytes one run writes to its sparse file (every slot and the whole metadata area; one run at a
-     * time, each file removed before the next): what must be free. A plain file is assumed to have 4 KiB
+     * The bytes of the largest run's device file (every slot and the whole metadata area, reserved when the
+     * file is made; one run at a time, each file removed before the next): what must be free. A plain file is assumed to have 4 KiB
      * blocks (ext4, xfs); the run itself asks the file.
      */
     public static long bytesNeeded(Options o) {
@@ -314,17 +313,16 @@ public final class ScaleBench {
             } else {
                 file = o.dir().resolve("fdpblock-scale-" + format.configName() + ".img");
                 Files.deleteIfExists(file);
-                Files.createFile(file);
-                lbs = o.backing() == Backing.LOOP ? 512 : logicalBlockSize(file);
+                lbs = o.backing() == Backing.LOOP ? 512 : fileBlockSize(o.dir());
                 target = file;
             }
             Geometry g = Geometry.forBlockSize(lbs);
             long meta = g.metaBytes(format, n);
             long capacity = g.capacityBytes(format, n);
             if (file != null) {
-                try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
-                    raf.setLength(capacity); // sparse: only what the store writes takes space
-                }
+                // Blocks reserved up front (fallocate), as the store does for the files it creates: on a shared
+                // disk a sparse file ran out of space half way through a fill (ENOSPC, puts rolled back).
+                BlockDevices.createFile(file, (capacity + 4095) / 4096 * 4096);
                 if (o.backing() == Backing.LOOP) {
                     loop = LoopDevice.attach(file);
                     target = loop.path();
@@ -335,8 +333,12 @@ public final class ScaleBench {
                     .metaFormat(format).ioEngine(IoEngine.IO_URING).metaSyncIntervalMs(o.metaSyncIntervalMs())
                     .metaCheckpointIntervalSec(o.checkpointIntervalSec()).build();
             String key0 = ScaleKeys.key(0);
-            Config cfg = new Config(target.toString(), o.backing().name().toLowerCase(Locale.ROOT) + (file != null
-                    ? " (sparse file " + file + ")" : ""), g.blockAlign(), g.headerBytes(), g.slotBytes(),
+            String backing = switch (o.backing()) {
+                case LOOP -> "a loop device over " + file + " (blocks reserved)";
+                case FILE -> "a file, blocks reserved";
+                case DEVICE -> "a block device";
+            };
+            Config cfg = new Config(target.toString(), backing, g.blockAlign(), g.headerBytes(), g.slotBytes(),
                     g.payloadBytes(), capacity, meta, IoEngine.IO_URING.configName(), o.metaSyncIntervalMs(),
                     o.checkpointIntervalSec(), key0.length(), key0, o.keysPerPut(), o.putsInFlight());
             out.printf(Locale.ROOT, "%n%s: %,d entries on %s (%s), block_align %d, header_bytes %d, slot_bytes %d,"
@@ -365,6 +367,16 @@ public final class ScaleBench {
         // as RawBlockCore.open(config) opens its device: exclusively, O_DIRECT, no pool of its own buffers
         return DeviceOptions.of(c.ioEngine()).withQueueDepth(c.iouringQueueDepth()).withDirect(c.useOdirect())
                 .withBuffers(1 << 20, 0).withExclusive(true);
+    }
+
+    /** The block size the store will see on a file in {@code dir} (st_blksize: a probe file, removed). */
+    private static int fileBlockSize(Path dir) throws IOException {
+        Path probe = Files.createTempFile(dir, "fdpblock-scale-probe-", ".img");
+        try {
+            return logicalBlockSize(probe);
+        } finally {
+            Files.deleteIfExists(probe);
+        }
     }
 
     private static int logicalBlockSize(Path p) throws IOException {
@@ -443,7 +455,7 @@ public final class ScaleBench {
         if (fill.keysFailed() > 0) {
             errors.add(fill.keysFailed() + " of " + n + " keys were not stored; the first: " + fill.firstFailure());
         }
-        Reopen reopen = reopen(config, n, closeMs, errors);
+        Reopen reopen = reopen(config, n, fill.keysStored(), closeMs, errors);
         String load = loadStart + " -> " + loadAverage();
         FormatResult partial = new FormatResult(format.configName(), n, note, load, cfg, fill, memory, metadata, latency,
                 reopen, List.of(), errors);
@@ -506,7 +518,8 @@ public final class ScaleBench {
         }
     }
 
-    private Reopen reopen(RawBlockCoreConfig config, long n, double closeMs, List<String> errors) throws IOException {
+    private Reopen reopen(RawBlockCoreConfig config, long n, long acknowledged, double closeMs, List<String> errors)
+            throws IOException {
         long[] waited = {0};
         try (BlockDevice device = openAgain(config, waited)) {
             java.lang.management.ThreadMXBean threads = ManagementFactory.getThreadMXBean();
@@ -520,8 +533,9 @@ public final class ScaleBench {
                 long t2 = System.nanoTime();
                 double seconds = (t2 - t0) / 1e9;
                 String recovery = String.valueOf(core.status().get("recovery"));
-                if (keys != n) {
-                    errors.add("reopen recovered " + keys + " keys, not the " + n + " stored");
+                if (keys != acknowledged) {
+                    errors.add("reopen recovered " + keys + " keys, not the " + acknowledged + " whose put was"
+                            + " acknowledged");
                 }
                 SplittableRandom rnd = new SplittableRandom(n);
                 int sample = (int) Math.min(1000, n);

@@ -16,7 +16,7 @@ import java.util.concurrent.Callable;
 /**
  * {@code fdpblock bench-scale}: the scale benchmark of the store ({@link ScaleBench}). A command of its own
  * rather than a case of {@code fdpblock bench}: none of that command's options (fio, rounds, seconds,
- * the file size) mean anything here, and this one's (entries, formats, where the sparse file goes) mean
+ * the file size) mean anything here, and this one's (entries, formats, where the device file goes) mean
  * nothing there.
  */
 @Command(name = "bench-scale", mixinStandardHelpOptions = true, sortOptions = false,
@@ -26,9 +26,10 @@ import java.util.concurrent.Callable;
                 + " metadata bytes written per put (counted at the device), put latency p50/p99/p99.9/max with and"
                 + " without a metadata snapshot running, and the time to reopen; then the targets of issue 11, met or"
                 + " missed. Writes the figures as JSON (--json).",
-                "The device is a sparse file in --dir, behind a loop device by default (512-byte blocks: 1 KiB"
-                        + " slots, so 10M entries write about 10 GB plus the metadata; needs root), removed afterwards;"
-                        + " or --device, a block device whose first bytes are OVERWRITTEN. Not run by make test or CI."})
+                "The device is a file in --dir with its blocks reserved, behind a loop device by default (512-byte"
+                        + " blocks: 1 KiB slots, so 10M entries take 12.5 GiB with the metadata area; needs root),"
+                        + " removed afterwards; or --device, a block device whose first bytes are OVERWRITTEN. Not run"
+                        + " by make test or CI."})
 public final class BenchScaleCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
@@ -45,11 +46,11 @@ public final class BenchScaleCommand implements Callable<Integer> {
             + " ${DEFAULT-VALUE})")
     String metaFormat;
 
-    @Option(names = "--dir", description = "Directory for the sparse device file (default: a new temp dir under"
+    @Option(names = "--dir", description = "Directory for the device file (default: a new temp dir under"
             + " /var/tmp; the file, and the temp dir, are removed afterwards)")
     Path dir;
 
-    @Option(names = "--no-loop", negatable = false, description = "Use the sparse file as it is, not through a loop"
+    @Option(names = "--no-loop", negatable = false, description = "Use the device file as it is, not through a loop"
             + " device: its file system's block size (4 KiB on ext4) then makes slots of 8 KiB")
     boolean noLoop;
 
@@ -92,7 +93,7 @@ public final class BenchScaleCommand implements Callable<Integer> {
                 "the checkpoint interval");
         if (device != null && (dir != null || noLoop)) {
             throw Cli.bad(spec, "--device " + device + " and " + (dir != null ? "--dir" : "--no-loop") + " exclude each"
-                    + " other: give a block device, or a directory for a sparse file");
+                    + " other: give a block device, or a directory for a device file");
         }
         if (Files.exists(json) && Files.isDirectory(json)) {
             throw Cli.bad(spec, "--json " + json + " is a directory: name a file");
@@ -101,7 +102,7 @@ public final class BenchScaleCommand implements Callable<Integer> {
         if (device != null) {
             if (!Files.exists(device)) {
                 throw Cli.bad(spec, "--device " + device + " does not exist: name a block device, or leave --device out"
-                        + " to use a sparse file");
+                        + " to use a file");
             }
             if (Files.isRegularFile(device) || Files.isDirectory(device)) {
                 throw Cli.bad(spec, "--device " + device + " is not a block device: for a file, give its directory"
