@@ -211,6 +211,14 @@ final class Snapshots {
 
     // ------------------------------------------------------------------ writing
 
+    /** Told, outside the store's lock, how long each step took (copy, checksum, and any write): may rest. */
+    @FunctionalInterface
+    interface Pacer {
+        Pacer NONE = stepNanos -> { };
+
+        void stepDone(long stepNanos);
+    }
+
     /** What a snapshot reads of the store, each call under the store's lock. */
     interface Source {
         /** Salt definitions and the next slot, taken when the snapshot starts. */
@@ -232,11 +240,12 @@ final class Snapshots {
      * Writes a snapshot of {@code source} into {@code area}, starting the log at {@code startLsn}.
      *
      * @param lock the store's lock, held only around each step's copy
+     * @param pacer told after each step (outside the lock): may rest to spread the snapshot out
      * @return its header
      */
     static Header write(BlockDevice device, V2Layout layout, int area, long seq, long startLsn, Source source,
-            java.util.concurrent.locks.Lock lock, PlacementId placement, java.util.concurrent.atomic.AtomicLong written)
-            throws IOException {
+            java.util.concurrent.locks.Lock lock, PlacementId placement, java.util.concurrent.atomic.AtomicLong written,
+            Pacer pacer) throws IOException {
         int blockAlign = layout.blockAlign();
         long base = layout.snapshotOffset(area) + blockAlign;
         long room = layout.snapshotBytes() - blockAlign;
@@ -268,6 +277,7 @@ final class Snapshots {
                 append(buf, at, head.array(), head.position(), crc);
                 long capacity = source.capacity();
                 for (long pos = 0; pos < capacity; pos += STEP) {
+                    long stepStart = System.nanoTime();
                     int n;
                     lock.lock();
                     try {
@@ -283,6 +293,7 @@ final class Snapshots {
                     if (at[0] >= WRITE_BYTES) {
                         flushBuffer(device, buf, at, out, base, room, blockAlign, false, placement, written);
                     }
+                    pacer.stepDone(System.nanoTime() - stepStart);
                 }
             } finally {
                 lock.lock();
