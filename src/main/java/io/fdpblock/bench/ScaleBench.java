@@ -298,9 +298,10 @@ public final class ScaleBench {
     private FormatResult runFormat(MetaFormat format, long n) throws IOException {
         List<String> errors = new ArrayList<>();
         String note = format == MetaFormat.LMCACHE_V1 && n < o.entries()
-                ? "lmcache_v1 ran at " + n + " entries, not " + o.entries() + ": its checkpoint is one JSON document of"
-                + " the whole index (about 200 bytes a key) rewritten every interval, and a Java array holds at most"
-                + " 2 GiB of it (--v1-entries to change)"
+                ? "lmcache_v1 ran at " + n + " entries, not " + o.entries() + ": it keeps every key on the heap and"
+                + " rewrites the whole index as one JSON document at every checkpoint (some 210 bytes a key with these"
+                + " keys: about 2 GB at 10M, near the 2 GiB a Java array can hold), and its reopen parses that"
+                + " document and reads every slot header (--v1-entries to change)"
                 : null;
         Path file = null;
         LoopDevice loop = null;
