@@ -46,7 +46,7 @@ help:
 	@echo "make bindings  regenerate bindings/ with jextract (on the PATH, or JEXTRACT=...; installs $(BINDINGS_PACKAGES))"
 	@echo "make jshell    jshell with fdpblock on the class path and jshell/fdpblock.jsh loaded"
 	@echo "make bench     fdpblock bench: ours vs fio side by side (installs fio when missing); BENCH_ARGS=... to pass options"
-	@echo "make bench-scale  the store at scale: 10M entries (fdpblock_v2) and 2M (lmcache_v1), about 25 min; SCALE_ARGS=... to pass options"
+	@echo "make bench-scale  the store at scale: 10M entries (fdpblock_v2) and 2M (lmcache_v1), 5-10 min, root; SCALE_ARGS=... to pass options"
 	@echo "make jmh       the JMH microbenchmarks (src/test/java/io/fdpblock/jmh), briefly; JMH_ARGS=... to change"
 	@echo "make consumer-check  mvn install, then a service project outside the repo uses the installed library (src/it/)"
 
