@@ -34,7 +34,7 @@ if [ -n "$$missing" ]; then \
 fi
 endef
 
-.PHONY: help jdk deps build test fuzz test-image device-env test-hardware run bench bench-scale jmh bindings jshell clean consumer-check
+.PHONY: help jdk deps build test fuzz test-image device-env test-hardware run waf bench bench-scale bench-guest jmh bindings jshell clean consumer-check
 
 help:
 	@echo "make run       the main job on the embedded default (a file-backed device in a temp dir)"
@@ -45,8 +45,10 @@ help:
 	@echo "make deps      install missing system packages ($(DEB_PACKAGES))"
 	@echo "make bindings  regenerate bindings/ with jextract (on the PATH, or JEXTRACT=...; installs $(BINDINGS_PACKAGES))"
 	@echo "make jshell    jshell with fdpblock on the class path and jshell/fdpblock.jsh loaded"
+	@echo "make waf       placement and eviction policies compared: WAF in the FDP SSD model and L2 hit ratio (WAF_ARGS=...)"
 	@echo "make bench     fdpblock bench: ours vs fio side by side (installs fio when missing); BENCH_ARGS=... to pass options"
 	@echo "make bench-scale  the store at scale: 10M entries (fdpblock_v2) and 2M (lmcache_v1), 5-10 min, root; SCALE_ARGS=... to pass options"
+	@echo "make bench-guest  fdpblock bench in the emulated FDP guest: the NVMe passthru cases vs fio io_uring_cmd, then the placement cases (write streams vs plain vs passthru); BENCH_GUEST_SUITES=passthru|placement, BENCH_GUEST_ARGS=..."
 	@echo "make jmh       the JMH microbenchmarks (src/test/java/io/fdpblock/jmh), briefly; JMH_ARGS=... to change"
 	@echo "make consumer-check  mvn install, then a service project outside the repo uses the installed library (src/it/)"
 
@@ -104,6 +106,12 @@ test-hardware: jdk deps
 run: build
 	$(JAVA) -jar $(JAR) run
 
+# The README's comparison of placement and eviction policies (fdpblock waf; about 10 minutes here):
+# traces, waf.json and waf.png in target/waf.
+WAF_ARGS ?=
+waf: build
+	$(JAVA) -jar $(JAR) waf $(WAF_ARGS)
+
 jshell: build
 	$(JDK)/bin/jshell --class-path $(JAR) -R--enable-native-access=ALL-UNNAMED --startup DEFAULT --startup jshell/fdpblock.jsh
 
@@ -127,6 +135,18 @@ bench: build
 SCALE_ARGS ?=
 bench-scale: build
 	target/fdpblock bench-scale $(SCALE_ARGS)
+
+# fdpblock bench in the device tier's emulated FDP guest, one suite per guest boot (src/test/scripts/bench-guest.sh):
+#   passthru   the NVMe passthru cases (uring_cmd on /dev/ng0n1) vs fio's io_uring_cmd engine, in the `base` guest;
+#   placement  the placement cases (write streams on /dev/nvme0n1 vs plain io_uring vs passthru, same job), in the
+#              `streams` guest (a kernel >= 6.16).
+# Both run by default, each even when the other failed (exit 1 if any did); BENCH_GUEST_SUITES picks, and
+# BENCH_GUEST_ARGS replaces the bench options of each suite run. Output: target/bench-guest/<suite>/.
+BENCH_GUEST_SUITES ?= passthru placement
+BENCH_GUEST_ARGS ?=
+bench-guest: build
+	@rc=0; for suite in $(BENCH_GUEST_SUITES); do \
+	  bash src/test/scripts/bench-guest.sh $(JDK) $$suite $(BENCH_GUEST_ARGS) || rc=1; done; exit $$rc
 
 # JMH runs from the test classes (the benchmarks are test-scoped), each in a forked JVM with native access
 # (JMH 1.37 still calls sun.misc.Unsafe: allowed, as for Maven).

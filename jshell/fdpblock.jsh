@@ -2,6 +2,8 @@
 //   var ns = nvme("/dev/ng0n1");  fdp(ns);  ns.fdpStatistics()
 //   var buf = aligned(4096);  buf.fill((byte) 7);  ns.write(0, buf, 3)       // LBA 0, placement id 3
 //   var dev = device("/var/tmp/dev.img", "io_uring");  var b = new IoBatch();  b.write(0, aligned(4096)); dev.execute(b);
+//   var ws = streams("/dev/nvme0n1");  var dev = device("/dev/nvme0n1", "io_uring");      // write streams (Linux >= 6.16)
+//   var b = new IoBatch();  b.write(0, aligned(4096), PlacementId.of(ws.placementIdOf(2)));  dev.execute(b)  // on stream 2
 import java.lang.foreign.*;
 import java.nio.file.*;
 import java.util.*;
@@ -35,5 +37,18 @@ BlockDevice device(String path, String engine) throws Exception {
     return BlockDevices.open(Path.of(path), DeviceOptions.of(IoEngine.parse(engine)));
 }
 
-System.out.println("fdpblock loaded: nvme(\"/dev/ng0n1\"), fdp(ns), aligned(bytes), device(path, engine); io_uring available: "
-        + Uring.isAvailable());
+/**
+ * The block-layer write streams of an NVMe block device (/dev/nvmeXnY, Linux >= 6.16): prints what sysfs says
+ * and the stream -> placement id map (RUH Status of /dev/ngXnY); null, after saying why, when it has none.
+ */
+WriteStreams streams(String blockDevice) throws Exception {
+    var p = WriteStreams.probe(Path.of(blockDevice));
+    System.out.println(p.describe());
+    if (!p.available()) return null;
+    var ws = WriteStreams.open(p);
+    System.out.println(ws.describeMap() + " (stream 0: no directive, the default handle)");
+    return ws;
+}
+
+System.out.println("fdpblock loaded: nvme(\"/dev/ng0n1\"), fdp(ns), streams(\"/dev/nvme0n1\"), aligned(bytes),"
+        + " device(path, engine); io_uring available: " + Uring.isAvailable());

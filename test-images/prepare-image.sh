@@ -20,10 +20,11 @@ case "$SUITE" in
 esac
 apt-get update -qq
 
-# Packages: QEMU, the initramfs' parts, and what the guest's user space (this root, over 9p) needs.
+# Packages: QEMU, the initramfs' parts, and what the guest's user space (this root, over 9p) needs
+# (fio: the reference side of `make bench-guest`, with its io_uring_cmd engine for NVMe passthru).
 T=${BP:+-t $BP}
 apt-get install -y -qq --no-install-recommends $T \
-    qemu-system-x86 busybox-static kmod xz-utils zstd cpio liburing2 nvme-cli >/dev/null
+    qemu-system-x86 busybox-static kmod xz-utils zstd cpio liburing2 nvme-cli fio >/dev/null
 qemu-system-x86_64 --version | head -n1
 qver=$(qemu-system-x86_64 --version | sed -n 's/.*version \([0-9]*\)\..*/\1/p')
 [ "${qver:-0}" -ge 8 ] || { echo "prepare-image: QEMU $qver < 8 has no FDP" >&2; exit 1; }

@@ -43,6 +43,7 @@ module io.fdpblock {
     uses io.fdpblock.l2.L2AdapterFactory;
     uses io.fdpblock.controller.StorePolicyFactory;
     uses io.fdpblock.controller.PrefetchPolicyFactory;
+    uses io.fdpblock.controller.EvictionPolicyFactory;
 
     // Keep in step with src/main/resources/META-INF/services/ (the class path reads those files).
     provides io.fdpblock.l2.L2AdapterFactory with
@@ -53,4 +54,7 @@ module io.fdpblock {
             io.fdpblock.controller.SkipL1StorePolicy.Factory;
     provides io.fdpblock.controller.PrefetchPolicyFactory with
             io.fdpblock.controller.DefaultPrefetchPolicy.Factory;
+    provides io.fdpblock.controller.EvictionPolicyFactory with
+            io.fdpblock.controller.LruEvictionPolicy.Factory,
+            io.fdpblock.controller.ReclaimUnitEvictionPolicy.Factory;
 }

@@ -3,6 +3,7 @@ package io.fdpblock.bench;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
+import io.fdpblock.device.IoStats;
 import io.fdpblock.device.IoEngine;
 import io.fdpblock.l2.Bitmap;
 import io.fdpblock.l2.L2StoreResult;
@@ -10,6 +11,7 @@ import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
 import io.fdpblock.core.RawBlockL2Adapter;
 import io.fdpblock.linux.EventFd;
+import org.HdrHistogram.Histogram;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -32,6 +34,12 @@ import java.util.SplittableRandom;
  *
  * <p>The store case cycles through a fixed set of keys sized to the device: a key group stored before is
  * deleted just before it is stored again (a delete is an in-memory operation, counted in our time).
+ *
+ * <p>Each window also says how full the queue was: a chunk's latency is its task's, submit to the
+ * result taken after the eventfd (percentiles per chunk; {@code depth_littles_law} = chunks per second x
+ * mean latency, the chunks in flight as the adapter's user sees them), and the device's ring figures
+ * ({@code ring_depth_avg}: I/Os in the kernel, time-averaged; a load with {@code verify_payload}
+ * "recovery" reads a slot header per chunk too, so that is up to twice the chunks).
  */
 public final class AdapterWorkload implements AutoCloseable {
     private static final Duration WAIT = Duration.ofSeconds(30);
@@ -93,12 +101,14 @@ public final class AdapterWorkload implements AutoCloseable {
     }
 
     /** The configuration used for the bench file: 1 MiB chunks plus a 4 KiB slot header, io_uring, no FDP. */
-    static RawBlockCoreConfig config(Path file, long sizeBytes, int chunkBytes, int chunksInFlight) {
+    static RawBlockCoreConfig config(Path file, long sizeBytes, int chunkBytes, int chunksInFlight,
+            RawBlockCoreConfig.VerifyPayload verify) {
         return RawBlockCoreConfig.builder(file.toString(), chunkBytes + RawBlockCoreConfig.DEFAULT_HEADER_BYTES)
                 .capacityBytes(sizeBytes)
                 .metaTotalBytes(16L << 20)
                 .ioEngine(IoEngine.IO_URING)
                 .iouringQueueDepth(Math.max(64, 4 * chunksInFlight))
+                .verifyPayload(verify)
                 .format(true) // the bench's own scratch file, holding fio's bytes between rounds: formatted as asked
                 .metaEnablePeriodic(false) // no checkpoint lands inside a measured window by chance
                 .build();
@@ -111,10 +121,16 @@ public final class AdapterWorkload implements AutoCloseable {
      */
     public static AdapterWorkload open(Path file, long sizeBytes, int chunkBytes, int chunksInFlight, int keysPerTask)
             throws IOException {
+        return open(file, sizeBytes, chunkBytes, chunksInFlight, keysPerTask, RawBlockCoreConfig.VerifyPayload.ALWAYS);
+    }
+
+    /** @param verify the store's {@code verify_payload} (what each load checks) */
+    public static AdapterWorkload open(Path file, long sizeBytes, int chunkBytes, int chunksInFlight, int keysPerTask,
+            RawBlockCoreConfig.VerifyPayload verify) throws IOException {
         if (keysPerTask < 1 || keysPerTask > chunksInFlight) {
             throw new IllegalArgumentException("keys per task " + keysPerTask + " must be in 1.." + chunksInFlight);
         }
-        RawBlockL2Adapter a = RawBlockL2Adapter.open(config(file, sizeBytes, chunkBytes, chunksInFlight));
+        RawBlockL2Adapter a = RawBlockL2Adapter.open(config(file, sizeBytes, chunkBytes, chunksInFlight, verify));
         try {
             return new AdapterWorkload(a, chunkBytes, chunksInFlight, keysPerTask);
         } catch (IOException | RuntimeException e) {
@@ -190,6 +206,10 @@ public final class AdapterWorkload implements AutoCloseable {
     private Measurement pipeline(boolean store, long rampNanos, long measureNanos, long maxTasks) throws IOException {
         int fd = store ? adapter.storeEventFd() : adapter.loadEventFd();
         long[] taskId = new long[tasksInFlight];
+        long[] issuedAt = new long[tasksInFlight];
+        Histogram latency = new Histogram(1, 3_600_000_000_000L, 3);
+        BlockDevice device = adapter.core().device();
+        IoStats stats0 = device.ioStats();
         int[] groupOf = new int[tasksInFlight];
         boolean[] busy = new boolean[tasksInFlight];
         long start = System.nanoTime();
@@ -198,12 +218,14 @@ public final class AdapterWorkload implements AutoCloseable {
         boolean measuring = rampNanos <= 0;
         long t0 = measuring ? start : 0;
         long cpu0 = measuring ? CpuClock.processCpuNanos() : 0;
+        long[] ticks0 = measuring ? CpuClock.userSystemTicks() : null;
         long okChunks = 0;
         long failedTasks = 0;
         long missedChunks = 0;
         long issued = 0;
         int inFlight = 0;
         for (int s = 0; s < tasksInFlight && issued < maxTasks; s++) {
+            issuedAt[s] = System.nanoTime();
             taskId[s] = issue(store, s, groupOf);
             busy[s] = true;
             issued++;
@@ -241,12 +263,16 @@ public final class AdapterWorkload implements AutoCloseable {
                 long now = System.nanoTime();
                 if (measuring) {
                     okChunks += good;
+                    latency.recordValueWithCount(Math.max(1, now - issuedAt[s]), keysPerTask);
                 } else if (now >= rampEnd) {
                     measuring = true;
                     t0 = now;
                     cpu0 = CpuClock.processCpuNanos();
+                    ticks0 = CpuClock.userSystemTicks();
+                    stats0 = device.ioStats();
                 }
                 if (now < end && issued < maxTasks) {
+                    issuedAt[s] = now;
                     taskId[s] = issue(store, s, groupOf);
                     busy[s] = true;
                     issued++;
@@ -256,11 +282,24 @@ public final class AdapterWorkload implements AutoCloseable {
         }
         long t1 = System.nanoTime();
         long cpu1 = CpuClock.processCpuNanos();
+        long[] ticks1 = CpuClock.userSystemTicks();
+        IoStats during = device.ioStats().minus(stats0);
         Map<String, Object> extra = new LinkedHashMap<>();
         extra.put("keys_per_task", keysPerTask);
         extra.put("tasks_in_flight", tasksInFlight);
+        PipelinedIo.describe(extra, latency, during, okChunks, (t1 - t0) / 1e9);
+        if (ticks0 != null && ticks1 != null) { // 10 ms resolution: which of the CPU was the kernel's
+            extra.put("cpu_user_seconds", Measurement.round((ticks1[0] - ticks0[0]) / 100.0, 2));
+            extra.put("cpu_system_seconds", Measurement.round((ticks1[1] - ticks0[1]) / 100.0, 2));
+        }
+        if (okChunks > 0) {
+            extra.put("device_ios_per_chunk", Measurement.round((double) during.completions() / okChunks, 3));
+        }
         if (store) {
             extra.put("failed_tasks", failedTasks);
+            if (failedTasks > 0) { // why: the store's counters (device full, rolled back, ...)
+                extra.put("adapter_status", String.valueOf(adapter.reportStatus()));
+            }
         } else {
             extra.put("missed_chunks", missedChunks);
         }

@@ -2,10 +2,14 @@ package io.fdpblock.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.device.SubmitPolicy;
+import io.fdpblock.nvme.PlacementId;
+import io.fdpblock.nvme.WriteStreams;
 import io.fdpblock.uring.Uring;
 
 import java.io.IOException;
@@ -29,14 +33,29 @@ public final class Bench {
     /**
      * @param file the bench file (created at {@code sizeBytes} when missing; an existing one must be at
      *        least that large and only its first {@code sizeBytes} are used)
-     * @param device {@code /dev/ngXnY} for the uring_cmd cases, or null to skip them
+     * @param device {@code /dev/ngXnY} for the uring_cmd and placement cases, or null to skip them
+     * @param blockDevice the same namespace's block device {@code /dev/nvmeXnY} for the placement cases (write
+     *        streams), or null: derived from {@code device}'s name ({@code ng0n1} -> {@code nvme0n1})
      * @param fioPath fio's path, or null to look on the PATH
      * @param cases case ids (or prefixes) to run; empty = all
+     * @param pipeline how our raw cases keep their depth (default {@link PipelinedIo.Mode#AUTO})
+     * @param submitPolicy our devices' submission policy (default the library's, {@link SubmitPolicy#ADAPTIVE})
      */
-    public record Options(Path file, long sizeBytes, Path device, int seconds, int rampSeconds, int rounds, Path outDir,
-            String fioPath, List<String> cases, boolean prewrite, int adapterKeysPerTask, int lookupIterations,
-            PipelinedIo.Mode pipeline) {
+    public record Options(Path file, long sizeBytes, Path device, Path blockDevice, int seconds, int rampSeconds,
+            int rounds, Path outDir, String fioPath, List<String> cases, boolean prewrite, int adapterKeysPerTask,
+            int lookupIterations, PipelinedIo.Mode pipeline, SubmitPolicy submitPolicy) {
+        /** Without a block device of its own: derived from {@code device}, when it is named ngXnY. */
+        public Options(Path file, long sizeBytes, Path device, int seconds, int rampSeconds, int rounds, Path outDir,
+                String fioPath, List<String> cases, boolean prewrite, int adapterKeysPerTask, int lookupIterations,
+                PipelinedIo.Mode pipeline, SubmitPolicy submitPolicy) {
+            this(file, sizeBytes, device, null, seconds, rampSeconds, rounds, outDir, fioPath, cases, prewrite,
+                    adapterKeysPerTask, lookupIterations, pipeline, submitPolicy);
+        }
+
         public Options {
+            if (blockDevice == null && device != null) {
+                blockDevice = WriteStreams.counterpart(device);
+            }
             if (sizeBytes < (256L << 20) || sizeBytes % (1 << 20) != 0) {
                 throw new IllegalArgumentException("--size " + sizeBytes + " is not a usable size: it must be a multiple"
                         + " of 1 MiB and at least 256 MiB (bytes, e.g. 2147483648)");
@@ -67,7 +86,8 @@ public final class Bench {
                 throw new IllegalArgumentException("--cases " + String.join(",", cases) + " selects no case: give ids or"
                         + " id prefixes of " + BenchCase.all().stream().map(BenchCase::id).toList());
             }
-            pipeline = pipeline == null ? PipelinedIo.Mode.HANDOFF : pipeline;
+            pipeline = pipeline == null ? PipelinedIo.Mode.AUTO : pipeline;
+            submitPolicy = submitPolicy == null ? DeviceOptions.of(IoEngine.IO_URING).submitPolicy() : submitPolicy;
         }
     }
 
@@ -79,6 +99,10 @@ public final class Bench {
     private final Options o;
     private final PrintStream out;
     private final List<CaseResult> results = new ArrayList<>();
+    private final List<PlacementResult> placementResults = new ArrayList<>();
+    private boolean devicePrewritten;
+    /** The CRC32C alone, measured once when a load case runs. */
+    private Measurement crcAlone;
     private Fio fio;
     private String loadAtStart;
     private final ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
@@ -123,10 +147,9 @@ public final class Bench {
         Instant started = Instant.now();
         loadAtStart = loadAverage();
         out.printf(Locale.ROOT, "fdpblock bench: %s (%s), %d round(s) of %d s (+%d s ramp) per side per case,"
-                        + " ours then fio, O_DIRECT, registered buffers and files on both sides; our pipeline: %s%n",
+                        + " ours then fio, O_DIRECT, registered buffers and files on both sides; ours: %s%n",
                 o.file(), human(o.sizeBytes()), o.rounds(), o.seconds(), o.rampSeconds(),
-                o.pipeline() == PipelinedIo.Mode.HANDOFF ? "completions hand slots back to the submitting thread"
-                        : "completion callbacks submit the next operation");
+                describePipeline(o.pipeline()) + ", submit policy " + o.submitPolicy().name().toLowerCase(Locale.ROOT));
         if (fio == null) {
             out.println("fio not found" + (o.fioPath() != null ? " at " + o.fioPath() : " on the PATH")
                     + ": run `make bench` (which installs it: apt-get install -y fio); running our side only.");
@@ -134,7 +157,7 @@ public final class Bench {
             out.println("reference: " + fio.version() + " (" + fio.executable() + ")");
         }
         List<BenchCase> cases = BenchCase.all().stream().filter(this::selected).toList();
-        prepareFile();
+        prepareFile(cases);
         List<BenchCase> raw = cases.stream().filter(c -> c.kind() == BenchCase.Kind.RAW).toList();
         for (BenchCase c : raw) {
             CaseResult r = new CaseResult(c);
@@ -148,19 +171,37 @@ public final class Bench {
                     continue;
                 }
             }
+            int cores = Runtime.getRuntime().availableProcessors();
+            if (c.rings() > cores) {
+                String why = c.rings() + " rings need as many cores; this machine has " + cores;
+                r.skip(why);
+                out.printf("%-28s skipped: %s%n", c.label(), why);
+                continue;
+            }
             runRaw(c, r, fioDir);
         }
-        List<BenchCase> adapterCases = cases.stream().filter(c -> c.kind() != BenchCase.Kind.RAW).toList();
+        List<BenchCase> placement = cases.stream().filter(c -> c.kind() == BenchCase.Kind.PLACEMENT).toList();
+        if (!placement.isEmpty()) {
+            runPlacement(placement);
+        }
+        List<BenchCase> adapterCases = cases.stream()
+                .filter(c -> c.kind() != BenchCase.Kind.RAW && c.kind() != BenchCase.Kind.PLACEMENT).toList();
         if (!adapterCases.isEmpty()) {
             runAdapter(adapterCases, fioDir);
         }
         out.println();
-        printTable(out);
+        if (!results.isEmpty()) {
+            printTable(out);
+        }
+        printPlacementTable(out);
         int ourFailures = printErrors(out);
         Path jsonFile = o.outDir().resolve("bench-results.json");
         json.writeValue(jsonFile.toFile(), toMap(started));
         out.println();
         out.println("figures: " + jsonFile.toAbsolutePath());
+        if (results.isEmpty()) {
+            return ourFailures == 0 ? 0 : 3; // placement cases only: their figures are in the table and the JSON
+        }
         try {
             Path png = BenchChart.write(results, o.outDir().resolve("bench-results.png"), o.rounds());
             out.println("chart:   " + png.toAbsolutePath());
@@ -170,9 +211,28 @@ public final class Bench {
         return ourFailures == 0 ? 0 : 3;
     }
 
+    static String describePipeline(PipelinedIo.Mode m) {
+        return switch (m) {
+            case AUTO -> "blocking calls on the caller's own ring at QD1, completion callbacks submitting the next"
+                    + " operation above";
+            case EXECUTE -> "blocking calls on the caller's own ring (QD1; deeper: completion callbacks)";
+            case HANDOFF -> "completions hand slots back to the submitting thread";
+            case CALLBACK -> "completion callbacks submit the next operation";
+        };
+    }
+
     /** Lists every failed round (ours and fio's). @return how many of ours failed */
     private int printErrors(PrintStream p) {
         int ours = 0;
+        for (PlacementResult r : placementResults) {
+            for (PlacementResult.Round round : r.rounds()) {
+                for (Map.Entry<PlacementResult.Side, String> e : round.errors().entrySet()) {
+                    ours++;
+                    p.printf("FAILED ours, %s (%s) round %d: %s%n", r.benchCase().label(), e.getKey().key(),
+                            round.round(), e.getValue());
+                }
+            }
+        }
         for (CaseResult r : results) {
             for (CaseResult.Round round : r.rounds()) {
                 if (round.oursError() != null) {
@@ -189,19 +249,25 @@ public final class Bench {
 
     // ------------------------------------------------------------------ preparation
 
-    private void prepareFile() throws IOException {
-        if (!Files.exists(o.file())) {
-            BlockDevices.createFile(o.file(), o.sizeBytes());
-        } else if (Files.size(o.file()) < o.sizeBytes()) {
-            throw new IllegalArgumentException(o.file() + " has " + Files.size(o.file()) + " bytes, fewer than --size "
-                    + o.sizeBytes());
-        }
-        if (o.prewrite()) {
-            prewrite(o.file(), IoEngine.IO_URING, o.sizeBytes());
+    /** Creates and prewrites the bench file when a selected case uses it; prewrites the namespace for uring_cmd reads. */
+    private void prepareFile(List<BenchCase> cases) throws IOException {
+        boolean usesFile = cases.stream().anyMatch(c -> c.kind() != BenchCase.Kind.PLACEMENT
+                && !(c.kind() == BenchCase.Kind.RAW && c.engine() == IoEngine.URING_CMD));
+        if (usesFile) { // the uring_cmd and placement cases use the namespace only
+            if (!Files.exists(o.file())) {
+                BlockDevices.createFile(o.file(), o.sizeBytes());
+            } else if (Files.size(o.file()) < o.sizeBytes()) {
+                throw new IllegalArgumentException(o.file() + " has " + Files.size(o.file()) + " bytes, fewer than"
+                        + " --size " + o.sizeBytes());
+            }
+            if (o.prewrite()) {
+                prewrite(o.file(), IoEngine.IO_URING, o.sizeBytes());
+            }
         }
         if (o.device() != null && o.prewrite() && Uring.isBigEntriesAvailable()
                 && BenchCase.rawCases(IoEngine.URING_CMD).stream().anyMatch(this::selected)) {
             prewrite(o.device(), IoEngine.URING_CMD, o.sizeBytes());
+            devicePrewritten = true;
         }
     }
 
@@ -233,26 +299,45 @@ public final class Bench {
         if (fio != null && !fioCan) {
             r.note(fio.version() + " has no io_uring_cmd engine (fio >= 3.32): ours only");
         }
-        DeviceOptions opts = DeviceOptions.of(c.engine()).withQueueDepth(Math.max(64, c.queueDepth()))
-                .withBuffers(Math.max(c.blockSize(), 1 << 20), c.queueDepth());
+        int maxCommand = Integer.MAX_VALUE;
+        if (c.engine() == IoEngine.URING_CMD) { // fio sends one command per I/O: at most the namespace's max transfer
+            try (io.fdpblock.nvme.NvmeNamespace ns = io.fdpblock.nvme.NvmeNamespace.open(target.toString(), false)) {
+                maxCommand = ns.maxTransferBytes();
+            }
+            if (c.blockSize() > maxCommand) {
+                r.note("fio's io_uring_cmd sends one command per I/O and " + target + " takes at most " + maxCommand
+                        + " bytes per command: fio runs " + maxCommand + "-byte commands at " + c.queueDepth()
+                        * (c.blockSize() / maxCommand) + " in flight, the commands ours splits each "
+                        + c.blockSize() + "-byte I/O into");
+            }
+        }
+        DeviceOptions opts = DeviceOptions.of(c.engine()).withQueueDepth(Math.max(64, c.depthPerRing()))
+                .withBuffers(c.blockSize(), c.queueDepth()).withIoRings(c.rings()).withSubmitPolicy(o.submitPolicy());
         try (BlockDevice dev = BlockDevices.open(target, opts)) {
             long region = Math.min(o.sizeBytes(), dev.sizeBytes()) / c.blockSize() * c.blockSize();
             for (int round = 1; round <= o.rounds(); round++) {
                 Measurement ours = null;
                 String oursError = null;
-                PipelinedIo p = new PipelinedIo(dev, new PipelinedIo.Spec(c.isWrite(), c.isRandom(), c.blockSize(),
-                        c.queueDepth(), 0, region), 1000L * round + c.id().hashCode(), o.pipeline());
+                List<PipelinedIo> lanes = new ArrayList<>();
                 try {
-                    ours = p.run(o.rampSeconds() * 1_000_000_000L, o.seconds() * 1_000_000_000L);
+                    for (int lane = 0; lane < c.rings(); lane++) { // one submitting thread per ring
+                        lanes.add(new PipelinedIo(dev, new PipelinedIo.Spec(c.isWrite(), c.isRandom(), c.blockSize(),
+                                c.depthPerRing(), 0, region), 1000L * round + 31L * lane + c.id().hashCode(),
+                                o.pipeline()));
+                    }
+                    ours = lanes.size() == 1
+                            ? lanes.get(0).run(o.rampSeconds() * 1_000_000_000L, o.seconds() * 1_000_000_000L)
+                            : PipelinedIo.runParallel(lanes, o.rampSeconds() * 1_000_000_000L,
+                                    o.seconds() * 1_000_000_000L);
                 } catch (IOException | RuntimeException e) {
                     oursError = e.getMessage();
                 } finally {
-                    p.release();
+                    lanes.forEach(PipelinedIo::release);
                 }
                 Measurement ref = null;
                 String fioError = fio == null ? "fio not installed" : null;
                 if (fioCan) {
-                    List<String> args = Fio.jobArgs(c, target, region, o.seconds(), o.rampSeconds());
+                    List<String> args = Fio.jobArgs(c, target, region, o.seconds(), o.rampSeconds(), maxCommand);
                     try {
                         ref = fio.run(args, fioDir.resolve(c.id() + "-round" + round + ".json"),
                                 o.seconds() + o.rampSeconds() + 120L);
@@ -282,15 +367,176 @@ public final class Bench {
         return Double.isNaN(m.cpuCores()) ? "" : String.format(Locale.ROOT, " (%.2f cores)", m.cpuCores());
     }
 
+    // ------------------------------------------------------------------ placement cases
+
+    /** Why the placement cases cannot run here, or null. */
+    private String placementUnavailable() {
+        if (o.device() == null || o.blockDevice() == null) {
+            return "needs one NVMe namespace's block device /dev/nvmeXnY (write streams) and generic device /dev/ngXnY"
+                    + " (passthru): --device, twice, or once with one derived from the other's name";
+        }
+        if (!Uring.isBigEntriesAvailable()) {
+            return "io_uring here has no SQE128/CQE32 (Linux >= 5.19) for the passthru side";
+        }
+        WriteStreams.Probe p = WriteStreams.probe(o.blockDevice());
+        return p.available() ? null : p.unavailable();
+    }
+
+    /**
+     * The placement cases: per round the same write job three ways (plain, write stream, passthru) with
+     * the namespace's second placement id (stream 2: not the default handle). The block device (plain and
+     * stream: the same device, only the SQE's stream byte differs) and the generic device are opened once
+     * for all cases and rounds.
+     */
+    private void runPlacement(List<BenchCase> cases) throws IOException {
+        String why = placementUnavailable();
+        if (why != null) {
+            for (BenchCase c : cases) {
+                PlacementResult r = new PlacementResult(c);
+                r.skip(why);
+                placementResults.add(r);
+                out.printf("%-28s skipped: %s%n", c.label(), why);
+            }
+            return;
+        }
+        if (o.prewrite() && !devicePrewritten) {
+            // an emulated namespace's backing file allocates on first write: the first side would pay for it
+            prewrite(o.device(), IoEngine.URING_CMD, o.sizeBytes());
+            devicePrewritten = true;
+        }
+        int depth = cases.stream().mapToInt(BenchCase::queueDepth).max().orElse(1);
+        int block = cases.stream().mapToInt(BenchCase::blockSize).max().orElse(1 << 20);
+        try (BlockDevice streams = BlockDevices.open(o.blockDevice(), DeviceOptions.of(IoEngine.IO_URING)
+                        .withQueueDepth(Math.max(64, depth)).withBuffers(Math.max(block, 1 << 20), depth)
+                        .withSubmitPolicy(o.submitPolicy()));
+                BlockDevice passthru = BlockDevices.open(o.device(), DeviceOptions.of(IoEngine.URING_CMD)
+                        .withQueueDepth(Math.max(64, depth)).withBuffers(Math.max(block, 1 << 20), depth)
+                        .withSubmitPolicy(o.submitPolicy()))) {
+            if (!streams.supportsPlacement()) {
+                throw new IOException(streams.placementUnsupportedReason());
+            }
+            WriteStreams ws = WriteStreams.open(o.blockDevice());
+            int stream = ws.placementIds().size() > 1 ? 2 : 1;
+            PlacementId id = PlacementId.of(ws.placementIdOf(stream));
+            out.printf(Locale.ROOT, "placement: %s and %s, placement id %d = write stream %d (%s)%n", o.blockDevice(),
+                    o.device(), id.value(), stream, ws.describeMap());
+            for (BenchCase c : cases) {
+                PlacementResult r = new PlacementResult(c);
+                placementResults.add(r);
+                r.setup("block_device", o.blockDevice().toString());
+                r.setup("generic_device", o.device().toString());
+                r.setup("kernel", ws.probe().kernel());
+                r.setup("placement_id", id.value());
+                r.setup("write_stream", stream);
+                r.setup("stream_map", ws.describeMap());
+                for (int round = 1; round <= o.rounds(); round++) {
+                    placementRound(c, r, round, streams, passthru, id);
+                }
+            }
+        }
+    }
+
+    private void placementRound(BenchCase c, PlacementResult r, int round, BlockDevice streams, BlockDevice passthru,
+            PlacementId id) {
+        Map<PlacementResult.Side, Measurement> measured = PlacementResult.perSide();
+        Map<PlacementResult.Side, String> errors = PlacementResult.perSide();
+        for (PlacementResult.Side side : PlacementResult.Side.values()) {
+            BlockDevice dev = side == PlacementResult.Side.PASSTHRU ? passthru : streams;
+            PlacementId placement = side == PlacementResult.Side.PLAIN ? PlacementId.NONE : id;
+            long region = Math.min(o.sizeBytes(), dev.sizeBytes()) / c.blockSize() * c.blockSize();
+            try {
+                PipelinedIo p = new PipelinedIo(dev, new PipelinedIo.Spec(true, c.isRandom(), c.blockSize(),
+                        c.queueDepth(), 0, region, placement), 1000L * round + c.id().hashCode(), o.pipeline());
+                try {
+                    measured.put(side, p.run(o.rampSeconds() * 1_000_000_000L, o.seconds() * 1_000_000_000L));
+                } finally {
+                    p.release();
+                }
+            } catch (IOException | RuntimeException e) {
+                errors.put(side, e.getMessage());
+            }
+        }
+        r.add(new PlacementResult.Round(round, measured, errors));
+        StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%-28s round %d/%d ", c.label(), round,
+                o.rounds()));
+        for (PlacementResult.Side side : PlacementResult.Side.values()) {
+            Measurement m = measured.get(side);
+            line.append(" ").append(side.key()).append(" ")
+                    .append(m == null ? "FAILED" : fmt(c, m) + (c.judgedByIops() ? " IOPS" : " MB/s") + cpu(m));
+        }
+        out.println(line);
+    }
+
+    private void printPlacementTable(PrintStream p) {
+        if (placementResults.isEmpty()) {
+            return;
+        }
+        p.println();
+        p.printf(Locale.ROOT, "Placement through the block layer: medians of %d round(s), all ours, the same job three"
+                + " ways: plain = %s; stream = %s; passthru = %s. CPU us = process CPU (user + system) per operation.%n",
+                o.rounds(), PlacementResult.Side.PLAIN.description(), PlacementResult.Side.STREAM.description(),
+                PlacementResult.Side.PASSTHRU.description());
+        String head = PlacementResult.header();
+        p.println(head);
+        p.println("-".repeat(head.lines().mapToInt(String::length).max().orElse(40)));
+        for (PlacementResult r : placementResults) {
+            p.println(r.row());
+        }
+    }
+
     // ------------------------------------------------------------------ adapter cases
 
+    /**
+     * The adapter cases: those of the default store ({@code verify_payload} "always") on one adapter, then
+     * the load with "recovery" on a second one over the same file, populated again. A load case is set
+     * beside the CRC32C alone, measured once ({@link Crc32cAlone}).
+     */
     private void runAdapter(List<BenchCase> cases, Path fioDir) throws IOException {
+        if (cases.stream().anyMatch(c -> c.kind() == BenchCase.Kind.ADAPTER_LOAD
+                || c.kind() == BenchCase.Kind.ADAPTER_LOAD_VERIFY_RECOVERY)) {
+            crcAlone = Crc32cAlone.measure(BenchCase.MIB, Crc32cAlone.REGION_BYTES, 1_000_000_000L);
+            out.printf(Locale.ROOT, "adapter: CRC32C alone (java.util.zip.CRC32C, 1 MiB chunks, one thread): %,.0f MB"
+                    + " per CPU-second from memory, %,.0f from cache%n", crcBytesPerCpuSecond() / 1e6,
+                    crcAlone.extra().get("cached_mb_per_cpu_sec") instanceof Number n ? n.doubleValue() : Double.NaN);
+        }
+        List<BenchCase> always = cases.stream().filter(c -> c.kind() != BenchCase.Kind.ADAPTER_LOAD_VERIFY_RECOVERY)
+                .toList();
+        List<BenchCase> recovery = cases.stream()
+                .filter(c -> c.kind() == BenchCase.Kind.ADAPTER_LOAD_VERIFY_RECOVERY).toList();
+        if (!always.isEmpty()) {
+            runAdapter(always, fioDir, RawBlockCoreConfig.VerifyPayload.ALWAYS);
+        }
+        if (!recovery.isEmpty()) {
+            runAdapter(recovery, fioDir, RawBlockCoreConfig.VerifyPayload.RECOVERY);
+        }
+    }
+
+    private double crcBytesPerCpuSecond() {
+        return crcAlone == null || !(crcAlone.cpuSeconds() > 0) ? Double.NaN : crcAlone.bytes() / crcAlone.cpuSeconds();
+    }
+
+    /** A load round's figures plus what the CRC32C alone would cost of them ({@code crc32c_share_of_cpu}). */
+    private Measurement withCrcShare(Measurement m, boolean crcOnLoad) {
+        double rate = crcBytesPerCpuSecond();
+        if (!Double.isNaN(rate)) {
+            m.extra().put("crc32c_alone_mb_per_cpu_sec", Measurement.round(rate / 1e6, 0));
+            if (crcOnLoad && m.cpuSeconds() > 0) {
+                m.extra().put("crc32c_share_of_cpu", Measurement.round(m.bytes() / rate / m.cpuSeconds(), 3));
+            }
+        }
+        return m;
+    }
+
+    private void runAdapter(List<BenchCase> cases, Path fioDir, RawBlockCoreConfig.VerifyPayload verify)
+            throws IOException {
         int inFlight = 16;
+        boolean crcOnLoad = verify == RawBlockCoreConfig.VerifyPayload.ALWAYS;
         try (AdapterWorkload w = AdapterWorkload.open(o.file(), o.sizeBytes(), BenchCase.MIB, inFlight,
-                o.adapterKeysPerTask())) {
+                o.adapterKeysPerTask(), verify)) {
             out.printf(Locale.ROOT, "adapter: RawBlock L2 adapter (io_uring) on %s, %d keys of 1 MiB, tasks of %d"
-                            + " keys, %d tasks in flight, chunk buffers %sregistered%n", o.file(), w.keyCount(),
-                    w.keysPerTask(), w.tasksInFlight(), w.buffersRegistered() ? "" : "NOT ");
+                            + " keys, %d tasks in flight, chunk buffers %sregistered, verify_payload %s%n", o.file(),
+                    w.keyCount(), w.keysPerTask(), w.tasksInFlight(), w.buffersRegistered() ? "" : "NOT ",
+                    verify.configName());
             boolean populated = false;
             for (BenchCase c : cases) {
                 CaseResult r = new CaseResult(c);
@@ -298,7 +544,9 @@ public final class Bench {
                 if (c.kind() != BenchCase.Kind.ADAPTER_LOOKUP) {
                     r.note("RawBlock adapter, tasks of " + w.keysPerTask() + " x 1 MiB chunks, " + w.tasksInFlight()
                             + " tasks in flight; bytes counted are payload (a store also writes a 4 KiB slot header per"
-                            + " chunk; store and load compute a CRC32C of every payload)");
+                            + " chunk and computes a CRC32C of every payload; verify_payload " + verify.configName()
+                            + ": " + (crcOnLoad ? "a load computes the CRC32C of every payload)"
+                                    : "a load reads each chunk's 4 KiB slot header too and computes no CRC32C)"));
                 }
                 switch (c.kind()) {
                     case ADAPTER_STORE -> {
@@ -306,11 +554,11 @@ public final class Bench {
                                 o.seconds() * 1_000_000_000L));
                         populated = false;
                     }
-                    case ADAPTER_LOAD -> {
+                    case ADAPTER_LOAD, ADAPTER_LOAD_VERIFY_RECOVERY -> {
                         populate(w);
                         populated = true;
-                        adapterRounds(c, r, fioDir, () -> w.load(o.rampSeconds() * 1_000_000_000L,
-                                o.seconds() * 1_000_000_000L));
+                        adapterRounds(c, r, fioDir, () -> withCrcShare(w.load(o.rampSeconds() * 1_000_000_000L,
+                                o.seconds() * 1_000_000_000L), crcOnLoad));
                     }
                     case ADAPTER_LOOKUP -> {
                         int keys = 1000;
@@ -386,7 +634,7 @@ public final class Bench {
         p.printf(Locale.ROOT, "Medians of %d round(s); ratio = ours/fio; CPU in cores busy (user+system) during the"
                 + " window.%n", o.rounds());
         String head = String.format(Locale.ROOT, "%-26s %-6s %12s %12s %7s %7s %4s | %5s %5s %11s %11s %6s %6s %4s",
-                "case", "unit", "ours", "fio", "ratio", "target", "met", "CPU", "CPU", "IOPS/CPU-s", "IOPS/CPU-s",
+                "case", "unit", "ours", "fio", "ratio", "target", "met", "CPU", "CPU", "per CPU-s", "per CPU-s",
                 "ratio", "target", "met");
         String head2 = String.format(Locale.ROOT, "%-26s %-6s %12s %12s %7s %7s %4s | %5s %5s %11s %11s %6s %6s %4s",
                 "", "", "", "", "", "", "", "ours", "fio", "ours", "fio", "", "", "");
@@ -415,8 +663,8 @@ public final class Bench {
                         "-", t.describe(), yesNo(t.met()));
                 continue;
             }
-            CaseResult.Target thr = ts.stream().filter(t -> !t.name().startsWith("IOPS per CPU")).findFirst().orElse(null);
-            CaseResult.Target eff = ts.stream().filter(t -> t.name().startsWith("IOPS per CPU")).findFirst().orElse(null);
+            CaseResult.Target thr = ts.stream().filter(t -> !t.name().contains("per CPU")).findFirst().orElse(null);
+            CaseResult.Target eff = ts.stream().filter(t -> t.name().contains("per CPU")).findFirst().orElse(null);
             boolean iops = c.judgedByIops();
             p.printf(Locale.ROOT, "%-26s %-6s %12s %12s %7s %7s %4s | %5s %5s %11s %11s %6s %6s %4s%n", c.label(),
                     r.throughputUnit(), num(r.oursThroughput(), iops ? 0 : 1), num(r.fioThroughput(), iops ? 0 : 1),
@@ -429,6 +677,32 @@ public final class Bench {
         p.printf(Locale.ROOT, "targets met: %d of %d judged%s%n", met, judged,
                 fio == null ? " (fio missing: ratios cannot be judged; run `make bench`)" : "");
         p.println(CPU_ACCOUNTING + ".");
+        printWhy(p);
+    }
+
+    /** Why a ratio is what it is: depth in flight, latency, system calls per I/O (medians of the rounds). */
+    public void printWhy(PrintStream p) {
+        p.println();
+        p.println("Why (medians): depth = I/Os in flight, time-averaged: ours in the kernel (ring) and by Little's law"
+                + " (IOPS x mean latency), fio by Little's law (IOPS x mean lat); latency submit to completion (fio: its"
+                + " lat, --lat_percentiles=1); io_uring_enter calls per I/O and SQEs per submitting call (ours), I/Os per submit call (fio)");
+        String head = String.format(Locale.ROOT, "%-26s %7s %7s %7s | %8s %8s %8s %8s | %8s %8s %12s", "case",
+                "ring", "Little", "fio", "p50 ours", "p50 fio", "p99 ours", "p99 fio", "enters/IO", "SQEs/submit",
+                "fio I/O/call");
+        p.println(head);
+        p.println("-".repeat(head.length()));
+        for (CaseResult r : results) {
+            BenchCase c = r.benchCase();
+            if (r.skipped() != null || c.kind() == BenchCase.Kind.ADAPTER_LOOKUP) {
+                continue;
+            }
+            p.printf(Locale.ROOT, "%-26s %7s %7s %7s | %8s %8s %8s %8s | %8s %8s %12s%n", c.label(),
+                    num(r.medianExtra(true, "ring_depth_avg"), 1), num(r.medianExtra(true, "depth_littles_law"), 1),
+                    num(r.medianExtra(false, "depth_littles_law"), 1), num(r.medianExtra(true, "lat_p50_us"), 1),
+                    num(r.medianExtra(false, "lat_p50_us"), 1), num(r.medianExtra(true, "lat_p99_us"), 1),
+                    num(r.medianExtra(false, "lat_p99_us"), 1), num(r.medianExtra(true, "io_uring_enters_per_io"), 2),
+                    num(r.medianExtra(true, "sqes_per_submit"), 2), r.fioSubmitBatch());
+        }
     }
 
     private static String yesNo(Boolean b) {
@@ -460,11 +734,13 @@ public final class Bench {
         opts.put("file", o.file().toString());
         opts.put("size_bytes", o.sizeBytes());
         opts.put("device", o.device() == null ? null : o.device().toString());
+        opts.put("block_device", o.blockDevice() == null ? null : o.blockDevice().toString());
         opts.put("seconds", o.seconds());
         opts.put("ramp_seconds", o.rampSeconds());
         opts.put("rounds", o.rounds());
         opts.put("prewrite", o.prewrite());
         opts.put("pipeline", o.pipeline().name().toLowerCase());
+        opts.put("submit_policy", o.submitPolicy().name().toLowerCase());
         opts.put("adapter_keys_per_task", o.adapterKeysPerTask());
         opts.put("lookup_iterations", o.lookupIterations());
         m.put("options", opts);
@@ -477,9 +753,15 @@ public final class Bench {
             m.put("fio", f);
         }
         m.put("cpu_accounting", CPU_ACCOUNTING);
-        m.put("units", "IOPS = operations per second; MB/s = 10^6 bytes per second; iops_per_cpu_sec = operations per"
-                + " CPU-second (user + system)");
+        m.put("units", "IOPS = operations per second; MB/s = 10^6 bytes per second; per_cpu_sec = operations (4 KiB"
+                + " cases) or MB (1 MiB cases) per CPU-second (user + system)");
         m.put("cases", results.stream().map(CaseResult::toMap).toList());
+        if (crcAlone != null) {
+            m.put("crc32c_alone", crcAlone.toMap());
+        }
+        if (!placementResults.isEmpty()) {
+            m.put("placement_cases", placementResults.stream().map(PlacementResult::toMap).toList());
+        }
         return m;
     }
 

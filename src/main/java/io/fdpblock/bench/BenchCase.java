@@ -13,9 +13,27 @@ import java.util.List;
  * @param engine our engine and fio's ({@code io_uring} / {@code io_uring_cmd})
  * @param rw fio's {@code --rw}: randread, randwrite, read (sequential), write (sequential)
  * @param blockSize bytes per operation (the adapter: bytes per chunk)
- * @param queueDepth operations in flight (the adapter: chunks in flight)
+ * @param queueDepth operations in flight in all (the adapter: chunks in flight)
+ * @param rings our rings (one submitting thread each, {@code queueDepth / rings} in flight each) and fio's
+ *        {@code --numjobs} (each job {@code --iodepth=queueDepth / rings})
  */
-public record BenchCase(String id, Kind kind, IoEngine engine, String rw, int blockSize, int queueDepth) {
+public record BenchCase(String id, Kind kind, IoEngine engine, String rw, int blockSize, int queueDepth, int rings) {
+    public BenchCase {
+        if (rings < 1 || queueDepth % rings != 0) {
+            throw new IllegalArgumentException("case " + id + ": queue depth " + queueDepth + " must split evenly over "
+                    + rings + " ring(s)");
+        }
+    }
+
+    public BenchCase(String id, Kind kind, IoEngine engine, String rw, int blockSize, int queueDepth) {
+        this(id, kind, engine, rw, blockSize, queueDepth, 1);
+    }
+
+    /** Operations in flight per ring (per fio job). */
+    public int depthPerRing() {
+        return queueDepth / rings;
+    }
+
     public enum Kind {
         /** Our BlockDevice pipeline vs fio, same engine and job. */
         RAW,
@@ -23,8 +41,19 @@ public record BenchCase(String id, Kind kind, IoEngine engine, String rw, int bl
         ADAPTER_STORE,
         /** RawBlock adapter loading 1 MiB chunks vs fio sequential read of 1 MiB at the same depth. */
         ADAPTER_LOAD,
+        /**
+         * The same load with the store's {@code verify_payload} "recovery": no CRC32C per chunk, a slot
+         * header read with each instead (the CPU target of issue 12 is set for this one).
+         */
+        ADAPTER_LOAD_VERIFY_RECOVERY,
         /** Adapter lookup-and-lock of 1,000 keys, submit to eventfd signal: a latency, no fio reference. */
-        ADAPTER_LOOKUP
+        ADAPTER_LOOKUP,
+        /**
+         * FDP placement through the block layer: our io_uring writes on {@code /dev/nvmeXnY} with a write
+         * stream, against the same job without placement and through NVMe passthru on {@code /dev/ngXnY} with
+         * the same placement id (no fio reference: no released fio sets write streams).
+         */
+        PLACEMENT
     }
 
     public static final int KIB4 = 4096;
@@ -44,7 +73,7 @@ public record BenchCase(String id, Kind kind, IoEngine engine, String rw, int bl
     }
 
     public boolean hasReference() {
-        return kind != Kind.ADAPTER_LOOKUP;
+        return kind != Kind.ADAPTER_LOOKUP && kind != Kind.PLACEMENT;
     }
 
     /** fio's --ioengine for this case. */
@@ -57,24 +86,33 @@ public record BenchCase(String id, Kind kind, IoEngine engine, String rw, int bl
         String bs = blockSize >= MIB ? (blockSize / MIB) + "m" : (blockSize / 1024) + "k";
         return switch (kind) {
             case RAW -> (rw.equals("read") ? "seqread" : rw.equals("write") ? "seqwrite" : rw) + " " + bs + " QD"
-                    + queueDepth + " " + (engine == IoEngine.URING_CMD ? "uring_cmd" : "io_uring");
+                    + queueDepth + " " + (engine == IoEngine.URING_CMD ? "uring_cmd" : "io_uring")
+                    + (rings > 1 ? " " + rings + " rings" : "");
             case ADAPTER_STORE -> "adapter store " + bs + " QD" + queueDepth;
             case ADAPTER_LOAD -> "adapter load " + bs + " QD" + queueDepth;
+            case ADAPTER_LOAD_VERIFY_RECOVERY -> "adapter load " + bs + " QD" + queueDepth + " noCRC";
             case ADAPTER_LOOKUP -> "adapter lookup 1000 keys";
+            case PLACEMENT -> "placement " + (rw.equals("write") ? "seqwrite" : rw) + " " + bs + " QD" + queueDepth;
         };
     }
 
     /** The reference side in words. */
     public String referenceLabel() {
         return switch (kind) {
-            case RAW -> "fio --ioengine=" + fioEngine() + " --rw=" + rw + " --bs=" + blockSize + " --iodepth=" + queueDepth;
-            case ADAPTER_STORE, ADAPTER_LOAD -> "fio --ioengine=io_uring --rw=" + rw + " --bs=" + blockSize
+            case RAW -> "fio --ioengine=" + fioEngine() + " --rw=" + rw + " --bs=" + blockSize + " --iodepth="
+                    + depthPerRing() + (rings > 1 ? " --numjobs=" + rings + " --group_reporting" : "");
+            case ADAPTER_STORE, ADAPTER_LOAD, ADAPTER_LOAD_VERIFY_RECOVERY -> "fio --ioengine=io_uring --rw=" + rw + " --bs=" + blockSize
                     + " --iodepth=" + queueDepth;
-            case ADAPTER_LOOKUP -> "none (target: median < 200 us)";
+            case ADAPTER_LOOKUP -> "none (target: median < 100 us)";
+            case PLACEMENT -> "ours: io_uring without placement on the block device, and uring_cmd with the same"
+                    + " placement id on the generic device";
         };
     }
 
-    /** The raw cases of one engine: 4 KiB random read and write at QD 1 and 32, 1 MiB sequential write and read at QD 16. */
+    /**
+     * The raw cases of one engine: 4 KiB random read and write at QD 1 and 32, 1 MiB sequential write and
+     * read at QD 16; for io_uring also 4 KiB random read at QD 128 over 2 rings (fio: 2 jobs of 64).
+     */
     public static List<BenchCase> rawCases(IoEngine engine) {
         String p = engine == IoEngine.URING_CMD ? "nvme-" : "";
         List<BenchCase> l = new ArrayList<>();
@@ -84,19 +122,35 @@ public record BenchCase(String id, Kind kind, IoEngine engine, String rw, int bl
         l.add(new BenchCase(p + "randwrite-4k-qd32", Kind.RAW, engine, "randwrite", KIB4, 32));
         l.add(new BenchCase(p + "seqwrite-1m-qd16", Kind.RAW, engine, "write", MIB, 16));
         l.add(new BenchCase(p + "seqread-1m-qd16", Kind.RAW, engine, "read", MIB, 16));
+        if (engine == IoEngine.IO_URING) { // several rings need as many cores
+            l.add(new BenchCase(p + "randread-4k-2rings-qd128", Kind.RAW, engine, "randread", KIB4, 128, 2));
+        }
         return l;
     }
 
     public static List<BenchCase> adapterCases() {
         return List.of(new BenchCase("adapter-store-1m-qd16", Kind.ADAPTER_STORE, IoEngine.IO_URING, "write", MIB, 16),
                 new BenchCase("adapter-load-1m-qd16", Kind.ADAPTER_LOAD, IoEngine.IO_URING, "read", MIB, 16),
+                new BenchCase("adapter-load-1m-qd16-verify-recovery", Kind.ADAPTER_LOAD_VERIFY_RECOVERY,
+                        IoEngine.IO_URING, "read", MIB, 16),
                 new BenchCase("adapter-lookup-1000", Kind.ADAPTER_LOOKUP, IoEngine.IO_URING, "lookup", 0, 1));
+    }
+
+    /**
+     * Writes with a placement id through the kernel's write streams vs the same job without placement and
+     * through NVMe passthru: 4 KiB random at QD 1 and 32, 1 MiB sequential at QD 16.
+     */
+    public static List<BenchCase> placementCases() {
+        return List.of(new BenchCase("placement-randwrite-4k-qd1", Kind.PLACEMENT, IoEngine.IO_URING, "randwrite", KIB4, 1),
+                new BenchCase("placement-randwrite-4k-qd32", Kind.PLACEMENT, IoEngine.IO_URING, "randwrite", KIB4, 32),
+                new BenchCase("placement-seqwrite-1m-qd16", Kind.PLACEMENT, IoEngine.IO_URING, "write", MIB, 16));
     }
 
     /** Every case, in the order they run. */
     public static List<BenchCase> all() {
         List<BenchCase> l = new ArrayList<>(rawCases(IoEngine.IO_URING));
         l.addAll(rawCases(IoEngine.URING_CMD));
+        l.addAll(placementCases());
         l.addAll(adapterCases());
         return l;
     }

@@ -45,7 +45,7 @@ public final class BenchChart {
         CategoryChart ratios = chart("fdpblock bench: ours / fio, median of " + rounds + " round(s)" + lookup,
                 "ours / fio");
         series(ratios, "throughput", labels, shown.stream().map(CaseResult::throughputRatio).toList(), OURS);
-        series(ratios, "IOPS per CPU-second", labels, shown.stream().map(CaseResult::cpuEfficiencyRatio).toList(),
+        series(ratios, "work per CPU-second", labels, shown.stream().map(CaseResult::cpuEfficiencyRatio).toList(),
                 new Color(0x2ca02c));
         CategorySeries parity = ratios.addSeries("parity (1.0)", labels, labels.stream().map(l -> 1.0).toList());
         parity.setChartCategorySeriesRenderStyle(CategorySeries.CategorySeriesRenderStyle.Line);

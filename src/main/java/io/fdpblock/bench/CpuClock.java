@@ -20,6 +20,21 @@ final class CpuClock {
         return -1;
     }
 
+    /**
+     * User and system CPU of this process so far, in clock ticks ({@code /proc/self/stat} utime and
+     * stime, 100 per second on Linux), or null where there is no such file: how much of the CPU was the
+     * kernel's.
+     */
+    static long[] userSystemTicks() {
+        try {
+            String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/self/stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" "); // f[0] = field 3 (state)
+            return new long[] {Long.parseLong(f[11]), Long.parseLong(f[12])}; // fields 14 and 15
+        } catch (java.io.IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
     /** Seconds between two readings, NaN when either is unknown. */
     static double seconds(long from, long to) {
         return from < 0 || to < 0 ? Double.NaN : (to - from) / 1e9;

@@ -92,19 +92,40 @@ public final class Fio {
      * @param sizeBytes bytes of it to use (from offset 0)
      */
     public static List<String> jobArgs(BenchCase c, Path target, long sizeBytes, int runtimeSeconds, int rampSeconds) {
+        return jobArgs(c, target, sizeBytes, runtimeSeconds, rampSeconds, Integer.MAX_VALUE);
+    }
+
+    /**
+     * The job for a device whose commands carry at most {@code maxCommandBytes} (NVMe passthru: the
+     * namespace's max transfer). fio's io_uring_cmd engine sends each I/O as one command and the device
+     * refuses larger ones (EINVAL), where our engine splits: fio then runs the commands ours sends, with the
+     * same bytes in flight ({@code --bs} = that size, {@code --iodepth} scaled up).
+     */
+    public static List<String> jobArgs(BenchCase c, Path target, long sizeBytes, int runtimeSeconds, int rampSeconds,
+            int maxCommandBytes) {
+        int bs = c.blockSize();
+        int depth = c.depthPerRing();
+        if (bs > maxCommandBytes && c.engine() == io.fdpblock.device.IoEngine.URING_CMD) {
+            depth = (int) Math.min(4096, (long) depth * (bs / maxCommandBytes));
+            bs = maxCommandBytes;
+        }
         List<String> a = new ArrayList<>();
         a.add("--name=" + c.id());
         a.add("--filename=" + target);
         a.add("--size=" + sizeBytes);
         a.add("--ioengine=" + c.fioEngine());
         if (c.fioEngine().equals("io_uring_cmd")) {
-            a.add("--cmd_type=nvme");
+            a.add("--cmd_type=nvme"); // a char device: no page cache to bypass, and fio refuses --direct=1 on it
+        } else {
+            a.add("--direct=1");
         }
-        a.add("--direct=1");
         a.add("--rw=" + c.rw());
-        a.add("--bs=" + c.blockSize());
-        a.add("--iodepth=" + c.queueDepth());
-        a.add("--numjobs=1");
+        a.add("--bs=" + bs);
+        a.add("--iodepth=" + depth);
+        a.add("--numjobs=" + c.rings());
+        if (c.rings() > 1) { // one result for all jobs: I/Os and CPU summed, runtime the longest
+            a.add("--group_reporting");
+        }
         // ours uses registered buffers and a registered file: so does fio
         a.add("--fixedbufs=1");
         a.add("--registerfiles=1");
@@ -112,6 +133,7 @@ public final class Fio {
             a.add("--norandommap");
             a.add("--randrepeat=0");
         }
+        a.add("--lat_percentiles=1"); // percentiles of lat (submission to completion), as ours; not only clat
         a.add("--time_based");
         a.add("--runtime=" + runtimeSeconds);
         if (rampSeconds > 0) {
@@ -201,12 +223,33 @@ public final class Fio {
         extra.put("sys_cpu_percent", job.path("sys_cpu").asDouble());
         extra.put("job_runtime_ms", jobRuntimeMs);
         extra.put("ctx_switches", job.path("ctx").asLong());
+        // The same keys as our side (PipelinedIo.describe): lat = submission to completion (slat + clat).
+        JsonNode lat = side.path("lat_ns");
         JsonNode clat = side.path("clat_ns");
+        if (lat.isObject()) {
+            double meanUs = lat.path("mean").asDouble() / 1000.0;
+            extra.put("lat_mean_us", Measurement.round(meanUs, 2));
+            if (runtimeMs > 0) { // Little's law: in flight = throughput x time in the system
+                extra.put("depth_littles_law", Measurement.round(ops / (runtimeMs / 1000.0) * meanUs / 1e6, 2));
+            }
+        }
         if (clat.isObject()) {
             extra.put("clat_mean_us", Measurement.round(clat.path("mean").asDouble() / 1000.0, 2));
-            JsonNode p50 = clat.path("percentile").path("50.000000");
-            if (!p50.isMissingNode()) {
-                extra.put("clat_p50_us", p50.asDouble() / 1000.0);
+        }
+        // percentiles of lat with --lat_percentiles=1 (ours: submit to completion too), else of clat
+        JsonNode pct = lat.path("percentile").isObject() ? lat.path("percentile") : clat.path("percentile");
+        extra.put("lat_percentiles_of", lat.path("percentile").isObject() ? "lat" : "clat");
+        String[][] keys = {{"50.000000", "lat_p50_us"}, {"99.000000", "lat_p99_us"}, {"99.900000", "lat_p999_us"}};
+        for (String[] k : keys) {
+            JsonNode p = pct.path(k[0]);
+            if (!p.isMissingNode()) {
+                extra.put(k[1], Measurement.round(p.asDouble() / 1000.0, 2));
+            }
+        }
+        // fio's own depth figures: % of time at each depth, and I/Os per submit and per reap call
+        for (String d : new String[] {"iodepth_level", "iodepth_submit", "iodepth_complete"}) {
+            if (job.path(d).isObject()) {
+                extra.put(d, JSON.convertValue(job.path(d), Map.class));
             }
         }
         return new Measurement(ops, bytes, runtimeMs / 1000.0, cpuSeconds, extra);

@@ -2,6 +2,7 @@ package io.fdpblock.cli;
 
 import io.fdpblock.bench.Bench;
 import io.fdpblock.bench.PipelinedIo;
+import io.fdpblock.device.SubmitPolicy;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
@@ -18,11 +19,15 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = {"Our io_uring (and uring_cmd) engine and the RawBlock adapter side by side with fio: 4 KiB"
-                + " random read/write at QD 1 and 32, 1 MiB sequential write/read at QD 16, adapter store/load of"
+                + " random read/write at QD 1 and 32, 1 MiB sequential write/read at QD 16, 4 KiB random read at QD 128"
+                + " over 2 rings (fio: 2 jobs), adapter store/load of"
                 + " 1 MiB chunks vs fio's 1 MiB sequential bandwidth, adapter lookup-and-lock latency of 1,000 keys.",
                 "Each case runs --rounds times, ours then fio, on the same file with the same parameters (O_DIRECT,"
                         + " registered buffers and files). Prints medians and ours/fio ratios; writes"
                         + " bench-results.json and bench-results.png into --out.",
+                "Placement cases (both devices of an FDP namespace, Linux >= 6.16): the same write job as plain io_uring"
+                        + " on /dev/nvmeXnY, with a write stream, and as NVMe passthru with the same placement id on"
+                        + " /dev/ngXnY: what placement through the block layer costs (ours only: no fio sets write streams).",
                 "fio missing: `make bench` installs it (apt-get install -y fio); without it only our side runs."},
         sortOptions = false)
 public final class BenchCommand implements Callable<Integer> {
@@ -38,9 +43,11 @@ public final class BenchCommand implements Callable<Integer> {
             + " (default ${DEFAULT-VALUE} = 2 GiB)")
     long size;
 
-    @Option(names = "--device", description = "NVMe generic char device /dev/ngXnY for the uring_cmd cases (its first"
-            + " --size bytes are OVERWRITTEN); without it those cases are skipped")
-    Path device;
+    @Option(names = "--device", description = "NVMe generic char device /dev/ngXnY for the uring_cmd cases, and the"
+            + " same namespace's block device /dev/nvmeXnY for the placement cases (write streams, Linux >= 6.16): give"
+            + " one (the other is derived from its name) or both, e.g. --device /dev/ng0n1 --device /dev/nvme0n1. Their"
+            + " first --size bytes are OVERWRITTEN; without it those cases are skipped")
+    List<Path> devices;
 
     @Option(names = "--seconds", defaultValue = "5", description = "Measured seconds per side per round (default"
             + " ${DEFAULT-VALUE})")
@@ -63,8 +70,9 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--cases", split = ",", description = "Only these case ids or id prefixes, comma-separated, e.g."
             + " randread,adapter (ids: randread-4k-qd1, randread-4k-qd32, randwrite-4k-qd1, randwrite-4k-qd32,"
-            + " seqwrite-1m-qd16, seqread-1m-qd16, nvme-<same>, adapter-store-1m-qd16, adapter-load-1m-qd16,"
-            + " adapter-lookup-1000)")
+            + " seqwrite-1m-qd16, seqread-1m-qd16, randread-4k-2rings-qd128, nvme-<the first six>,"
+            + " placement-randwrite-4k-qd1, placement-randwrite-4k-qd32, placement-seqwrite-1m-qd16,"
+            + " adapter-store-1m-qd16, adapter-load-1m-qd16, adapter-load-1m-qd16-verify-recovery, adapter-lookup-1000)")
     List<String> cases;
 
     @Option(names = "--no-prewrite", negatable = false, description = "Do not write the whole file once before the"
@@ -79,27 +87,54 @@ public final class BenchCommand implements Callable<Integer> {
             + " timed per round (default ${DEFAULT-VALUE})")
     int lookupIterations;
 
-    @Option(names = "--pipeline", defaultValue = "handoff", description = "How our raw cases keep the queue full:"
-            + " handoff (completions hand the slot back to the submitting thread, which submits the next operation;"
-            + " the pattern of `fdpblock run`) or callback (the completion callback submits the next operation on"
-            + " the reactor, no thread hop; like fio's single-threaded loop). Default ${DEFAULT-VALUE}")
+    @Option(names = "--pipeline", defaultValue = "auto", description = "How our raw cases keep their depth: auto"
+            + " (execute at QD1, callback above), execute (blocking calls, run by the calling thread on a ring of its"
+            + " own; QD1), callback (the completion callback submits the next operation, straight into the ring on"
+            + " the reactor's thread, like fio's single-threaded loop) or handoff (completions hand the slot back to"
+            + " the submitting thread, which submits the next one: the pattern of `fdpblock run`). Default"
+            + " ${DEFAULT-VALUE}")
     String pipeline;
+
+    @Option(names = "--submit-policy", defaultValue = "adaptive", description = "When our rings hand prepared SQEs"
+            + " to the kernel: adaptive (the library's default: at once while the device has few I/Os queued, in"
+            + " groups of up to 1/8 of its depth above that), immediate (one io_uring_enter per SQE) or per_cycle (all"
+            + " of a reactor cycle in one call). Default ${DEFAULT-VALUE}")
+    String submitPolicy;
 
     @Override
     public Integer call() throws Exception {
-        PipelinedIo.Mode m = mode(pipeline);
+        PipelinedIo.Mode m;
+        SubmitPolicy policy;
+        try {
+            m = PipelinedIo.Mode.parse(pipeline);
+        } catch (IllegalArgumentException e) {
+            throw Cli.bad(spec, e.getMessage());
+        }
+        try {
+            policy = SubmitPolicy.parse(submitPolicy);
+        } catch (IllegalArgumentException e) {
+            throw Cli.bad(spec, "--submit-policy " + submitPolicy + ": " + e.getMessage());
+        }
+        for (Path d : devices == null ? List.<Path>of() : devices) {
+            if (!Files.exists(d)) {
+                throw Cli.bad(spec, "--device " + d + " does not exist: name an NVMe generic device /dev/ngXnY (or its"
+                        + " block device /dev/nvmeXnY), or leave --device out to skip the NVMe cases");
+            }
+        }
+        Path[] nodes;
+        try {
+            nodes = namespaceNodes(devices);
+        } catch (IllegalArgumentException e) {
+            throw Cli.bad(spec, e.getMessage());
+        }
         // Every option is checked before anything is created (the record checks sizes, times, counts).
-        new Bench.Options(Path.of("-"), size, device, seconds, ramp, rounds, out, fio, cases, !noPrewrite,
-                adapterKeysPerTask, lookupIterations, m);
+        new Bench.Options(Path.of("-"), size, nodes[0], nodes[1], seconds, ramp, rounds, out, fio, cases, !noPrewrite,
+                adapterKeysPerTask, lookupIterations, m, policy);
         if (file != null) {
             Cli.creatable(spec, "--file", file);
             if (!Files.exists(file)) {
                 Cli.fitsFreeSpace(spec, "--size", size, file.toAbsolutePath().getParent());
             }
-        }
-        if (device != null && !Files.exists(device)) {
-            throw Cli.bad(spec, "--device " + device + " does not exist: name an NVMe generic device /dev/ngXnY, or"
-                    + " leave --device out to skip the uring_cmd cases");
         }
         if (Files.exists(out) && !Files.isDirectory(out)) {
             throw Cli.bad(spec, "--out " + out + " is not a directory: name a directory (created when missing)");
@@ -120,18 +155,51 @@ public final class BenchCommand implements Callable<Integer> {
             if (!Files.exists(f)) {
                 Cli.createDeviceFile(spec, "--size", f, size);
             }
-            Bench bench = new Bench(new Bench.Options(f, size, device, seconds, ramp, rounds, out, fio, cases,
-                    !noPrewrite, adapterKeysPerTask, lookupIterations, m), System.out);
+            Bench bench = new Bench(new Bench.Options(f, size, nodes[0], nodes[1], seconds, ramp, rounds, out, fio,
+                    cases, !noPrewrite, adapterKeysPerTask, lookupIterations, m, policy), System.out);
             return bench.run();
         }
     }
 
-    private static PipelinedIo.Mode mode(String s) {
-        return switch (s.toLowerCase(java.util.Locale.ROOT)) {
-            case "handoff" -> PipelinedIo.Mode.HANDOFF;
-            case "callback" -> PipelinedIo.Mode.CALLBACK;
-            default -> throw new IllegalArgumentException("--pipeline " + s + " is not a pipeline: use handoff or"
-                    + " callback");
-        };
+    /**
+     * The generic device and the block device of one namespace from {@code --device} given once or twice:
+     * a block device (or a name nvmeXnY) is the block device, anything else the generic device; a missing
+     * one is derived from the other's name (null when it cannot be).
+     */
+    static Path[] namespaceNodes(List<Path> given) {
+        Path generic = null;
+        Path block = null;
+        for (Path p : given == null ? List.<Path>of() : given) {
+            boolean isBlock = !Files.isRegularFile(p)
+                    && (isBlockDevice(p) || p.getFileName().toString().matches("nvme\\d+n\\d+"));
+            if (isBlock) {
+                if (block != null) {
+                    throw new IllegalArgumentException("--device " + p + ": a block device was given already (" + block
+                            + "); give one generic device /dev/ngXnY and one block device /dev/nvmeXnY");
+                }
+                block = p;
+            } else {
+                if (generic != null) {
+                    throw new IllegalArgumentException("--device " + p + ": a generic device was given already ("
+                            + generic + "); give one generic device /dev/ngXnY and one block device /dev/nvmeXnY");
+                }
+                generic = p;
+            }
+        }
+        if (generic == null && block != null) {
+            generic = io.fdpblock.nvme.WriteStreams.counterpart(block);
+        }
+        if (block == null && generic != null) {
+            block = io.fdpblock.nvme.WriteStreams.counterpart(generic);
+        }
+        return new Path[] {generic, block};
+    }
+
+    private static boolean isBlockDevice(Path p) {
+        try {
+            return ((Integer) Files.getAttribute(p, "unix:mode") & 0170000) == 0060000;
+        } catch (java.io.IOException | RuntimeException e) {
+            return false;
+        }
     }
 }

@@ -64,7 +64,8 @@ public final class FdpCommand implements Runnable {
     }
 
     @Command(name = "status", mixinStandardHelpOptions = true,
-            description = "FDP support and state: controller attribute, feature, active configuration, RUH status.")
+            description = "FDP support and state: controller attribute, feature, active configuration, RUH status, and the"
+                    + " block device's write streams (Linux >= 6.16) mapped to placement handles.")
     static final class Status implements Callable<Integer> {
         @Mixin
         Target t;
@@ -103,6 +104,7 @@ public final class FdpCommand implements Runnable {
                     FdpRecords.RuhStatus rs = ns.ruhStatus();
                     out.put("ruh_status", rs.entries());
                     sb.append(ruhTable(rs));
+                    WriteStreamsReport.addTo(out, sb, ns, rs);
                 }
                 t.print(out, sb.toString().stripTrailing());
                 return 0;

@@ -1,10 +1,10 @@
 package io.fdpblock.cli;
 
+import io.fdpblock.controller.EvictionController;
 import io.fdpblock.controller.KvLayout;
 import io.fdpblock.controller.PrefetchHandle;
 import io.fdpblock.controller.StorageManager;
 import io.fdpblock.l2.L2Adapter;
-import io.fdpblock.l2.L2AdapterListener;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
 import me.tongfei.progressbar.ProgressBar;
@@ -17,7 +17,6 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -27,12 +26,52 @@ import java.util.SplittableRandom;
  * An LMCache-like KV-cache workload through a {@link StorageManager}: requests whose chunk keys share
  * prefixes, several cache salts, a mix of new prefixes and repeats. Each request prefetches its
  * longest cached prefix (L1, then L2), checks every loaded chunk byte for byte, and stores the chunks
- * it had to "compute". A small LRU evicts from L2 when it fills, as LMCache's eviction controller would.
+ * it had to "compute". The manager's eviction controllers (LRU by default) keep L2 below its threshold,
+ * as LMCache's eviction controller would; the job gives them a round after each request, so that when
+ * they evict does not depend on thread timing.
  */
 final class KvCacheJob {
-    /** What the job is asked to do. */
+    /**
+     * What the job is asked to do. With {@code tenants}, each request belongs to a tenant (drawn by share)
+     * that has its own salt, repeat ratio and history; without, new prefixes draw a salt from {@code salts}
+     * and repeats draw from every request so far. With {@code settle}, each request waits for its stores to
+     * reach L2 before the next one starts: every computed chunk is stored (none skipped because L1 is full of
+     * chunks still on their way), and what L2 holds at each request does not depend on thread timing.
+     */
     record Spec(int requests, double repeatRatio, List<String> salts, int maxChunks, int chunkBytes, String model,
-            int kvRank, long seed) {}
+            int kvRank, long seed, List<Tenant> tenants, boolean settle) {
+        Spec(int requests, double repeatRatio, List<String> salts, int maxChunks, int chunkBytes, String model,
+                int kvRank, long seed) {
+            this(requests, repeatRatio, salts, maxChunks, chunkBytes, model, kvRank, seed, List.of(), false);
+        }
+    }
+
+    /**
+     * A tenant of a multi-tenant job: its cache salt, its share of the requests, how often it repeats a
+     * prefix of its own, and from how many of its latest requests a repeat is drawn (0 = all of them): a
+     * short window is data that stops being useful soon (short-lived), a long one data reused for long.
+     */
+    record Tenant(String salt, double share, double repeatRatio, int window) {
+        /** {@code salt=share/repeat/window}, e.g. {@code chat:s=0.5/0.7/50}. */
+        static Tenant parse(String s) {
+            int eq = s.lastIndexOf('=');
+            String[] v = eq < 0 ? new String[0] : s.substring(eq + 1).split("/");
+            try {
+                if (v.length != 3) {
+                    throw new NumberFormatException();
+                }
+                Tenant t = new Tenant(s.substring(0, eq), Double.parseDouble(v[0]), Double.parseDouble(v[1]),
+                        Integer.parseInt(v[2]));
+                if (!(t.share > 0) || t.repeatRatio < 0 || t.repeatRatio > 1 || t.window < 0) {
+                    throw new NumberFormatException();
+                }
+                return t;
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("tenant '" + s + "' must be salt=share/repeat/window with share > 0,"
+                        + " repeat in 0..1 and window >= 0 (0 = all its requests), e.g. chat:s=0.5/0.7/50");
+            }
+        }
+    }
 
     /** What it did. */
     static final class Result {
@@ -48,6 +87,21 @@ final class KvCacheJob {
         long chunksMismatched;
         long evicted;
         long nanos;
+        /** L2 usage fraction after each request once it first reached the low watermark: sum, count, min. */
+        double usageSum;
+        long usageSamples;
+        double usageMin = Double.NaN;
+
+        /** Of the keys L1 did not have, the share L2 served. */
+        double l2HitRatio() {
+            long asked = keysRequested - l1PrefixHits;
+            return asked == 0 ? 0 : (double) l2PrefixHits / asked;
+        }
+
+        /** Mean L2 usage in steady state (NaN before it filled). */
+        double meanUsage() {
+            return usageSamples == 0 ? Double.NaN : usageSum / usageSamples;
+        }
         final Histogram requestLatencyNanos = new Histogram(3_600_000_000_000L, 3);
     }
 
@@ -55,36 +109,12 @@ final class KvCacheJob {
     private final L2Adapter adapter;
     private final Spec spec;
     private final KvLayout layout;
-    /** L2 keys in least-recently-used order (stores and loads touch them). */
-    private final LinkedHashMap<ObjectKey, Boolean> lru = new LinkedHashMap<>(16, 0.75f, true);
 
     KvCacheJob(StorageManager sm, L2Adapter adapter, Spec spec) {
         this.sm = sm;
         this.adapter = adapter;
         this.spec = spec;
         this.layout = KvLayout.ofBytes(spec.chunkBytes());
-        adapter.registerListener(new L2AdapterListener() {
-            @Override
-            public void onKeysStored(List<ObjectKey> keys, List<Long> sizes) {
-                synchronized (lru) {
-                    keys.forEach(k -> lru.put(k, Boolean.TRUE));
-                }
-            }
-
-            @Override
-            public void onKeysAccessed(List<ObjectKey> keys) {
-                synchronized (lru) {
-                    keys.forEach(lru::get);
-                }
-            }
-
-            @Override
-            public void onKeysDeleted(List<ObjectKey> keys) {
-                synchronized (lru) {
-                    keys.forEach(lru::remove);
-                }
-            }
-        });
     }
 
     /** Chunk key {@code index} of prefix {@code prefixId}: requests that share a prefix share these keys. */
@@ -123,22 +153,26 @@ final class KvCacheJob {
         Result res = new Result();
         SplittableRandom rnd = new SplittableRandom(spec.seed());
         List<Prefix> seen = new ArrayList<>();
+        List<List<Prefix>> seenBy = new ArrayList<>();
+        double shares = 0;
+        for (Tenant t : spec.tenants()) {
+            seenBy.add(new ArrayList<>());
+            shares += t.share();
+        }
         long t0 = System.nanoTime();
         try (ProgressBar bar = progress ? new ProgressBarBuilder().setTaskName("KV requests").setInitialMax(spec.requests())
                 .setStyle(ProgressBarStyle.ASCII).setUpdateIntervalMillis(250).build() : null) {
             for (int r = 0; r < spec.requests() && !stop.getAsBoolean(); r++) {
-                Prefix p;
-                if (!seen.isEmpty() && rnd.nextDouble() < spec.repeatRatio()) {
-                    Prefix old = seen.get(rnd.nextInt(seen.size()));
-                    // a follow-up turn: the same prefix, sometimes a few chunks longer
-                    p = new Prefix(old.id(), old.salt(), Math.min(spec.maxChunks(), old.length() + rnd.nextInt(3)));
-                } else {
-                    p = new Prefix(rnd.nextLong(), spec.salts().get(rnd.nextInt(spec.salts().size())),
-                            2 + rnd.nextInt(spec.maxChunks() - 1));
-                }
-                seen.add(p);
+                Prefix p = spec.tenants().isEmpty() ? next(rnd, seen, spec.repeatRatio(), 0, null)
+                        : nextOfTenant(rnd, seenBy, shares);
                 request(p, res);
-                evictIfFull(res);
+                if (spec.settle() && !sm.awaitStoresIdle(Duration.ofMinutes(1))) {
+                    throw new IllegalStateException("the stores of request " + r + " did not finish within a minute");
+                }
+                for (EvictionController ec : sm.evictionControllers()) {
+                    ec.evictIfNeeded();
+                }
+                sampleUsage(res);
                 if (bar != null) {
                     bar.step();
                     bar.setExtraMessage(String.format("L1 %d L2 %d hits", res.l1PrefixHits, res.l2PrefixHits));
@@ -149,7 +183,51 @@ final class KvCacheJob {
             }
         }
         res.nanos = System.nanoTime() - t0;
+        for (EvictionController ec : sm.evictionControllers()) {
+            res.evicted += ((Number) ec.status().get("evicted_keys")).longValue();
+        }
         return res;
+    }
+
+    /** Records L2 usage after a request, from the first time it reached the eviction's low watermark. */
+    private void sampleUsage(Result res) {
+        double u = adapter.usage().usageFraction();
+        List<EvictionController> ecs = sm.evictionControllers();
+        if (res.usageSamples > 0 || (!ecs.isEmpty() && u >= ecs.get(0).lowWatermark())) {
+            res.usageSum += u;
+            res.usageSamples++;
+            res.usageMin = res.usageSamples == 1 ? u : Math.min(res.usageMin, u);
+        }
+    }
+
+    /**
+     * The next request: a repeat of one of the last {@code window} (0 = all) of {@code seen} with
+     * probability {@code repeat}, else a new prefix (salt {@code salt}, or one of the spec's salts).
+     */
+    private Prefix next(SplittableRandom rnd, List<Prefix> seen, double repeat, int window, String salt) {
+        Prefix p;
+        if (!seen.isEmpty() && rnd.nextDouble() < repeat) {
+            int from = window == 0 ? 0 : Math.max(0, seen.size() - window);
+            Prefix old = seen.get(from + rnd.nextInt(seen.size() - from));
+            // a follow-up turn: the same prefix, sometimes a few chunks longer
+            p = new Prefix(old.id(), old.salt(), Math.min(spec.maxChunks(), old.length() + rnd.nextInt(3)));
+        } else {
+            p = new Prefix(rnd.nextLong(), salt != null ? salt : spec.salts().get(rnd.nextInt(spec.salts().size())),
+                    2 + rnd.nextInt(spec.maxChunks() - 1));
+        }
+        seen.add(p);
+        return p;
+    }
+
+    private Prefix nextOfTenant(SplittableRandom rnd, List<List<Prefix>> seenBy, double shares) {
+        double x = rnd.nextDouble() * shares;
+        int i = 0;
+        while (i < spec.tenants().size() - 1 && x >= spec.tenants().get(i).share()) {
+            x -= spec.tenants().get(i).share();
+            i++;
+        }
+        Tenant t = spec.tenants().get(i);
+        return next(rnd, seenBy.get(i), t.repeatRatio(), t.window(), t.salt());
     }
 
     private void request(Prefix p, Result res) throws Exception {
@@ -203,26 +281,6 @@ final class KvCacheJob {
             res.bytesStored += (long) written.size() * spec.chunkBytes();
         }
         res.requestLatencyNanos.recordValue(Math.min(3_600_000_000_000L, System.nanoTime() - start));
-    }
-
-    /** Above 85 % of the device, delete least-recently-used keys down to 75 % (locked ones stay). */
-    private void evictIfFull(Result res) {
-        var usage = adapter.usage();
-        if (usage.usageFraction() < 0.85) {
-            return;
-        }
-        long target = (long) (usage.totalCapacityBytes() * 0.75);
-        long over = usage.totalBytesUsed() - target;
-        long perKey = Math.max(1, usage.totalBytesUsed() / Math.max(1, lru.size()));
-        List<ObjectKey> victims = new ArrayList<>();
-        synchronized (lru) {
-            Iterator<ObjectKey> it = lru.keySet().iterator();
-            while (it.hasNext() && victims.size() * perKey < over) {
-                victims.add(it.next());
-            }
-        }
-        adapter.delete(victims);
-        res.evicted += victims.size();
     }
 
     static Map<String, Object> summary(Result r) {

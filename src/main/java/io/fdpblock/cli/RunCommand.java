@@ -3,7 +3,8 @@ package io.fdpblock.cli;
 import io.fdpblock.core.RawBlockCoreConfig;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fdpblock.controller.EvictionPolicies;
+import io.fdpblock.controller.EvictionPolicy;
 import io.fdpblock.controller.StorageManager;
 import io.fdpblock.device.IoEngine;
 import io.fdpblock.l2.Bitmap;
@@ -13,7 +14,6 @@ import io.fdpblock.l2.L2Adapters;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
 import io.fdpblock.linux.EventFd;
-import io.fdpblock.nvme.NvmeNamespace;
 import org.HdrHistogram.Histogram;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -29,6 +29,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.function.Supplier;
 
 /**
  * The main job: an LMCache-like KV-cache workload through StorageManager, both controllers and the
@@ -49,15 +50,16 @@ public final class RunCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--device", description = "A file (created at --size when missing) or an NVMe generic device"
-            + " (/dev/ngXnY, with --engine uring_cmd) to use instead of a temp file; the store on it is kept")
+    @Option(names = "--device", description = "A file (created at --size when missing), an NVMe generic device"
+            + " (/dev/ngXnY, with --engine uring_cmd) or an NVMe block device (/dev/nvmeXnY, engine io_uring; --fdp"
+            + " through write streams, Linux >= 6.16) to use instead of a temp file; the store on it is kept")
     String device;
 
     @Option(names = "--engine", defaultValue = "io_uring", description = "io_uring (default), posix, or uring_cmd (NVMe)")
     String engine;
 
-    @Option(names = "--fdp", description = "FDP placement: cache_salt_prefix buckets, checkpoints on their own id"
-            + " (needs --engine uring_cmd and --device /dev/ngXnY)")
+    @Option(names = "--fdp", description = "FDP placement: --placement's buckets (cache_salt_prefix), checkpoints on"
+            + " their own id (needs --engine uring_cmd and --device /dev/ngXnY, --device /dev/nvmeXnY, or --emulate-fdp)")
     boolean fdp;
 
     @Option(names = "--format", description = "Discard whatever --device holds and start a new store on it (the"
@@ -114,7 +116,46 @@ public final class RunCommand implements Callable<Integer> {
     @Option(names = "--trace", paramLabel = "FILE", description = "Record every write, flush and deallocation of the job"
             + " to FILE (docs/trace-format.md), for `fdpblock simulate --trace FILE`")
     Path trace;
+
+    @Option(names = "--eviction", paramLabel = "POLICY", defaultValue = "lru", description = "L2 eviction policy: lru"
+            + " (per key) or reclaim_unit (whole reclaim-unit groups; needs --fdp) (default ${DEFAULT-VALUE})")
+    String eviction;
+
+    @Option(names = "--group-order", paramLabel = "ORDER", description = "reclaim_unit: which group goes first: oldest,"
+            + " least_hit or second_chance (default second_chance)")
+    String groupOrder;
+
+    @Option(names = "--evict-at", paramLabel = "FRACTION", defaultValue = "0.85",
+            description = "Evict when L2 is this full (default ${DEFAULT-VALUE})")
+    double evictAt;
+
+    @Option(names = "--evict-to", paramLabel = "FRACTION", defaultValue = "0.75",
+            description = "... down to this (default ${DEFAULT-VALUE})")
+    double evictTo;
+
+    @Option(names = "--emulate-fdp", paramLabel = "RU_BYTES", converter = SimulateCommand.SizeConverter.class,
+            description = "The device acts as an FDP namespace with 8 placement ids and reclaim units of RU_BYTES (e.g."
+                    + " 8M): the store (with --fdp) groups and tags as on an FDP SSD, and a --trace records it")
+    Long emulateFdp;
+
+    @Option(names = "--placement", paramLabel = "POLICY", defaultValue = "cache_salt_prefix",
+            description = "With --fdp: the data placement policy, cache_salt_prefix or none (default ${DEFAULT-VALUE})")
+    String placement;
+
+    @Option(names = "--settle", description = "Each request waits for its stores to reach L2 before the next: every"
+            + " computed chunk is stored, and the run does not depend on thread timing")
+    boolean settle;
+
+    @Option(names = "--tenants", split = ",", paramLabel = "SALT=SHARE/REPEAT/WINDOW",
+            description = "A multi-tenant job instead of --salts/--repeat-ratio: per tenant its salt, share of the"
+                    + " requests, repeat ratio and how many of its latest requests a repeat draws from (0 = all), e.g."
+                    + " chat:s=0.5/0.7/50,rag:d=0.3/0.6/0,batch:j=0.2/0/0")
+    List<String> tenants;
+
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** Set by {@link #validate()}. */
+    private Supplier<EvictionPolicy> evictionPolicy;
+    private List<KvCacheJob.Tenant> tenantList = List.of();
 
     /** Every option checked before anything is created; returns the chunk size in bytes. */
     private int validate() {
@@ -158,9 +199,53 @@ public final class RunCommand implements Callable<Integer> {
             throw Cli.bad(spec, "--engine uring_cmd needs --device /dev/ngXnY (an NVMe namespace's generic device);"
                     + " the default temp file cannot do NVMe passthru: drop --engine or name the device");
         }
-        if (fdp && !passthru) {
-            throw Cli.bad(spec, "--fdp needs --engine uring_cmd and --device /dev/ngXnY: FDP placement ids travel"
-                    + " only with NVMe passthru writes");
+        if (emulateFdp != null) {
+            if (passthru || (device != null && device.startsWith("/dev/"))) {
+                throw Cli.bad(spec, "--emulate-fdp makes a file act as an FDP namespace; " + (device == null ? "--engine"
+                        + " uring_cmd" : "--device " + device) + " is a device of its own: drop --emulate-fdp (--fdp uses"
+                        + " the namespace's own FDP) or use a file");
+            }
+            if (emulateFdp <= 0 || emulateFdp % 4096 != 0) {
+                throw Cli.bad(spec, "--emulate-fdp " + emulateFdp + " is not a reclaim unit size: give a positive multiple"
+                        + " of 4096 bytes, e.g. 8M");
+            }
+        }
+        if (fdp && emulateFdp == null && !passthru
+                && (e != IoEngine.IO_URING || device == null || !device.startsWith("/dev/nvme"))) {
+            throw Cli.bad(spec, "--fdp needs --engine uring_cmd and --device /dev/ngXnY (NVMe passthru writes),"
+                    + " --engine io_uring and --device /dev/nvmeXnY (the kernel's write streams, Linux >= 6.16), or"
+                    + " --emulate-fdp RU_BYTES (a file acting as an FDP namespace)");
+        }
+        if (!placement.equals("cache_salt_prefix") && !placement.equals("none")) {
+            throw Cli.bad(spec, "--placement " + placement + " is not a placement policy: use cache_salt_prefix or none");
+        }
+        Cli.fraction(spec, "--evict-at", evictAt, "the L2 usage that starts an eviction");
+        Cli.fraction(spec, "--evict-to", evictTo, "the L2 usage an eviction goes down to");
+        if (!(evictTo < evictAt)) {
+            throw Cli.bad(spec, "--evict-to " + evictTo + " must be below --evict-at " + evictAt);
+        }
+        try {
+            evictionPolicy = KvJobSetup.eviction(eviction, groupOrder);
+        } catch (IllegalArgumentException ex) {
+            throw Cli.bad(spec, "--eviction " + eviction + (groupOrder == null ? "" : " --group-order " + groupOrder)
+                    + ": " + ex.getMessage());
+        }
+        if (EvictionPolicies.RECLAIM_UNIT.equals(eviction) && !fdp) {
+            throw Cli.bad(spec, "--eviction reclaim_unit evicts reclaim-unit groups, which the store has only with --fdp"
+                    + " (on an FDP namespace, or with --emulate-fdp RU_BYTES): add --fdp or use --eviction lru");
+        }
+        if (tenants != null) {
+            List<KvCacheJob.Tenant> list = new ArrayList<>();
+            for (String t : tenants) {
+                try {
+                    KvCacheJob.Tenant tenant = KvCacheJob.Tenant.parse(t.trim());
+                    ObjectKey.of("Qwen/Qwen2.5-0.5B", 0, new byte[] {0}).withCacheSalt(tenant.salt()); // the key's rules
+                    list.add(tenant);
+                } catch (IllegalArgumentException ex) {
+                    throw Cli.bad(spec, "--tenants: " + ex.getMessage());
+                }
+            }
+            tenantList = List.copyOf(list);
         }
         try {
             RawBlockCoreConfig.MetaFormat.parse(metaFormat);
@@ -176,7 +261,7 @@ public final class RunCommand implements Callable<Integer> {
         long slot = (long) chunkTokens * kvBytesPerToken + 4096;
         long slots = 2L * maxChunks;
         if (RawBlockCoreConfig.MetaFormat.parse(metaFormat) == RawBlockCoreConfig.MetaFormat.LMCACHE_V1) {
-            return RawBlockCoreConfig.DEFAULT_META_TOTAL_BYTES + slots * slot;
+            return KvJobSetup.V1_META_TOTAL_BYTES + slots * slot;
         }
         long capacity = slots * slot; // fdpblock_v2 sizes its metadata from the capacity: a few rounds settle it
         for (int i = 0; i < 4; i++) {
@@ -205,7 +290,8 @@ public final class RunCommand implements Callable<Integer> {
                 Cli.fitsFreeSpace(spec, "--size", size, path.toAbsolutePath().getParent());
                 Cli.createDeviceFile(spec, "--size", path, size);
             }
-            String json = adapterJson(path.toString(), chunkBytes + 4096L);
+            long ru = emulateFdp == null ? 0 : emulateFdp;
+            String json = adapterJson(path.toString(), chunkBytes, format);
             out.printf("fdpblock run: KV-cache job on %s (%s%s), %s of it, model Qwen2.5-0.5B-like, chunk %d tokens ="
                     + " %d KiB, L1 %d chunks, %d requests%n", path, engine, fdp ? ", FDP" : "", Cli.human(size),
                     chunkTokens, chunkBytes >> 10, l1Chunks, requests);
@@ -213,10 +299,10 @@ public final class RunCommand implements Callable<Integer> {
             Map<String, Object> status;
             Map<String, Object> managerStatus;
             KvCacheJob.Spec jobSpec = new KvCacheJob.Spec(requests, repeatRatio, salts, maxChunks, chunkBytes,
-                    "Qwen/Qwen2.5-0.5B", 0, seed);
-            StorageManager.Builder smb = StorageManager.builder().l1(chunkBytes, l1Chunks).storePolicy("skip_l1")
-                    .prefetchPolicy("default");
-            TracedAdapter traced = trace == null ? null : TracedAdapter.open(json, trace);
+                    "Qwen/Qwen2.5-0.5B", 0, seed, tenantList, settle);
+            StorageManager.Builder smb = KvJobSetup.manager(chunkBytes, l1Chunks).eviction(evictionPolicy, evictAt,
+                    evictTo);
+            TracedAdapter traced = trace == null && ru == 0 ? null : TracedAdapter.open(json, trace, ru);
             try (traced; StorageManager sm = (traced == null ? smb.adapterJson(json) : smb.adapter(traced.adapter())).build()) {
                 L2Adapter adapter = sm.adapters().get(0);
                 KvCacheJob job = new KvCacheJob(sm, adapter, jobSpec);
@@ -224,7 +310,7 @@ public final class RunCommand implements Callable<Integer> {
                 status = adapter.reportStatus();
                 managerStatus = sm.status();
             } // closes the adapter: final checkpoint, a failure thrown (exit 3); a traced one after the manager
-            if (traced != null) {
+            if (trace != null) {
                 out.printf("trace         %d records in %s: fdpblock simulate --trace %s%n", traced.records(), trace, trace);
             }
             int keysAtClose = ((Number) status.getOrDefault("keys", 0)).intValue();
@@ -234,7 +320,8 @@ public final class RunCommand implements Callable<Integer> {
                         userDevice == null ? "; the temp device is removed" : " on " + path);
                 return 130;
             }
-            Reopened again = reopenAndCheck(json, chunkBytes);
+            // the reopen must never format: it checks what the first open left
+            Reopened again = reopenAndCheck(adapterJson(path.toString(), chunkBytes, false), chunkBytes, ru);
             Verdict v = verdict(r, again, keysAtClose);
             report(out, r, status, managerStatus, again, keysAtClose, v);
             if (printStatus) {
@@ -278,35 +365,10 @@ public final class RunCommand implements Callable<Integer> {
         return (mode & 0170000) == 0020000; // S_IFCHR
     }
 
-    /** The adapter's JSON, built by Jackson (a path with quotes or backslashes stays one string). */
-    private String adapterJson(String path, long slotBytes) throws Exception {
-        ObjectNode j = JSON.createObjectNode();
-        j.put("type", "raw_block");
-        j.put("device_path", path);
-        j.put("capacity_bytes", size);
-        j.put("slot_bytes", slotBytes);
-        j.put("meta_format", metaFormat);
-        if (format) {
-            j.put("format", true);
-        }
-        j.put("io_engine", IoEngine.parse(engine).configName());
-        j.put("meta_checkpoint_interval_sec", 5);
-        if (fdp) {
-            int metaId;
-            try (NvmeNamespace ns = NvmeNamespace.open(path)) {
-                List<Integer> ids = ns.ruhStatus().placementIds();
-                if (ids.isEmpty()) {
-                    throw new IllegalArgumentException("--fdp: " + path + " reports no placement ids (is FDP enabled?"
-                            + " see fdpblock fdp status " + path + ")");
-                }
-                metaId = ids.get(ids.size() - 1); // the longest-lived data gets a handle of its own
-            }
-            j.put("fdp_enabled", true);
-            j.put("fdp_data_placement_policy", "cache_salt_prefix");
-            j.put("meta_checkpoint_placement_id", metaId);
-            j.put("fdp_slot_reuse_policy", "pid_affinity");
-        }
-        return JSON.writeValueAsString(j);
+    /** The adapter's JSON ({@link KvJobSetup#adapterJson}). */
+    private String adapterJson(String path, int chunkBytes, boolean formatIt) throws Exception {
+        return KvJobSetup.adapterJson(new KvJobSetup.Store(path, size, chunkBytes, engine, metaFormat, formatIt), fdp,
+                placement, emulateFdp != null);
     }
 
     /** What a second open of the device found. */
@@ -332,8 +394,11 @@ public final class RunCommand implements Callable<Integer> {
     }
 
     /** Reopens the store (recovery) and loads a sample of what it holds, checking the bytes. */
-    private static Reopened reopenAndCheck(String json, int chunkBytes) throws Exception {
-        try (L2Adapter a = L2Adapters.create(json); Arena arena = Arena.ofShared()) {
+    private static Reopened reopenAndCheck(String json, int chunkBytes, long emulatedRu) throws Exception {
+        // an emulated FDP namespace is one only through its wrapper
+        try (TracedAdapter emulated = emulatedRu > 0 ? TracedAdapter.open(json, null, emulatedRu) : null;
+                L2Adapter a = emulated != null ? emulated.adapter() : L2Adapters.create(json);
+                Arena arena = Arena.ofShared()) {
             List<ObjectKey> held = new ArrayList<>();
             a.registerListener(new L2AdapterListener() {
                 @Override
@@ -378,7 +443,7 @@ public final class RunCommand implements Callable<Integer> {
     }
 
     @SuppressWarnings("unchecked")
-    private static void report(PrintStream out, KvCacheJob.Result r, Map<String, Object> status,
+    private void report(PrintStream out, KvCacheJob.Result r, Map<String, Object> status,
             Map<String, Object> managerStatus, Reopened again, int keysAtClose, Verdict v) {
         double sec = r.nanos / 1e9;
         long keys = Math.max(1, r.keysRequested);
@@ -393,7 +458,9 @@ public final class RunCommand implements Callable<Integer> {
                 managerStatus.get("l1_evictions"), managerStatus.get("l1_refused_stores"),
                 managerStatus.get("l1_refused_prefetches"));
         out.printf("loaded        %s from L2 (%.1f MB/s)%n", Cli.human(r.bytesLoaded), r.bytesLoaded / sec / 1e6);
-        out.printf("evicted       %d keys from L2 (LRU, above 85 %% full)%n", r.evicted);
+        out.printf("evicted       %d keys from L2 (%s eviction, above %.0f %% full); L2 usage after filling: mean %.1f %%,"
+                + " min %.1f %%; L2 hit ratio %.3f (of the keys L1 did not have)%n", r.evicted, eviction, 100 * evictAt,
+                100 * r.meanUsage(), 100 * r.usageMin, r.l2HitRatio());
         out.printf("latency (us)  %-36s %9s %9s %9s %9s%n", "", "p50", "p99", "p99.9", "max");
         for (String op : List.of("store", "lookup", "load")) {
             Map<String, Object> m = (Map<String, Object>) status.get(op);
@@ -410,9 +477,15 @@ public final class RunCommand implements Callable<Integer> {
             out.printf("              buckets %s, fallbacks %s%n", status.get("fdp_buckets"),
                     status.get("fdp_placement_fallbacks"));
         }
-        out.printf("checkpoints   %s periodic ones written during the run, the last %s bytes, plus the final one at"
-                + " close (%s failed)%n", status.get("checkpoints_written"), status.get("last_checkpoint_bytes"),
-                status.get("checkpoint_failures"));
+        if ("fdpblock_v2".equals(status.get("meta_format"))) {
+            out.printf("metadata      fdpblock_v2: %s log commits, %s snapshots, %s bytes of metadata written (%s failed)%n",
+                    status.get("log_commits"), status.get("snapshots_written"), status.get("meta_bytes_written"),
+                    status.get("checkpoint_failures"));
+        } else {
+            out.printf("checkpoints   %s periodic ones written during the run, the last %s bytes, plus the final one at"
+                    + " close (%s failed)%n", status.get("checkpoints_written"), status.get("last_checkpoint_bytes"),
+                    status.get("checkpoint_failures"));
+        }
         out.println();
         out.printf("checked       %d loaded chunks equal byte for byte what was stored (%d differ)%n", r.chunksVerified,
                 r.chunksMismatched);

@@ -73,6 +73,8 @@ public final class SelftestCommand implements Callable<Integer> {
         } else {
             line("NVMe passthru", false, "not checked: no --device /dev/ngXnY given");
         }
+        WriteStreamsReport.Line streams = WriteStreamsReport.selftest(device); // informational: few kernels have them
+        line("write streams", streams.ok(), streams.detail());
         if (failures > 0) {
             System.out.println(failures + " check(s) failed");
         }

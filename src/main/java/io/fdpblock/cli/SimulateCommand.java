@@ -107,17 +107,10 @@ public final class SimulateCommand implements Callable<Integer> {
     }
 
     private ModelConfig config(TraceFormat.Header h) throws Exception {
-        ModelConfig c = ModelConfig.emulated().withLogicalBytes(h.deviceBytes()).withUnitBytes(h.lbaBytes());
+        ModelConfig c = ModelConfig.forTrace(h);
         if (device != null) {
             try (NvmeNamespace ns = NvmeNamespace.open(device)) {
                 c = ModelConfig.fromDevice(ns);
-            }
-        } else {
-            if (h.reclaimUnitBytes() > 0) {
-                c = c.withReclaimUnitBytes(h.reclaimUnitBytes());
-            }
-            if (h.placementIdCount() > 0) {
-                c = c.withHandles(h.placementIdCount(), HandleType.INITIALLY_ISOLATED);
             }
         }
         c = c.withOverProvisioning(op).withGc(GcPolicy.parse(gc));

@@ -43,6 +43,7 @@ public final class StorageManager implements AutoCloseable {
     private final List<L2Adapter> owned;
     private final StoreController storeController;
     private final PrefetchController prefetchController;
+    private final List<EvictionController> evictionControllers;
     private final Object lifecycle = new Object();
     private volatile boolean closed;
 
@@ -67,10 +68,25 @@ public final class StorageManager implements AutoCloseable {
             sc.stop();
             throw e;
         }
+        List<EvictionController> ecs = new ArrayList<>();
+        try {
+            if (b.evictionPolicy != null) {
+                for (L2Adapter a : this.adapters) {
+                    ecs.add(new EvictionController(a, b.evictionPolicy.get(), b.evictHigh, b.evictLow));
+                }
+            }
+        } catch (RuntimeException e) {
+            ecs.forEach(EvictionController::stop);
+            sc.stop();
+            pc.stop();
+            throw e;
+        }
         this.storeController = sc;
         this.prefetchController = pc;
+        this.evictionControllers = List.copyOf(ecs);
         sc.start();
         pc.start();
+        ecs.forEach(EvictionController::start);
     }
 
     public static Builder builder() {
@@ -103,6 +119,11 @@ public final class StorageManager implements AutoCloseable {
 
     public PrefetchController prefetchController() {
         return prefetchController;
+    }
+
+    /** One per adapter, in adapter order, when the builder named an eviction policy; else empty. */
+    public List<EvictionController> evictionControllers() {
+        return evictionControllers;
     }
 
     private void checkOpen() {
@@ -271,6 +292,7 @@ public final class StorageManager implements AutoCloseable {
             }
             closed = true;
         }
+        evictionControllers.forEach(EvictionController::stop);
         storeController.stop();
         prefetchController.stop();
         l1.unregisterAll();
@@ -309,6 +331,9 @@ public final class StorageManager implements AutoCloseable {
         private String storePolicy = StorePolicies.DEFAULT;
         private String prefetchPolicy = PrefetchPolicies.DEFAULT;
         private int maxInFlight = PrefetchController.DEFAULT_MAX_IN_FLIGHT;
+        private java.util.function.Supplier<? extends EvictionPolicy> evictionPolicy;
+        private double evictHigh = EvictionController.DEFAULT_HIGH_WATERMARK;
+        private double evictLow = EvictionController.DEFAULT_LOW_WATERMARK;
 
         private Builder() {}
 
@@ -353,6 +378,28 @@ public final class StorageManager implements AutoCloseable {
         /** By name from {@link PrefetchPolicies} (default {@code "default"}). */
         public Builder prefetchPolicy(String name) {
             this.prefetchPolicy = name;
+            return this;
+        }
+
+        /**
+         * An {@link EvictionController} per adapter, with a policy by name from {@link EvictionPolicies}:
+         * above {@code highWatermark} of an adapter's capacity it deletes down to {@code lowWatermark}.
+         * Without this call nothing is evicted.
+         */
+        public Builder eviction(String policy, double highWatermark, double lowWatermark) {
+            EvictionPolicies.create(policy); // an unknown name fails here, listing the known ones
+            return eviction(() -> EvictionPolicies.create(policy), highWatermark, lowWatermark);
+        }
+
+        /** Like {@link #eviction(String, double, double)}, with a policy made by {@code policy} per adapter. */
+        public Builder eviction(java.util.function.Supplier<? extends EvictionPolicy> policy, double highWatermark,
+                double lowWatermark) {
+            if (policy == null) {
+                throw new IllegalArgumentException("eviction policy supplier is null");
+            }
+            this.evictionPolicy = policy;
+            this.evictHigh = highWatermark;
+            this.evictLow = lowWatermark;
             return this;
         }
 

@@ -55,9 +55,8 @@ final class FdpPlacement {
             return none(device.path());
         }
         if (!device.supportsPlacement()) {
-            throw new IllegalArgumentException("raw_block config: fdp_enabled = true but " + device.path() + " (io_engine "
-                    + device.engine() + ") cannot carry placement ids: FDP needs io_engine uring_cmd on an NVMe generic"
-                    + " device /dev/ngXnY");
+            throw new IllegalArgumentException("raw_block config: fdp_enabled = true, but "
+                    + device.placementUnsupportedReason());
         }
         List<Integer> reported = device.placementIds();
         if (reported.isEmpty()) {

@@ -2,6 +2,7 @@ package io.fdpblock.core;
 
 import io.fdpblock.l2.ObjectMeta;
 
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.function.BiConsumer;
@@ -42,6 +43,8 @@ final class HeapKeyIndex implements StoreIndex {
 
     private final HashMap<String, Entry> committed = new HashMap<>();
     private final HashMap<ObjectMeta, ObjectMeta> metaInterner = new HashMap<>();
+    /** The key in each slot (null: none), so that a slot group's keys are known without reading its headers. */
+    private String[] keyBySlot = new String[0];
 
     @Override
     public Found get(String key) {
@@ -56,7 +59,25 @@ final class HeapKeyIndex implements StoreIndex {
 
     @Override
     public void put(String key, int slot, int size, int crc, boolean hasCrc, ObjectMeta meta, int saltId) {
-        committed.put(key, new Entry(slot, size, intern(meta), crc, hasCrc, saltId));
+        Entry old = committed.put(key, new Entry(slot, size, intern(meta), crc, hasCrc, saltId));
+        if (old != null) {
+            forgetSlot(old.slot, key);
+        }
+        if (slot >= keyBySlot.length) {
+            keyBySlot = Arrays.copyOf(keyBySlot, Math.max(slot + 1, 2 * keyBySlot.length));
+        }
+        keyBySlot[slot] = key;
+    }
+
+    /** The committed key in {@code slot}, or null. */
+    String keyAt(int slot) {
+        return slot < keyBySlot.length ? keyBySlot[slot] : null;
+    }
+
+    private void forgetSlot(int slot, String key) {
+        if (slot < keyBySlot.length && key.equals(keyBySlot[slot])) {
+            keyBySlot[slot] = null;
+        }
     }
 
     @Override
@@ -100,6 +121,7 @@ final class HeapKeyIndex implements StoreIndex {
             return LOCKED;
         }
         committed.remove(key);
+        forgetSlot(e.slot, key);
         return e.slot;
     }
 
@@ -130,7 +152,7 @@ final class HeapKeyIndex implements StoreIndex {
 
     @Override
     public long memoryBytes() {
-        return committed.size() * ESTIMATED_BYTES_PER_ENTRY;
+        return committed.size() * ESTIMATED_BYTES_PER_ENTRY + 4L * keyBySlot.length; // compressed references
     }
 
     /** Every key with its entry (v1 checkpoints and key listings). */
@@ -156,5 +178,6 @@ final class HeapKeyIndex implements StoreIndex {
     @Override
     public void close() {
         committed.clear();
+        keyBySlot = new String[0];
     }
 }

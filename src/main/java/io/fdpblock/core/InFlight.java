@@ -58,6 +58,11 @@ final class InFlight {
         readers.computeIfAbsent(slot, s -> new int[1])[0]++;
     }
 
+    /** Whether a load is reading {@code slot}. */
+    boolean isRead(int slot) {
+        return readers.containsKey(slot);
+    }
+
     /**
      * @return when {@code slot} was freed while read and this was its last load, the ticket of its
      *         delete (release it once that is durable); else -1

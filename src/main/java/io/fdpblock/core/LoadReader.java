@@ -9,17 +9,25 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The load path of a {@link RawBlockCore}: each hit is read straight into the caller's buffer when it
- * is aligned and large enough (else through an aligned bounce buffer), and its payload checked against
- * the CRC32C of its slot header. An entry whose header was never read (recovered without
- * {@code meta_verify_on_load}) has its header read with it and checked first, so a load never serves
- * another key's bytes. A slot deleted during a load is released after the load.
+ * The load path of a {@link RawBlockCore}: every read of a call goes to the device in one submission
+ * (a task of many chunks keeps them all in flight at once); each hit is read straight into the caller's
+ * buffer when it is aligned and large enough (else through an aligned bounce buffer). With
+ * {@code verify_payload} "always" its payload is checked against the CRC32C of its slot header; an entry
+ * whose header was never read (recovered without {@code meta_verify_on_load}) has its header read with
+ * it and checked first. With "recovery" no CRC32C is computed and every load reads and checks the slot
+ * header (magic, key identity, length). Either way a load never serves another key's bytes. A slot
+ * deleted during a load is released after the load.
  */
 final class LoadReader {
     private final RawBlockCore core;
 
     LoadReader(RawBlockCore core) {
         this.core = core;
+    }
+
+    /** verify_payload "always": the CRC32C of every payload; else ("recovery") the slot header of every load. */
+    private boolean payloadCrc() {
+        return core.config.verifyPayload() == RawBlockCoreConfig.VerifyPayload.ALWAYS;
     }
 
     /**
@@ -64,6 +72,7 @@ final class LoadReader {
             return;
         }
         int align = core.config.blockAlign();
+        boolean payloadCrc = payloadCrc();
         IoBatch batch = new IoBatch(plan.size());
         List<Planned> targets = new ArrayList<>(plan.size());
         try {
@@ -76,8 +85,8 @@ final class LoadReader {
                         ? dest.asSlice(0, padded)
                         : Arena.ofAuto().allocate(padded, align);
                 MemorySegment header = null;
-                if (!e.hasCrc()) {
-                    header = Arena.ofAuto().allocate(core.headerBytes, align);
+                if (!e.hasCrc() || !payloadCrc) { // without the CRC check, the header tells the key's bytes apart
+                    header = headerBuffer(align);
                     batch.read(core.slotOffset(e.slot()), header);
                 }
                 batch.read(core.slotOffset(e.slot()) + core.headerBytes, target);
@@ -87,6 +96,7 @@ final class LoadReader {
         } catch (IOException | RuntimeException e) {
             RawBlockCore.LOG.log(System.Logger.Level.WARNING, "load of " + plan.size() + " keys on " + core.device.path()
                     + " was not submitted: " + e.getMessage());
+            releaseHeaders(targets);
             end(plan);
             deliver(done, results);
         }
@@ -98,9 +108,10 @@ final class LoadReader {
         // answered: an escaping exception would leave load() waiting, and close(), forever.
         try {
             if (batch.buffersMayBeInUse()) {
-                core.quarantine(batch);
+                core.quarantine(batch); // its header buffers too: the kernel may still write them
                 return;
             }
+            boolean payloadCrc = payloadCrc();
             int op = 0;
             for (Planned p : plan) {
                 StoreIndex.Found e = p.entry();
@@ -125,13 +136,13 @@ final class LoadReader {
                         hasCrc = h.hasCrc();
                     }
                     MemorySegment payload = p.target().asSlice(0, e.size());
-                    if (hasCrc && OnDiskFormat.crc32c(payload) != crc) {
+                    if (payloadCrc && hasCrc && OnDiskFormat.crc32c(payload) != crc) {
                         core.crcMismatches.incrementAndGet();
                         RawBlockCore.LOG.log(System.Logger.Level.WARNING, "payload of slot " + e.slot() + " on "
                                 + core.device.path() + " fails its CRC32C: reported as a miss");
                         continue;
                     }
-                    if (headerOp >= 0 && hasCrc) {
+                    if (headerOp >= 0 && hasCrc && !e.hasCrc()) {
                         rememberCrc(p.key(), e.slot(), crc);
                     }
                     if (p.target().address() != p.destination().address()) {
@@ -145,8 +156,25 @@ final class LoadReader {
                 }
             }
         } finally {
+            if (!batch.buffersMayBeInUse()) {
+                releaseHeaders(plan);
+            }
             end(plan);
             deliver(done, results);
+        }
+    }
+
+    /** A slot header buffer: the store's registered pool's (fixed-buffer reads), else a new one. */
+    private MemorySegment headerBuffer(int align) {
+        MemorySegment h = core.headerPool.tryAcquire();
+        return h != null ? h : Arena.ofAuto().allocate(core.headerBytes, align);
+    }
+
+    private void releaseHeaders(List<Planned> plan) {
+        for (Planned p : plan) {
+            if (p.header() != null && core.headerPool.contains(p.header())) {
+                core.headerPool.release(p.header());
+            }
         }
     }
 

@@ -26,7 +26,8 @@ import java.util.zip.CRC32C;
  * flush makes it, and every slot written before it, durable) at most every
  * {@code meta_sync_interval_ms}, or as soon as records wait when that is 0 (puts are then
  * acknowledged only once durable). The log is a ring of chunks in the metadata area; a chunk's space is
- * reused only once a snapshot covers it ({@link #reclaimTo}).
+ * reused only once the older of the two snapshots no longer needs it ({@link #snapshotDurable}): recovery
+ * falls back to the older snapshot when the newest is damaged, and replays the log from its start.
  *
  * <pre>
  * chunk (from a block boundary): 0 "FDPBLG02" | 8 u64 incarnation | 16 u64 LSN (its place in the endless log)
@@ -70,10 +71,14 @@ final class MetaLog {
     private final Condition progress = lock.newCondition();
     private ByteBuffer pending = newBuffer(64 << 10);
     private long pendingSince;
+    /** Guarded by {@link #lock}: commit at once (closing). */
+    private boolean eager;
     private long appendedTicket;
     private long durableTicket;
     private long nextLsn;
     private long reclaimLsn;
+    /** Guarded by {@link #lock}: the newest durable snapshot's start (the next snapshot is due a quarter on). */
+    private long snapshotLsn;
     private boolean commitRequested;
     private boolean stopping;
     private IOException failure;
@@ -86,7 +91,7 @@ final class MetaLog {
 
     private record Waiter(long ticket, LongConsumer action) {}
 
-    MetaLog(BlockDevice device, V2Layout layout, long nextLsn, long reclaimLsn, int syncIntervalMs,
+    MetaLog(BlockDevice device, V2Layout layout, long nextLsn, long reclaimLsn, long snapshotLsn, int syncIntervalMs,
             PlacementId placement, Runnable wantSnapshot) {
         this.device = device;
         this.layout = layout;
@@ -95,6 +100,7 @@ final class MetaLog {
         this.syncIntervalMs = syncIntervalMs;
         this.nextLsn = nextLsn;
         this.reclaimLsn = reclaimLsn;
+        this.snapshotLsn = Math.max(reclaimLsn, snapshotLsn);
         this.maxChunkBody = maxChunkBody(layout);
         this.wantSnapshot = wantSnapshot;
     }
@@ -246,6 +252,21 @@ final class MetaLog {
         }
     }
 
+    /**
+     * From now on, commits whatever is appended at once instead of after {@code meta_sync_interval_ms}:
+     * a closing store waits for the deletes whose slots are released once durable, and should not
+     * wait an interval for each.
+     */
+    void commitEagerly() {
+        lock.lock();
+        try {
+            eager = true;
+            work.signal();
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** Where the next chunk goes: a snapshot started now must be followed by the log from here. */
     long nextLsn() {
         lock.lock();
@@ -256,11 +277,15 @@ final class MetaLog {
         }
     }
 
-    /** A snapshot that starts at {@code lsn} is durable: the log before it may be overwritten. */
-    void reclaimTo(long lsn) {
+    /**
+     * A snapshot that starts at {@code newestStart} is durable, and the one still kept beside it starts at
+     * {@code olderStart}: the log before the older one's start may be overwritten.
+     */
+    void snapshotDurable(long newestStart, long olderStart) {
         lock.lock();
         try {
-            reclaimLsn = Math.max(reclaimLsn, lsn);
+            reclaimLsn = Math.max(reclaimLsn, Math.min(olderStart, newestStart));
+            snapshotLsn = Math.max(snapshotLsn, newestStart);
             work.signalAll();
         } finally {
             lock.unlock();
@@ -268,10 +293,10 @@ final class MetaLog {
     }
 
     /** Bytes of log since the newest durable snapshot's start. */
-    long bytesSinceReclaim() {
+    long bytesSinceSnapshot() {
         lock.lock();
         try {
-            return nextLsn - reclaimLsn;
+            return nextLsn - snapshotLsn;
         } finally {
             lock.unlock();
         }
@@ -390,7 +415,7 @@ final class MetaLog {
         if (pending.position() == 0) {
             return false;
         }
-        return stopping || commitRequested || syncIntervalMs == 0 || pending.position() >= maxChunkBody
+        return stopping || eager || commitRequested || syncIntervalMs == 0 || pending.position() >= maxChunkBody
                 || System.nanoTime() - pendingSince >= TimeUnit.MILLISECONDS.toNanos(syncIntervalMs);
     }
 
@@ -510,7 +535,7 @@ final class MetaLog {
                 }
                 work.awaitNanos(TimeUnit.MILLISECONDS.toNanos(100));
             }
-            if (lsn + size - reclaimLsn > layout.logBytes() / 4) {
+            if (lsn + size - snapshotLsn > layout.logBytes() / 4) {
                 wantSnapshot.run(); // a quarter of the ring since the last snapshot: time for the next
             }
         } catch (InterruptedException e) {
@@ -552,21 +577,41 @@ final class MetaLog {
     // ------------------------------------------------------------------ replay
 
     /**
-     * Reads the log from {@code fromLsn} until a chunk is missing, torn or stale, handing every record to
-     * {@code visitor}.
+     * Where a replay stopped and why.
      *
+     * @param endLsn the LSN after the last valid chunk: where the next one is written
+     * @param chunks valid chunks read (padding chunks included)
+     * @param stop why the chunk at {@code endLsn} was not taken
+     * @param torn whether that chunk is one of this log's, cut off or damaged (a torn tail), rather than
+     *        no chunk or an older one (the log's clean end)
+     */
+    record Replay(long endLsn, long chunks, String stop, boolean torn) {}
+
+    /**
+     * Reads the log from {@code fromLsn} until a chunk is missing, torn, stale or does not parse (a
+     * record the store cannot have written: see {@link #visit}), handing every record of the chunks before
+     * it to {@code visitor}, and none of that chunk's.
+     *
+     * @param fromLsn where a chunk starts: a non-negative multiple of block_align (a snapshot's start LSN,
+     *        which {@link Snapshots} checks)
      * @return the LSN after the last valid chunk: where the next one is written
      */
     static long replay(BlockDevice device, V2Layout layout, long fromLsn, Visitor visitor) throws IOException {
+        return scan(device, layout, fromLsn, visitor).endLsn();
+    }
+
+    /** {@link #replay}, also saying where and why it stopped (recovery notes, {@code inspect}). */
+    static Replay scan(BlockDevice device, V2Layout layout, long fromLsn, Visitor visitor) throws IOException {
         int blockAlign = layout.blockAlign();
         // every chunk fits a window: one that did not would end the replay there, and lose what follows
         long window = Math.min(layout.logBytes(), Math.max(4L << 20, maxChunkBytes(layout)));
         long lsn = fromLsn;
+        long chunks = 0;
         try (Arena arena = Arena.ofShared()) {
             MemorySegment buf = arena.allocate(window, 4096);
             long bufLsn = -1; // LSN of buf's first byte
             long bufLen = 0;
-            while (true) {
+            while (lsn <= Long.MAX_VALUE - layout.logBytes()) { // beyond, LSNs of a next lap would overflow
                 long lap = layout.logBytes() - lsn % layout.logBytes();
                 // make sure the header block is in the window
                 if (bufLsn < 0 || lsn < bufLsn || lsn + blockAlign > bufLsn + bufLen) {
@@ -575,24 +620,35 @@ final class MetaLog {
                     bufLsn = lsn;
                 }
                 MemorySegment h = buf.asSlice(lsn - bufLsn, blockAlign);
-                if (!OnDiskFormat.hasMagic(h, MAGIC) || h.get(OnDiskFormat.U64, 8) != layout.incarnation()
-                        || h.get(OnDiskFormat.U64, 16) != lsn || h.get(OnDiskFormat.U32, 36) != headerCrc(h)) {
-                    return lsn;
+                if (!OnDiskFormat.hasMagic(h, MAGIC)) {
+                    return new Replay(lsn, chunks, "no chunk at LSN " + lsn, false);
+                }
+                if (h.get(OnDiskFormat.U64, 8) != layout.incarnation()) {
+                    return new Replay(lsn, chunks, "a chunk of another incarnation at LSN " + lsn + " (written before"
+                            + " the store was formatted or migrated)", false);
+                }
+                if (h.get(OnDiskFormat.U32, 36) != headerCrc(h)) {
+                    return new Replay(lsn, chunks, "torn chunk at LSN " + lsn + ": its header fails its CRC32C", true);
+                }
+                long stored = h.get(OnDiskFormat.U64, 16);
+                if (stored != lsn) {
+                    return stored < lsn && (lsn - stored) % layout.logBytes() == 0
+                            ? new Replay(lsn, chunks, "an older lap's chunk (LSN " + stored + ") at LSN " + lsn, false)
+                            : new Replay(lsn, chunks, "a chunk at LSN " + lsn + " that says LSN " + stored, true);
                 }
                 int records = h.get(OnDiskFormat.U32, 28);
                 if (records == PAD) {
+                    chunks++;
                     lsn += lap;
                     continue;
                 }
                 long body = Integer.toUnsignedLong(h.get(OnDiskFormat.U32, 24));
                 long size = V2Layout.roundUp(CHUNK_HEADER + body, blockAlign);
-                if (size > lap) {
-                    return lsn;
+                if (size > lap || size > window) { // crossing the ring's end, or larger than any chunk we write
+                    return new Replay(lsn, chunks, "a chunk at LSN " + lsn + " of " + size + " bytes, more than the"
+                            + " log writes", true);
                 }
                 if (lsn + size > bufLsn + bufLen) {
-                    if (size > window) {
-                        return lsn; // larger than any chunk this log writes: not one of ours
-                    }
                     bufLen = Math.min(window, lap);
                     read(device, layout, lsn, buf.asSlice(0, bufLen));
                     bufLsn = lsn;
@@ -601,11 +657,17 @@ final class MetaLog {
                 byte[] bytes = chunk.asSlice(CHUNK_HEADER, body).toArray(ValueLayout.JAVA_BYTE);
                 CRC32C c = new CRC32C();
                 c.update(bytes);
-                if ((int) c.getValue() != chunk.get(OnDiskFormat.U32, 32) || !visit(bytes, records, visitor)) {
-                    return lsn;
+                if ((int) c.getValue() != chunk.get(OnDiskFormat.U32, 32)) {
+                    return new Replay(lsn, chunks, "torn chunk at LSN " + lsn + ": its body fails its CRC32C", true);
                 }
+                if (!visit(bytes, records, layout, null)) {
+                    return new Replay(lsn, chunks, "a chunk at LSN " + lsn + " whose records do not parse", true);
+                }
+                visit(bytes, records, layout, visitor); // only once the whole chunk parsed
+                chunks++;
                 lsn += size;
             }
+            return new Replay(lsn, chunks, "LSN " + lsn + ": no log reaches that far (a damaged snapshot's start)", true);
         }
     }
 
@@ -621,9 +683,29 @@ final class MetaLog {
         device.execute(b);
     }
 
-    /** @return false when a record does not parse (the chunk is then not trusted) */
-    private static boolean visit(byte[] body, int records, Visitor v) {
+    /**
+     * Parses a chunk's body: exactly {@code records} records, each one the store can have written (a put
+     * of a key of 1 to {@value PutRequest#MAX_KEY_BYTES} bytes of well-formed UTF-8 and an entry
+     * {@link V2Layout#holdsEntry} accepts, a delete of one of its slots, a salt).
+     *
+     * @param v what gets the records, or null to check the body only
+     * @return false when it does not parse (the chunk is then not trusted)
+     */
+    /** Keys are ASCII as {@code KeyCodec} writes them: valid UTF-8 without a decoder (one per record was most of a replay). */
+    private static boolean isAscii(byte[] b, int from, int length) {
+        for (int i = from; i < from + length; i++) {
+            if (b[i] < 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean visit(byte[] body, int records, V2Layout layout, Visitor v) {
         ByteBuffer b = ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN);
+        if (records < 0) {
+            return false; // a count above 2^31: more records than any chunk holds
+        }
         try {
             for (int r = 0; r < records; r++) {
                 byte type = b.get();
@@ -637,21 +719,37 @@ final class MetaLog {
                         int salt = Short.toUnsignedInt(b.getShort());
                         long h1 = b.getLong();
                         long h2 = b.getLong();
-                        byte[] key = new byte[keyLen];
-                        b.get(key);
-                        v.put(h1, h2, slot, size, crc, group, salt, new String(key, StandardCharsets.UTF_8));
+                        if (keyLen == 0 || keyLen > PutRequest.MAX_KEY_BYTES || !layout.holdsEntry(slot, size)) {
+                            return false;
+                        }
+                        int at = b.position();
+                        b.position(at + keyLen);
+                        if (v == null) { // the check pass: the key must be UTF-8
+                            if (!isAscii(body, at, keyLen)) {
+                                StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(body, at, keyLen));
+                            }
+                        } else { // checked already: decoded the quick way
+                            v.put(h1, h2, slot, size, crc, group, salt, new String(body, at, keyLen, StandardCharsets.UTF_8));
+                        }
                     }
                     case DELETE -> {
                         int slot = b.getInt();
                         long h1 = b.getLong();
                         long h2 = b.getLong();
-                        v.delete(h1, h2, slot);
+                        if (!layout.holdsSlot(slot)) {
+                            return false;
+                        }
+                        if (v != null) {
+                            v.delete(h1, h2, slot);
+                        }
                     }
                     case SALT -> {
                         int id = Short.toUnsignedInt(b.getShort());
                         byte[] s = new byte[Short.toUnsignedInt(b.getShort())];
                         b.get(s);
-                        v.salt(id, new String(s, StandardCharsets.UTF_8));
+                        if (v != null) {
+                            v.salt(id, new String(s, StandardCharsets.UTF_8));
+                        }
                     }
                     default -> {
                         return false;
@@ -659,8 +757,8 @@ final class MetaLog {
                 }
             }
             return b.position() == body.length;
-        } catch (RuntimeException e) {
-            return false;
+        } catch (RuntimeException | java.nio.charset.CharacterCodingException e) {
+            return false; // a record cut off, or a key that is not UTF-8
         }
     }
 }

@@ -5,7 +5,6 @@ import io.fdpblock.device.BlockDevice;
 
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -77,6 +76,7 @@ public final class RawBlockCore implements AutoCloseable {
     final MetaStore meta;
     private final PutWriter writer = new PutWriter(this);
     private final LoadReader reader = new LoadReader(this);
+    private final SlotGroups groups = new SlotGroups(this);
     /** Guarded by {@link #lock}: no new work once set. */
     boolean closed;
     /** Guarded by {@link #lock}: once false, a completing put is not committed (close took its final snapshot). */
@@ -98,11 +98,15 @@ public final class RawBlockCore implements AutoCloseable {
         this.slotBytes = config.slotBytes();
         this.placement = FdpPlacement.discover(config, device);
         // fdpblock_v2's data area starts on a reclaim unit, so that slot groups fill whole ones
-        FormatProbe.Choice format = FormatProbe.probe(config, device, Math.max(1 << 20, placement.reclaimUnitBytes()));
+        FormatProbe.Choice format = FormatProbe.probe(config, device, Math.max(1 << 20, placement.reclaimUnitBytes()),
+                placement.metadata());
         StoreGeometry geometry = format.v2() ? StoreGeometry.of(config, device, format.layout().metaTotalBytes())
                 : StoreGeometry.of(config, device);
         this.capacityBytes = geometry.capacityBytes();
         this.dataBase = geometry.dataBase();
+        if (device instanceof io.fdpblock.device.StripedBlockDevice striped) {
+            striped.startDataAt(dataBase); // device_paths: slots striped from here, the metadata on the first
+        }
         long maxSlots = geometry.maxSlots();
         long ru = placement.reclaimUnitBytes();
         int groupSlots = ru > slotBytes ? (int) Math.min(ru / slotBytes, maxSlots) : 1;
@@ -180,6 +184,11 @@ public final class RawBlockCore implements AutoCloseable {
     /** FDP: every id the device reported at open. */
     public List<Integer> reportedPlacementIds() {
         return placement.reported();
+    }
+
+    /** The slot groups (FDP: one reclaim unit each), for eviction a group at a time. */
+    public SlotGroups slotGroups() {
+        return groups;
     }
 
     long slotOffset(int slot) {
@@ -323,38 +332,27 @@ public final class RawBlockCore implements AutoCloseable {
     /** Like {@link #delete}, saying per key what happened. */
     public DeleteOutcome[] deleteWithOutcome(List<String> keys, boolean force) {
         DeleteOutcome[] out = new DeleteOutcome[keys.size()];
-        int[] freed = new int[keys.size()];
-        int[] nFreed = {0};
-        long ticket = 0;
+        Deletions deletions = new Deletions(this, keys.size());
         lock.lock();
         try {
             checkOpenLocked();
             for (int i = 0; i < out.length; i++) {
                 String key = keys.get(i);
                 StoreIndex.Found f = index.get(key);
-                int slot = f == null ? StoreIndex.MISSING : index.remove(key, force);
+                int slot = f == null ? StoreIndex.MISSING : deletions.remove(key, f, force);
                 if (slot == StoreIndex.LOCKED) {
                     out[i] = DeleteOutcome.LOCKED;
                 } else if (slot == StoreIndex.MISSING) {
                     out[i] = inflight.cancelWrite(key) != null ? DeleteOutcome.CANCELLED : DeleteOutcome.MISSING;
                 } else {
                     out[i] = DeleteOutcome.REMOVED;
-                    salts.removed(f.saltId());
-                    ticket = meta.deleted(key, slot);
-                    if (inflight.freeSlot(slot, ticket)) { // else released when the last load of it ends
-                        freed[nFreed[0]++] = slot;
-                    }
                 }
             }
-            if (nFreed[0] > 0) {
-                ops.add(1);
-            }
+            deletions.endLocked();
         } finally {
             lock.unlock();
         }
-        if (nFreed[0] > 0) { // a slot is reused only once its delete is durable (fdpblock_v2)
-            releaser.releaseWhenDurable(meta, ticket, freed, nFreed[0]);
-        }
+        deletions.release(); // a slot is reused only once its delete is durable (fdpblock_v2)
         return out;
     }
 
@@ -388,17 +386,7 @@ public final class RawBlockCore implements AutoCloseable {
      * the keys in memory; fdpblock_v2 does not, and reads them from the slot headers (a 4 KiB read a key).
      */
     public Map<String, Integer> keySizes() throws IOException {
-        if (index instanceof HeapKeyIndex heap) {
-            lock.lock();
-            try {
-                Map<String, Integer> out = new LinkedHashMap<>(index.size() * 2);
-                heap.forEach((k, e) -> out.put(k, e.size()));
-                return out;
-            } finally {
-                lock.unlock();
-            }
-        }
-        return KeyListing.fromSlotHeaders(this, (CompactIndex) index);
+        return KeyListing.keySizes(this);
     }
 
     /** Keys per cache salt (usage by salt, without the keys). */

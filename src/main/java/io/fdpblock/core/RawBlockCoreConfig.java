@@ -62,6 +62,56 @@ public final class RawBlockCoreConfig {
         }
     }
 
+    /**
+     * What a load checks before it serves a payload ({@code verify_payload}). Puts write the payload's
+     * CRC32C into the slot header under either setting, so the setting can change between opens.
+     */
+    public enum VerifyPayload {
+        /**
+         * The default. Every load computes the payload's CRC32C and compares it with the one its slot
+         * header carries (known from the put, from fdpblock_v2's metadata, from the header checks of
+         * {@code meta_verify_on_load}, or read with the payload): a payload that fails is a miss, counted
+         * in {@code crc_mismatches}. A matching CRC also tells another key's bytes apart, so a load whose
+         * CRC is known does not read the slot header. A header without a CRC (LMCache wrote the slot) is
+         * checked for magic, key identity and length, and its payload served unchecked, as LMCache does.
+         */
+        ALWAYS("always"),
+        /**
+         * Loads compute no CRC32C. Instead every load reads the slot header with the payload (one more
+         * {@code header_bytes} read in the same submission) and serves the payload only when the header
+         * has the slot magic, the key's identity (BLAKE2b-64 of the encoded key) and the payload length
+         * the index holds: another key's bytes, or a slot never written, are still a miss. What is no
+         * longer caught is damage to the right key's payload after it was written (a write torn by a
+         * crash the store did not see, media corruption the device did not report): those bytes are
+         * served. Open verifies as under {@code always}: with {@code meta_verify_on_load} (lmcache_v1)
+         * each recovered entry's slot header is checked (magic, identity, length; a mismatch drops the
+         * entry), and fdpblock_v2 checks its log and snapshot records' own checksums; payload CRCs are
+         * checked at open under neither setting (that would read the whole device).
+         */
+        RECOVERY("recovery");
+
+        private final String configName;
+
+        VerifyPayload(String configName) {
+            this.configName = configName;
+        }
+
+        public String configName() {
+            return configName;
+        }
+
+        public static VerifyPayload parse(String s) {
+            for (VerifyPayload v : values()) {
+                if (v.configName.equalsIgnoreCase(s)) {
+                    return v;
+                }
+            }
+            throw new IllegalArgumentException("raw_block config: verify_payload = " + s + " is unknown: use always"
+                    + " (the CRC32C of every loaded payload) or recovery (no CRC32C on loads; the slot header's key"
+                    + " identity is still checked)");
+        }
+    }
+
     /** How long an acknowledged put may wait for its log record to be durable (fdpblock_v2), by default. */
     public static final int DEFAULT_META_SYNC_INTERVAL_MS = 1000;
 
@@ -90,6 +140,7 @@ public final class RawBlockCoreConfig {
     }
 
     private final String devicePath;
+    private final List<String> devicePaths;
     private final long capacityBytes;
     private final long slotBytes;
     private final int blockAlign;
@@ -103,6 +154,7 @@ public final class RawBlockCoreConfig {
     private final boolean metaEnablePeriodic;
     private final boolean loadCheckpointOnInit;
     private final boolean metaVerifyOnLoad;
+    private final VerifyPayload verifyPayload;
     private final boolean useOdirect;
     private final IoEngine ioEngine;
     private final int iouringQueueDepth;
@@ -116,9 +168,23 @@ public final class RawBlockCoreConfig {
     private final int closeTimeoutMs;
 
     private RawBlockCoreConfig(Builder b) {
-        devicePath = require("device_path", b.devicePath);
-        if (devicePath.isBlank()) {
-            throw invalid("device_path", "\"\"", "must name a file, block device or /dev/ngXnY");
+        if (b.devicePath != null && b.devicePaths != null) {
+            throw new IllegalArgumentException("raw_block config: device_path (" + b.devicePath + ") and device_paths ("
+                    + b.devicePaths + ") are both set: give device_path for one device, or device_paths for several");
+        }
+        if (b.devicePaths != null) {
+            devicePaths = checkDevicePaths(b.devicePaths, b.ioEngine);
+            devicePath = devicePaths.get(0);
+        } else {
+            if (b.devicePath == null) {
+                throw new IllegalArgumentException("raw_block config: device_path is required (or device_paths, a list,"
+                        + " for a store striped over several devices)");
+            }
+            devicePath = b.devicePath;
+            if (devicePath.isBlank()) {
+                throw invalid("device_path", "\"\"", "must name a file, block device or /dev/ngXnY");
+            }
+            devicePaths = List.of(devicePath);
         }
         capacityBytes = b.capacityBytes;
         slotBytes = b.slotBytes;
@@ -133,6 +199,7 @@ public final class RawBlockCoreConfig {
         metaEnablePeriodic = b.metaEnablePeriodic;
         loadCheckpointOnInit = b.loadCheckpointOnInit;
         metaVerifyOnLoad = b.metaVerifyOnLoad;
+        verifyPayload = b.verifyPayload;
         useOdirect = b.useOdirect;
         ioEngine = b.ioEngine;
         iouringQueueDepth = b.iouringQueueDepth;
@@ -209,16 +276,33 @@ public final class RawBlockCoreConfig {
         if (metaFormat == null) {
             throw invalid("meta_format", "null", "must be fdpblock_v2 or lmcache_v1");
         }
+        if (verifyPayload == null) {
+            throw invalid("verify_payload", "null", "must be always or recovery");
+        }
         if (closeTimeoutMs < 1) {
             throw invalid("close_timeout_ms", closeTimeoutMs, "must be >= 1");
         }
     }
 
-    private static <T> T require(String field, T value) {
-        if (value == null) {
-            throw new IllegalArgumentException("raw_block config: " + field + " is required");
+    private static List<String> checkDevicePaths(List<String> paths, IoEngine engine) {
+        if (paths.isEmpty()) {
+            throw invalid("device_paths", "[]", "must name at least one file or device (or use device_path for one)");
         }
-        return value;
+        Set<String> seen = new java.util.HashSet<>();
+        for (String p : paths) {
+            if (p == null || p.isBlank()) {
+                throw invalid("device_paths", paths, "has an empty entry; each must name a file, block device or"
+                        + " /dev/ngXnY");
+            }
+            if (!seen.add(p)) {
+                throw invalid("device_paths", paths, "names " + p + " twice; each device may appear once");
+            }
+        }
+        if (paths.size() > 1 && engine == IoEngine.MEMORY) {
+            throw invalid("device_paths", paths, "needs a file engine (posix, io_uring, uring_cmd): io_engine memory"
+                    + " has no devices to stripe over");
+        }
+        return List.copyOf(paths);
     }
 
     private static IllegalArgumentException invalid(String field, Object value, String rule) {
@@ -249,6 +333,11 @@ public final class RawBlockCoreConfig {
         return new Builder().devicePath(devicePath).slotBytes(slotBytes);
     }
 
+    /** A store striped over {@code devicePaths} (the first holds the metadata area). */
+    public static Builder builder(List<String> devicePaths, long slotBytes) {
+        return new Builder().devicePaths(devicePaths).slotBytes(slotBytes);
+    }
+
     // ---- JSON (LMCache --l2-adapter style) ----
 
     private static final ObjectMapper JSON = io.fdpblock.util.Json.strictMapper();
@@ -258,6 +347,14 @@ public final class RawBlockCoreConfig {
 
     static {
         FIELDS.put("device_path", (b, n) -> b.devicePath(text("device_path", n)));
+        FIELDS.put("device_paths", (b, n) -> {
+            if (!n.isArray()) {
+                throw invalid("device_paths", n, "must be a list of paths, e.g. [\"/dev/nvme0n1\", \"/dev/nvme1n1\"]");
+            }
+            List<String> paths = new ArrayList<>();
+            n.forEach(e -> paths.add(text("device_paths entry", e)));
+            b.devicePaths(paths);
+        });
         FIELDS.put("capacity_bytes", (b, n) -> b.capacityBytes(integer("capacity_bytes", n)));
         FIELDS.put("slot_bytes", (b, n) -> b.slotBytes(integer("slot_bytes", n)));
         FIELDS.put("block_align", (b, n) -> b.blockAlign(toInt("block_align", n)));
@@ -280,6 +377,7 @@ public final class RawBlockCoreConfig {
         FIELDS.put("meta_enable_periodic", (b, n) -> b.metaEnablePeriodic(bool("meta_enable_periodic", n)));
         FIELDS.put("load_checkpoint_on_init", (b, n) -> b.loadCheckpointOnInit(bool("load_checkpoint_on_init", n)));
         FIELDS.put("meta_verify_on_load", (b, n) -> b.metaVerifyOnLoad(bool("meta_verify_on_load", n)));
+        FIELDS.put("verify_payload", (b, n) -> b.verifyPayload(VerifyPayload.parse(text("verify_payload", n))));
         FIELDS.put("use_odirect", (b, n) -> b.useOdirect(bool("use_odirect", n)));
         FIELDS.put("io_engine", (b, n) -> b.ioEngine(IoEngine.parse(text("io_engine", n))));
         FIELDS.put("iouring_queue_depth", (b, n) -> b.iouringQueueDepth(toInt("iouring_queue_depth", n)));
@@ -420,7 +518,10 @@ public final class RawBlockCoreConfig {
 
     // ---- accessors ----
 
+    /** The device, or with {@code device_paths} the first one (it holds the metadata area). */
     public String devicePath() { return devicePath; }
+    /** Every device, in stripe order (one entry for {@code device_path}). */
+    public List<String> devicePaths() { return devicePaths; }
     /** 0 = the device's size. */
     public long capacityBytes() { return capacityBytes; }
     public long slotBytes() { return slotBytes; }
@@ -442,6 +543,8 @@ public final class RawBlockCoreConfig {
     public boolean metaEnablePeriodic() { return metaEnablePeriodic; }
     public boolean loadCheckpointOnInit() { return loadCheckpointOnInit; }
     public boolean metaVerifyOnLoad() { return metaVerifyOnLoad; }
+    /** What a load checks before it serves a payload (see {@link VerifyPayload}). */
+    public VerifyPayload verifyPayload() { return verifyPayload; }
     public boolean useOdirect() { return useOdirect; }
     public IoEngine ioEngine() { return ioEngine; }
     public int iouringQueueDepth() { return iouringQueueDepth; }
@@ -461,12 +564,13 @@ public final class RawBlockCoreConfig {
     public long containerBytes() { return metaTotalBytes / 2 / blockAlign * blockAlign; }
 
     public Builder toBuilder() {
-        return new Builder().devicePath(devicePath).capacityBytes(capacityBytes).slotBytes(slotBytes)
+        Builder b = devicePaths.size() > 1 ? new Builder().devicePaths(devicePaths) : new Builder().devicePath(devicePath);
+        return b.capacityBytes(capacityBytes).slotBytes(slotBytes)
                 .blockAlign(blockAlign).headerBytes(headerBytes).metaTotalBytes(metaTotalBytesSet ? metaTotalBytes : 0)
                 .metaFormat(metaFormat).metaSyncIntervalMs(metaSyncIntervalMs)
                 .metaCheckpointIntervalSec(metaCheckpointIntervalSec).metaIdleQuietMs(metaIdleQuietMs)
                 .metaEnablePeriodic(metaEnablePeriodic).loadCheckpointOnInit(loadCheckpointOnInit)
-                .metaVerifyOnLoad(metaVerifyOnLoad).useOdirect(useOdirect).ioEngine(ioEngine)
+                .metaVerifyOnLoad(metaVerifyOnLoad).verifyPayload(verifyPayload).useOdirect(useOdirect).ioEngine(ioEngine)
                 .iouringQueueDepth(iouringQueueDepth).maxBatchKeys(maxBatchKeys).fdpEnabled(fdpEnabled)
                 .fdpPlacementIds(fdpPlacementIds).fdpDataPlacementPolicy(fdpDataPlacementPolicy)
                 .metaCheckpointPlacementId(metaCheckpointPlacementId).fdpSlotAffinityEnabled(fdpSlotAffinityEnabled)
@@ -475,7 +579,8 @@ public final class RawBlockCoreConfig {
 
     @Override
     public String toString() {
-        return "RawBlockCoreConfig{device_path=" + devicePath + ", capacity_bytes=" + capacityBytes + ", slot_bytes="
+        return "RawBlockCoreConfig{" + (devicePaths.size() > 1 ? "device_paths=" + devicePaths : "device_path="
+                + devicePath) + ", capacity_bytes=" + capacityBytes + ", slot_bytes="
                 + slotBytes + ", block_align=" + blockAlign + ", header_bytes=" + headerBytes + ", meta_total_bytes="
                 + metaTotalBytes + ", io_engine=" + ioEngine + ", fdp_enabled=" + fdpEnabled
                 + (format ? ", format=true" : "") + "}";
@@ -484,6 +589,7 @@ public final class RawBlockCoreConfig {
     /** Builds a config; {@link #build()} checks every rule. */
     public static final class Builder {
         private String devicePath;
+        private List<String> devicePaths;
         private long capacityBytes;
         private long slotBytes = -1;
         private int blockAlign = DEFAULT_BLOCK_ALIGN;
@@ -496,6 +602,7 @@ public final class RawBlockCoreConfig {
         private boolean metaEnablePeriodic = true;
         private boolean loadCheckpointOnInit = true;
         private boolean metaVerifyOnLoad = true;
+        private VerifyPayload verifyPayload = VerifyPayload.ALWAYS;
         private boolean useOdirect = true;
         private IoEngine ioEngine = IoEngine.POSIX;
         private int iouringQueueDepth = 256;
@@ -509,6 +616,8 @@ public final class RawBlockCoreConfig {
         private int closeTimeoutMs = DEFAULT_CLOSE_TIMEOUT_MS;
 
         public Builder devicePath(String v) { devicePath = v; return this; }
+        /** Several devices, slots striped across them (the first holds the metadata); not with devicePath. */
+        public Builder devicePaths(List<String> v) { devicePaths = v == null ? null : new ArrayList<>(v); return this; }
         public Builder capacityBytes(long v) { capacityBytes = v; return this; }
         public Builder slotBytes(long v) { slotBytes = v; return this; }
         public Builder blockAlign(int v) { blockAlign = v; return this; }
@@ -522,6 +631,7 @@ public final class RawBlockCoreConfig {
         public Builder metaEnablePeriodic(boolean v) { metaEnablePeriodic = v; return this; }
         public Builder loadCheckpointOnInit(boolean v) { loadCheckpointOnInit = v; return this; }
         public Builder metaVerifyOnLoad(boolean v) { metaVerifyOnLoad = v; return this; }
+        public Builder verifyPayload(VerifyPayload v) { verifyPayload = v; return this; }
         public Builder useOdirect(boolean v) { useOdirect = v; return this; }
         public Builder ioEngine(IoEngine v) { ioEngine = v; return this; }
         public Builder iouringQueueDepth(int v) { iouringQueueDepth = v; return this; }

@@ -8,6 +8,7 @@ import io.fdpblock.l2.L2AdapterFactory;
 import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.AbstractL2Adapter;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.fdpblock.l2.ReclaimUnitGroups;
 import io.fdpblock.core.LoadRequest;
 import io.fdpblock.core.PutRequest;
 import io.fdpblock.core.RawBlockCore;
@@ -29,7 +30,7 @@ import java.util.Map;
  * submit (it is an in-memory question), stores and loads go from the submitting thread straight to the
  * device and are completed by its callbacks. Usage is charged per slot, by cache salt.
  */
-public final class RawBlockL2Adapter extends AbstractL2Adapter {
+public final class RawBlockL2Adapter extends AbstractL2Adapter implements ReclaimUnitGroups {
     private final RawBlockCore core;
     private final long slotBytes;
     /** The FDP placement policy, or null when data gets no directive. */
@@ -194,6 +195,48 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter {
             }
         }
         notifyDeleted(gone);
+    }
+
+    // ---- reclaim-unit groups (docs/contract.md section 7) ----
+
+    @Override
+    public long groupBytes() {
+        return core.slotGroups().groupBytes();
+    }
+
+    @Override
+    public int[] groupsOf(List<ObjectKey> keys) {
+        checkOpen();
+        return core.slotGroups().groupsOf(encoded(keys));
+    }
+
+    @Override
+    public List<Group> groups() {
+        checkOpen();
+        return core.slotGroups().groups();
+    }
+
+    @Override
+    public Eviction evictGroup(int group) {
+        checkOpen();
+        SlotGroups.Eviction e;
+        try {
+            e = core.slotGroups().evict(group);
+        } catch (IOException ex) {
+            throw new UncheckedIOException("evicting slot group " + group + " of " + core.config().devicePath()
+                    + ": its slot headers could not be read (nothing was evicted)", ex);
+        }
+        List<ObjectKey> gone = new ArrayList<>(e.removed().size());
+        for (String k : e.removed()) {
+            charge(SaltTable.saltOf(k), -slotBytes); // as usage was charged: by the store's salt of the key
+            try {
+                gone.add(ObjectKey.fromEncoded(k));
+            } catch (IllegalArgumentException ex) {
+                // a key written by another tool: deleted, but no listener could know it
+            }
+        }
+        notifyDeleted(gone);
+        return new Eviction(group, e.outcome(), gone, e.removed().size() * slotBytes, e.offset(), e.bytes());
     }
 
     /** Replayed with the size they are charged: the slot each occupies, as for new keys. */

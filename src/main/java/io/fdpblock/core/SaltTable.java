@@ -79,14 +79,22 @@ final class SaltTable {
         return id < salts.size() ? salts.get(id) : null;
     }
 
+    /**
+     * Counts a key of salt {@code id}, defined or not yet: a snapshot may hold a key put while it was
+     * copied, whose salt is defined only by the log replayed after it.
+     */
     void added(int id) {
-        if (id >= 0) {
-            keys[id]++;
+        if (id < 0) {
+            return;
         }
+        if (keys.length <= id) {
+            keys = java.util.Arrays.copyOf(keys, Math.max(id + 1, keys.length * 2));
+        }
+        keys[id]++;
     }
 
     void removed(int id) {
-        if (id >= 0 && keys[id] > 0) {
+        if (id >= 0 && id < keys.length && keys[id] > 0) {
             keys[id]--;
         }
     }

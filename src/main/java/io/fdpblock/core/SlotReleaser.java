@@ -62,7 +62,20 @@ final class SlotReleaser {
      * for it); it is done once the slots are released.
      */
     void releaseWhenDurable(MetaStore meta, long ticket, int[] freed, int count) {
+        expect(count);
+        releaseExpectedWhenDurable(meta, ticket, freed, count);
+    }
+
+    /**
+     * Under the core's lock, with the change that frees them: {@code count} slots are coming, so that a put
+     * finding no slot from then on waits for them (released by {@link #releaseExpectedWhenDurable}).
+     */
+    void expect(int count) {
         coming.addAndGet(count);
+    }
+
+    /** {@link #releaseWhenDurable} for slots already {@link #expect}ed. */
+    void releaseExpectedWhenDurable(MetaStore meta, long ticket, int[] freed, int count) {
         meta.whenDurable(ticket, t -> {
             release(freed, count, true);
             ops.done(1);
@@ -137,9 +150,7 @@ final class SlotReleaser {
     private void free(int[] sorted, boolean counted) {
         lock.lock();
         try {
-            for (int slot : sorted) {
-                slots.free(slot);
-            }
+            slots.freeAll(sorted, sorted.length); // together: a group freed whole goes back whole
         } finally {
             lock.unlock();
         }

@@ -44,37 +44,62 @@ final class Snapshots {
 
     // ------------------------------------------------------------------ reading
 
+    /**
+     * What one snapshot area's header block holds.
+     *
+     * @param header the valid header, or null when {@code problem} says why there is none
+     */
+    record Area(int area, long offset, Header header, String problem) {}
+
     /** The valid snapshot headers of both areas (of this incarnation), newest first. */
     static List<Header> headers(BlockDevice device, V2Layout layout) throws IOException {
         List<Header> out = new ArrayList<>(2);
-        try (Arena arena = Arena.ofShared()) {
-            MemorySegment block = arena.allocate(layout.blockAlign(), 4096);
-            for (int area = 0; area < 2; area++) {
-                IoBatch b = new IoBatch(1);
-                b.read(layout.snapshotOffset(area), block);
-                device.execute(b);
-                Header h = parseHeader(block, area, layout);
-                if (h != null) {
-                    out.add(h);
-                }
+        for (Area a : areas(device, layout)) {
+            if (a.header() != null) {
+                out.add(a.header());
             }
         }
         out.sort((x, y) -> Long.compare(y.seq(), x.seq()));
         return out;
     }
 
-    private static Header parseHeader(MemorySegment h, int area, V2Layout layout) {
-        if (!OnDiskFormat.hasMagic(h, MAGIC) || h.get(OnDiskFormat.U64, 8) != layout.incarnation()
-                || h.get(OnDiskFormat.U32, 60) != crc(h.asSlice(0, 60))) {
-            return null;
+    /** Both areas' header blocks, area 0 first, each valid or with the reason it is not. */
+    static List<Area> areas(BlockDevice device, V2Layout layout) throws IOException {
+        List<Area> out = new ArrayList<>(2);
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment block = arena.allocate(layout.blockAlign(), 4096);
+            for (int area = 0; area < 2; area++) {
+                IoBatch b = new IoBatch(1);
+                b.read(layout.snapshotOffset(area), block);
+                device.execute(b);
+                out.add(parseHeader(block, area, layout));
+            }
         }
+        return out;
+    }
+
+    private static Area parseHeader(MemorySegment h, int area, V2Layout layout) {
+        long offset = layout.snapshotOffset(area);
+        if (!OnDiskFormat.hasMagic(h, MAGIC)) {
+            return new Area(area, offset, null, "no snapshot (no FDPBSN02 header)");
+        }
+        if (h.get(OnDiskFormat.U64, 8) != layout.incarnation()) {
+            return new Area(area, offset, null, "a snapshot of another incarnation (written before the store was"
+                    + " formatted or migrated)");
+        }
+        if (h.get(OnDiskFormat.U32, 60) != crc(h.asSlice(0, 60))) {
+            return new Area(area, offset, null, "header fails its CRC32C");
+        }
+        long startLsn = h.get(OnDiskFormat.U64, 24);
         long entries = h.get(OnDiskFormat.U64, 32);
         long body = h.get(OnDiskFormat.U64, 40);
-        if (entries < 0 || entries > layout.maxSlots() || body < 4 || body > layout.snapshotBytes() - layout.blockAlign()) {
-            return null;
+        if (entries < 0 || entries > layout.maxSlots() || body < 4 || body > layout.snapshotBytes() - layout.blockAlign()
+                || startLsn < 0 || startLsn % layout.blockAlign() != 0) { // the log is replayed from a chunk's start
+            return new Area(area, offset, null, "implausible header (" + entries + " entries, " + body + " body bytes,"
+                    + " start LSN " + startLsn + ")");
         }
-        return new Header(area, h.get(OnDiskFormat.U64, 16), h.get(OnDiskFormat.U64, 24), entries, body,
-                h.get(OnDiskFormat.U64, 48), h.get(OnDiskFormat.U32, 56));
+        return new Area(area, offset, new Header(area, h.get(OnDiskFormat.U64, 16), startLsn, entries, body,
+                h.get(OnDiskFormat.U64, 48), h.get(OnDiskFormat.U32, 56)), null);
     }
 
     private static int crc(MemorySegment s) {
@@ -90,16 +115,31 @@ final class Snapshots {
         void entry(long h1, long h2, int slot, int size, int crc, int group, int saltId);
     }
 
+    private static final Visitor CHECK_ONLY = new Visitor() {
+        @Override
+        public void salt(int id, String salt) {}
+
+        @Override
+        public void entry(long h1, long h2, int slot, int size, int crc, int group, int saltId) {}
+    };
+
     /**
-     * Checks the body's CRC in a first pass, then hands its contents to {@code visitor}.
+     * Checks the body in a first pass (its CRC, and that it parses into the salts and the entries its
+     * header counts, each entry one the store can have written: {@link V2Layout#holdsEntry}), then hands
+     * its contents to {@code visitor}.
      *
      * @return false (nothing handed over) when the body does not match its header
      */
     static boolean load(BlockDevice device, V2Layout layout, Header h, Visitor visitor) throws IOException {
-        if (!scan(device, layout, h, null)) {
+        if (!bodyChecks(device, layout, h)) {
             return false;
         }
         return scan(device, layout, h, visitor);
+    }
+
+    /** Whether the body matches its header's CRC32C (read only, nothing handed over). */
+    static boolean bodyChecks(BlockDevice device, V2Layout layout, Header h) throws IOException {
+        return scan(device, layout, h, CHECK_ONLY);
     }
 
     private static boolean scan(BlockDevice device, V2Layout layout, Header h, Visitor visitor) throws IOException {
@@ -108,7 +148,7 @@ final class Snapshots {
         CRC32C crc = new CRC32C();
         try (Arena arena = Arena.ofShared()) {
             MemorySegment buf = arena.allocate(WRITE_BYTES, 4096);
-            BodyParser parser = visitor == null ? null : new BodyParser(visitor, h.entries());
+            BodyParser parser = new BodyParser(visitor, h.entries(), layout);
             for (long off = 0; off < padded; off += WRITE_BYTES) {
                 long len = Math.min(WRITE_BYTES, padded - off);
                 IoBatch b = new IoBatch(1);
@@ -120,11 +160,11 @@ final class Snapshots {
                 }
                 MemorySegment piece = buf.asSlice(0, useful);
                 crc.update(piece.asByteBuffer());
-                if (parser != null && !parser.feed(piece)) {
+                if (!parser.feed(piece)) {
                     return false;
                 }
             }
-            return (int) crc.getValue() == h.bodyCrc() && (parser == null || parser.complete());
+            return (int) crc.getValue() == h.bodyCrc() && parser.complete();
         }
     }
 
@@ -135,14 +175,16 @@ final class Snapshots {
     private static final class BodyParser {
         private final Visitor visitor;
         private final long entries;
+        private final V2Layout layout;
         private ByteBuffer in = ByteBuffer.allocate(WRITE_BYTES + 4096).order(ByteOrder.LITTLE_ENDIAN);
         private long salts = -1;
         private long saltsSeen;
         private long entriesSeen;
 
-        BodyParser(Visitor visitor, long entries) {
+        BodyParser(Visitor visitor, long entries, V2Layout layout) {
             this.visitor = visitor;
             this.entries = entries;
+            this.layout = layout;
         }
 
         boolean feed(MemorySegment piece) {
@@ -194,6 +236,9 @@ final class Snapshots {
                     int crc = in.getInt();
                     int group = Short.toUnsignedInt(in.getShort());
                     int salt = Short.toUnsignedInt(in.getShort());
+                    if (!layout.holdsEntry(slot, size)) {
+                        return false;
+                    }
                     visitor.entry(h1, h2, slot, size, crc, group, salt);
                     entriesSeen++;
                     continue;

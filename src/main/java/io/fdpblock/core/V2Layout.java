@@ -42,6 +42,19 @@ record V2Layout(int blockAlign, int headerBytes, long slotBytes, long capacityBy
         return 2L * blockAlign + area * snapshotBytes;
     }
 
+    /** Whether {@code slot} is one of the store's slots (a snapshot entry's, a logged put's or delete's). */
+    boolean holdsSlot(int slot) {
+        return slot >= 0 && slot < maxSlots;
+    }
+
+    /**
+     * Whether an index entry (a snapshot's, or a put in the log) is one the store can have written: one of
+     * its slots, and a payload of 1 byte up to what a slot holds.
+     */
+    boolean holdsEntry(int slot, int size) {
+        return holdsSlot(slot) && size > 0 && size <= slotBytes - headerBytes;
+    }
+
     /** The data area: the first slot. */
     long dataBase() {
         return metaTotalBytes;
@@ -139,10 +152,16 @@ record V2Layout(int blockAlign, int headerBytes, long slotBytes, long capacityBy
     }
 
     private boolean plausible() {
-        return blockAlign >= 512 && Integer.bitCount(blockAlign) == 1 && headerBytes > 0 && slotBytes > headerBytes
-                && snapshotBytes >= blockAlign && logBytes >= blockAlign && logOffset == 2L * blockAlign + 2 * snapshotBytes
-                && logOffset + logBytes <= metaTotalBytes && metaTotalBytes < capacityBytes && maxSlots > 0
-                && maxSlots <= (capacityBytes - metaTotalBytes) / slotBytes;
+        if (blockAlign < 512 || Integer.bitCount(blockAlign) != 1 || headerBytes <= 0 || slotBytes <= headerBytes
+                || snapshotBytes < blockAlign || logBytes < blockAlign || maxSlots <= 0 || snapshotBytes % blockAlign != 0
+                || logBytes % blockAlign != 0 || metaTotalBytes % blockAlign != 0 || metaTotalBytes < 2L * blockAlign) {
+            return false; // every offset and length of its I/O is a multiple of block_align
+        }
+        // each area compared with what is left of the metadata area, so that no sum can overflow
+        long room = metaTotalBytes - 2L * blockAlign;
+        return snapshotBytes <= room / 2 && logOffset == 2L * blockAlign + 2 * snapshotBytes
+                && logBytes <= metaTotalBytes - logOffset && metaTotalBytes < capacityBytes
+                && maxSlots == (capacityBytes - metaTotalBytes) / slotBytes; // the slots the store will use
     }
 
     /**

@@ -38,8 +38,9 @@ final class V2Meta implements MetaStore {
      * A background snapshot rests this many times as long as each of its steps took (it works a quarter of
      * the time) while the log has room: its copying, checksumming and writing otherwise slow the puts that
      * run beside it on a machine with few cores (the scale benchmark, 2 cores, 2M entries: put p99.9 during
-     * a snapshot 2.95x the p99.9 without; paced, 1.26x). It runs at full speed once half the log is in use
-     * (commits never wait for a paced snapshot), when the store stops, and for {@link #checkpointNow()}.
+     * a snapshot 2.95x the p99.9 without; paced, 1.26x). It runs at full speed once the log since the newest
+     * snapshot reaches half the ring (a quarter past when this one was asked for, a quarter before commits
+     * would wait), when the store stops, and for {@link #checkpointNow()}.
      */
     private static final int SNAPSHOT_REST = 3;
     private final AtomicLong snapshotBytes = new AtomicLong();
@@ -84,97 +85,37 @@ final class V2Meta implements MetaStore {
                     + " \"format\": true to start over (its keys are then lost)");
         }
         int maxSlots = core.slots.maxSlots();
-        boolean[] used = new boolean[maxSlots];
-        char[] groups = new char[maxSlots];
-        long[] nextSlot = {0};
-        SaltTable salts = core.salts;
-        List<String> notes = new ArrayList<>();
-        long startLsn = 0;
-        long t0 = System.nanoTime();
-        for (Snapshots.Header h : headers) {
-            boolean ok = Snapshots.load(core.device, layout, h, new Snapshots.Visitor() {
-                @Override
-                public void salt(int id, String salt) {
-                    salts.define(id, salt);
-                }
-
-                @Override
-                public void entry(long h1, long h2, int slot, int size, int crc, int group, int saltId) {
-                    if (slot >= 0 && slot < maxSlots) {
-                        index.put(h1, h2, slot, size, crc, saltId);
-                        salts.added(saltId);
-                        used[slot] = true;
-                        groups[slot] = (char) group;
-                    }
-                }
-            });
-            if (ok) {
-                newest = h;
-                startLsn = h.startLsn();
-                nextSlot[0] = Math.min(maxSlots, h.nextSlot());
-                break;
-            }
-            notes.add("snapshot seq " + h.seq() + " in area " + h.area() + " fails its CRC");
-        }
+        V2Recovery.Outcome o = V2Recovery.run(core.device, layout, maxSlots, headers, index, core.salts);
+        List<String> notes = o.notes();
+        newest = o.snapshot();
         if (newest == null && !headers.isEmpty()) {
             // the log before the oldest snapshot may have been overwritten: replaying it alone would not do
             throw new StoreRefusedException(StoreRefusedException.Reason.UNREADABLE, "raw_block on " + path + ": every"
                     + " fdpblock_v2 snapshot is unreadable (" + String.join("; ", notes) + "). Nothing was changed;"
                     + " \"format\": true starts over (its keys are then lost)");
         }
-        long t1 = System.nanoTime();
-        long[] records = {0};
-        long end = MetaLog.replay(core.device, layout, startLsn, new MetaLog.Visitor() {
-            @Override
-            public void put(long h1, long h2, int slot, int size, int crc, int group, int saltId, String key) {
-                records[0]++;
-                if (slot < 0 || slot >= maxSlots) {
-                    return;
-                }
-                long replaced = index.put(h1, h2, slot, size, crc, saltId);
-                if (replaced >= 0) { // stored again: the older version's slot is free
-                    salts.removed((int) (replaced >>> 32));
-                    used[(int) replaced] = false;
-                }
-                salts.added(saltId);
-                used[slot] = true;
-                groups[slot] = (char) group;
-            }
-
-            @Override
-            public void delete(long h1, long h2, int slot) {
-                records[0]++;
-                int salt = index.saltIdOf(h1, h2);
-                if (index.removeIfAt(h1, h2, slot) >= 0) {
-                    salts.removed(salt);
-                    used[slot] = false;
-                }
-            }
-
-            @Override
-            public void salt(int id, String salt) {
-                records[0]++;
-                salts.define(id, salt);
-            }
-        });
-        replayedRecords = records[0];
-        long t2 = System.nanoTime();
-        int highest = -1;
-        for (int s = maxSlots - 1; s >= 0; s--) {
-            if (used[s]) {
-                highest = s;
-                break;
+        long end = o.log().endLsn();
+        replayedRecords = o.records();
+        int highest = o.highestUsed();
+        core.slots.rebuild((int) Math.max(o.nextSlot(), highest + 1), o.used(),
+                core.config.fdpSlotAffinityEnabled() ? o.groups() : null);
+        long snapshotStart = newest == null ? 0 : newest.startLsn();
+        long reclaim = snapshotStart; // the other snapshot's log is kept too: a fallback to it replays from there
+        for (Snapshots.Header h : headers) {
+            if (newest != null && h.seq() < newest.seq()) {
+                reclaim = Math.min(reclaim, h.startLsn());
             }
         }
-        core.slots.rebuild((int) Math.max(nextSlot[0], highest + 1), used, core.config.fdpSlotAffinityEnabled() ? groups : null);
-        long reclaim = newest == null ? 0 : newest.startLsn();
-        log = new MetaLog(core.device, layout, end, reclaim, core.config.metaSyncIntervalMs(),
+        if (end - reclaim > layout.logBytes() / 2) { // its log is gone already (written before it was kept)
+            reclaim = snapshotStart;
+        }
+        log = new MetaLog(core.device, layout, end, reclaim, snapshotStart, core.config.metaSyncIntervalMs(),
                 core.placement.metadata(), this::wantSnapshot);
         boolean fellBack = !notes.isEmpty();
         String note = created ? createdNote : "recovered " + index.size() + " keys (fdpblock_v2): snapshot "
                 + (newest == null ? "none" : "seq " + newest.seq() + " with " + newest.entries() + " entries")
-                + " (" + (t1 - t0) / 1_000_000 + " ms), then " + records[0] + " log records up to LSN " + end + " ("
-                + (t2 - t1) / 1_000_000 + " ms)"
+                + " (" + o.snapshotMillis() + " ms), then " + o.records() + " log records up to LSN " + end
+                + (o.log().torn() ? " (ignored after it: " + o.log().stop() + ")" : "") + " (" + o.logMillis() + " ms)"
                 + (fellBack ? "; fell back to the older snapshot: " + String.join("; ", notes) : "");
         RawBlockCore.LOG.log(fellBack ? System.Logger.Level.WARNING : System.Logger.Level.INFO, "raw_block on " + path
                 + ": " + note);
@@ -218,7 +159,7 @@ final class V2Meta implements MetaStore {
 
     @Override
     public boolean dirty() {
-        return log.appendedTicket() > 0 && log.bytesSinceReclaim() > 0;
+        return log.appendedTicket() > 0 && log.bytesSinceSnapshot() > 0;
     }
 
     // ------------------------------------------------------------------ snapshots
@@ -306,12 +247,13 @@ final class V2Meta implements MetaStore {
                         index.endCopy();
                     }
                 }, core.lock, core.placement.metadata(), snapshotBytes, paced ? this::rest : Snapshots.Pacer.NONE);
+                long older = newest == null ? startLsn : newest.startLsn(); // now the older of the two kept
                 newest = h;
-                log.reclaimTo(startLsn);
+                log.snapshotDurable(startLsn, older);
                 synchronized (trigger) {
-                    // Requests made while it ran measured the log against the reclaim point it just moved: run on
-                    // them, the next snapshot would follow at once and cover almost nothing new. One still due
-                    // is asked for again by the next commit.
+                    // Requests made while it ran measured the log against the start it just moved: run on them,
+                    // the next snapshot would follow at once and cover almost nothing new. One still due is
+                    // asked for again by the next commit.
                     snapshotWanted = false;
                 }
                 snapshotsWritten++;
@@ -323,14 +265,14 @@ final class V2Meta implements MetaStore {
         }
     }
 
-    /** A paced snapshot's rest after a step of {@code stepNanos}; none once half the log is used or when stopping. */
+    /** A paced snapshot's rest after a step of {@code stepNanos}; none once the log is half used or when stopping. */
     private void rest(long stepNanos) {
         synchronized (trigger) {
             if (stopping) {
                 return;
             }
         }
-        if (log.bytesSinceReclaim() < layout.logBytes() / 2) {
+        if (log.bytesSinceSnapshot() < layout.logBytes() / 2) {
             java.util.concurrent.locks.LockSupport.parkNanos(stepNanos * SNAPSHOT_REST);
         }
     }
@@ -343,6 +285,9 @@ final class V2Meta implements MetaStore {
 
     @Override
     public boolean stopBackground(long timeoutMillis) {
+        if (log != null) {
+            log.commitEagerly(); // close waits for what waits on durability: no interval each
+        }
         synchronized (trigger) {
             stopping = true;
             trigger.notifyAll();
@@ -379,7 +324,7 @@ final class V2Meta implements MetaStore {
         s.put("meta_sync_interval_ms", core.config.metaSyncIntervalMs());
         s.put("log_bytes", layout.logBytes());
         s.put("log_next_lsn", log.nextLsn());
-        s.put("log_bytes_since_snapshot", log.bytesSinceReclaim());
+        s.put("log_bytes_since_snapshot", log.bytesSinceSnapshot());
         s.put("log_commits", log.commits());
         s.put("log_bytes_written", log.bytesWritten());
         s.put("snapshot_seq", newest == null ? 0 : newest.seq());

@@ -103,7 +103,7 @@ abstract class AbstractBlockDevice implements BlockDevice {
         return true;
     }
 
-    /** Checks every operation of {@code batch} before any I/O. */
+    /** Checks every operation of {@code batch} before any I/O (allocating nothing unless it refuses one). */
     final void validate(IoBatch batch) throws IOException {
         batch.devicePath = path;
         if (batch.buffersMayBeInUse()) {
@@ -116,22 +116,21 @@ abstract class AbstractBlockDevice implements BlockDevice {
             }
             long offset = batch.offset(i);
             long len = batch.length(i);
-            String what = batch.describe(i);
             if (offset < 0 || offset % logicalBlockSize != 0) {
-                throw new IOException(what + ": offset " + offset + " is not a non-negative multiple of the logical"
+                throw new IOException(batch.describe(i) + ": offset " + offset + " is not a non-negative multiple of the logical"
                         + " block size " + logicalBlockSize + (isDirectIo() ? " (O_DIRECT)" : "") + "; align offsets to it");
             }
             if (len <= 0 || len % logicalBlockSize != 0) {
-                throw new IOException(what + ": length " + len + " is not a positive multiple of the logical block"
+                throw new IOException(batch.describe(i) + ": length " + len + " is not a positive multiple of the logical block"
                         + " size " + logicalBlockSize + (isDirectIo() ? " (O_DIRECT)" : ""));
             }
             // offset + len may overflow a long: compare against what is left instead
             if ((kind == IoBatch.WRITE || kind == IoBatch.DEALLOCATE) && (offset > sizeBytes || len > sizeBytes - offset)) {
-                throw new IOException(what + ": ends past the end of the device (" + sizeBytes + " bytes); the last"
+                throw new IOException(batch.describe(i) + ": ends past the end of the device (" + sizeBytes + " bytes); the last"
                         + " valid byte is at " + (sizeBytes - 1));
             }
             if (kind == IoBatch.READ && offset > sizeBytes) {
-                throw new IOException(what + ": starts past the end of the device (" + sizeBytes + " bytes)");
+                throw new IOException(batch.describe(i) + ": starts past the end of the device (" + sizeBytes + " bytes)");
             }
             if (kind == IoBatch.DEALLOCATE) {
                 validateDeallocate(batch, i);
@@ -139,19 +138,19 @@ abstract class AbstractBlockDevice implements BlockDevice {
             }
             MemorySegment buf = batch.buffer(i);
             if (len > maxTransferBytes) {
-                throw new IOException(what + ": length " + len + " exceeds the maximum transfer of " + maxTransferBytes
+                throw new IOException(batch.describe(i) + ": length " + len + " exceeds the maximum transfer of " + maxTransferBytes
                         + " bytes; split it");
             }
             if (bufferAlignment > 1 && buf.address() % bufferAlignment != 0) {
-                throw new IOException(what + ": buffer address 0x" + Long.toHexString(buf.address())
+                throw new IOException(batch.describe(i) + ": buffer address 0x" + Long.toHexString(buf.address())
                         + " is not aligned to " + bufferAlignment + " bytes as O_DIRECT requires; take buffers from"
                         + " device.buffers() or allocate them with that alignment");
             }
             if (buf.isReadOnly() && kind == IoBatch.READ) {
-                throw new IOException(what + ": the buffer is read-only");
+                throw new IOException(batch.describe(i) + ": the buffer is read-only");
             }
             if (!buf.isNative()) {
-                throw new IOException(what + ": the buffer is on the Java heap; native I/O needs an off-heap segment");
+                throw new IOException(batch.describe(i) + ": the buffer is on the Java heap; native I/O needs an off-heap segment");
             }
         }
     }

@@ -36,6 +36,16 @@ public interface BlockDevice extends AutoCloseable {
     }
 
     /**
+     * Why writes cannot carry placement ids here, and what would let them; null when
+     * {@link #supportsPlacement()}.
+     */
+    default String placementUnsupportedReason() {
+        return supportsPlacement() ? null : "io_engine " + engine() + " on " + path() + " cannot carry placement ids: FDP"
+                + " needs io_engine uring_cmd on an NVMe generic device /dev/ngXnY, or io_engine io_uring on its block"
+                + " device /dev/nvmeXnY with write streams (Linux >= 6.16)";
+    }
+
+    /**
      * The placement ids the device reports (NVMe FDP: RUH Status), in its order; empty without FDP.
      */
     default java.util.List<Integer> placementIds() throws IOException {
@@ -101,6 +111,14 @@ public interface BlockDevice extends AutoCloseable {
      * freeing memory that was registered.
      */
     default void unregisterBuffers(MemorySegment region) throws IOException {
+    }
+
+    /**
+     * What the engine's rings did so far (system calls, SQEs per call, time-averaged depth); cumulative,
+     * {@link IoStats#minus} gives a window. {@link IoStats#NONE} for engines without rings.
+     */
+    default IoStats ioStats() {
+        return IoStats.NONE;
     }
 
     /** Makes every write that has completed durable. */

@@ -32,9 +32,12 @@ public final class BlockDevices {
             }
             case IO_URING -> {
                 Uring.ensureAvailable();
+                // Always O_DIRECT: no page cache between the ring and the device, and on a block device
+                // with write streams a buffered write would lose its stream (placement) silently.
                 NativeFile f = openFile(path, options, true);
                 try {
-                    yield IoUringBlockDevice.open(f, options);
+                    yield f.kind() == NativeFile.Kind.BLOCK_DEVICE ? WriteStreamBlockDevice.open(f, options)
+                            : IoUringBlockDevice.open(f, options);
                 } catch (IOException | RuntimeException e) {
                     f.close();
                     throw e;

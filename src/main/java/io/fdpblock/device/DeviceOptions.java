@@ -4,16 +4,20 @@ package io.fdpblock.device;
  * How to open a {@link BlockDevice}.
  *
  * @param engine the I/O engine
- * @param queueDepth operations in flight at most (io_uring ring size)
+ * @param queueDepth operations in flight at most per ring (io_uring ring size)
  * @param direct O_DIRECT (no page cache); the posix engine may turn it off, io_uring always uses it
  * @param bufferSize bytes per buffer of the device's {@link AlignedBufferPool}
  * @param bufferCount buffers in that pool (0: none)
  * @param sqPollIdleMillis {@code > 0}: io_uring SQPOLL with this idle time; 0: off
  * @param exclusive one owner: an exclusive {@code flock} on the device (and {@code O_EXCL} for a block
  *        device), so a second opener, in this process or another, fails at once (on by default)
+ * @param ioRings io_uring engines: rings per device, each with its own reactor thread; a submitting
+ *        thread keeps to one of them (1..the machine's cores; default 1)
+ * @param submitPolicy io_uring engines: when prepared SQEs are handed to the kernel (default
+ *        {@link SubmitPolicy#ADAPTIVE})
  */
 public record DeviceOptions(IoEngine engine, int queueDepth, boolean direct, int bufferSize, int bufferCount,
-        int sqPollIdleMillis, boolean exclusive) {
+        int sqPollIdleMillis, boolean exclusive, int ioRings, SubmitPolicy submitPolicy) {
     public static final int DEFAULT_QUEUE_DEPTH = 256;
     public static final int DEFAULT_BUFFER_SIZE = 1 << 20;
     public static final int DEFAULT_BUFFER_COUNT = 64;
@@ -35,29 +39,54 @@ public record DeviceOptions(IoEngine engine, int queueDepth, boolean direct, int
         if (sqPollIdleMillis < 0) {
             throw new IllegalArgumentException("sqPollIdleMillis " + sqPollIdleMillis + " must be >= 0 (0 = off)");
         }
+        int cores = Runtime.getRuntime().availableProcessors();
+        if (ioRings < 1 || ioRings > cores) {
+            throw new IllegalArgumentException("io_rings " + ioRings + " must be in 1.." + cores + " (one reactor"
+                    + " thread per ring; this machine has " + cores + " cores): lower it");
+        }
+        if (submitPolicy == null) {
+            throw new IllegalArgumentException("submitPolicy must be set: one of " + SubmitPolicy.names());
+        }
     }
 
     public static DeviceOptions of(IoEngine engine) {
-        return new DeviceOptions(engine, DEFAULT_QUEUE_DEPTH, true, DEFAULT_BUFFER_SIZE, DEFAULT_BUFFER_COUNT, 0, true);
+        return new DeviceOptions(engine, DEFAULT_QUEUE_DEPTH, true, DEFAULT_BUFFER_SIZE, DEFAULT_BUFFER_COUNT, 0, true, 1,
+                SubmitPolicy.ADAPTIVE);
     }
 
     public DeviceOptions withQueueDepth(int qd) {
-        return new DeviceOptions(engine, qd, direct, bufferSize, bufferCount, sqPollIdleMillis, exclusive);
+        return new DeviceOptions(engine, qd, direct, bufferSize, bufferCount, sqPollIdleMillis, exclusive, ioRings,
+                submitPolicy);
     }
 
     public DeviceOptions withDirect(boolean on) {
-        return new DeviceOptions(engine, queueDepth, on, bufferSize, bufferCount, sqPollIdleMillis, exclusive);
+        return new DeviceOptions(engine, queueDepth, on, bufferSize, bufferCount, sqPollIdleMillis, exclusive, ioRings,
+                submitPolicy);
     }
 
     public DeviceOptions withBuffers(int size, int count) {
-        return new DeviceOptions(engine, queueDepth, direct, size, count, sqPollIdleMillis, exclusive);
+        return new DeviceOptions(engine, queueDepth, direct, size, count, sqPollIdleMillis, exclusive, ioRings,
+                submitPolicy);
     }
 
     public DeviceOptions withSqPoll(int idleMillis) {
-        return new DeviceOptions(engine, queueDepth, direct, bufferSize, bufferCount, idleMillis, exclusive);
+        return new DeviceOptions(engine, queueDepth, direct, bufferSize, bufferCount, idleMillis, exclusive, ioRings,
+                submitPolicy);
     }
 
     public DeviceOptions withExclusive(boolean on) {
-        return new DeviceOptions(engine, queueDepth, direct, bufferSize, bufferCount, sqPollIdleMillis, on);
+        return new DeviceOptions(engine, queueDepth, direct, bufferSize, bufferCount, sqPollIdleMillis, on, ioRings,
+                submitPolicy);
+    }
+
+    /** Rings (and reactor threads) per device for the io_uring engines; 1..cores. */
+    public DeviceOptions withIoRings(int rings) {
+        return new DeviceOptions(engine, queueDepth, direct, bufferSize, bufferCount, sqPollIdleMillis, exclusive, rings,
+                submitPolicy);
+    }
+
+    public DeviceOptions withSubmitPolicy(SubmitPolicy policy) {
+        return new DeviceOptions(engine, queueDepth, direct, bufferSize, bufferCount, sqPollIdleMillis, exclusive,
+                ioRings, policy);
     }
 }

@@ -37,7 +37,7 @@ final class UringCmdBlockDevice extends IoUringBlockDevice {
     private final int slotCount;
     /** The kernel reads a DSM's ranges while it runs: shared, freed only with the device. */
     private final Arena dsmArena = Arena.ofShared();
-    /** Reactor-only: made at the first deallocation. */
+    /** Made at the first deallocation (by whichever reactor), see {@link #dsmRanges()}. */
     private MemorySegment dsmRanges;
 
     private UringCmdBlockDevice(NvmeNamespace ns, long size, DeviceOptions options) throws IOException {
@@ -46,7 +46,7 @@ final class UringCmdBlockDevice extends IoUringBlockDevice {
         this.nsid = ns.nsid();
         this.lbaSize = ns.lbaSize();
         this.split = ns.maxTransferBytes();
-        this.slotCount = options.queueDepth();
+        this.slotCount = options.queueDepth() * options.ioRings(); // slots are numbered across the reactors
     }
 
     static UringCmdBlockDevice open(String path, DeviceOptions options) throws IOException {
@@ -151,10 +151,7 @@ final class UringCmdBlockDevice extends IoUringBlockDevice {
         if (sqe < 0) {
             return -1;
         }
-        if (dsmRanges == null) {
-            dsmRanges = dsmArena.allocate((long) slotCount * DSM_BUFFER_BYTES, 4096);
-        }
-        MemorySegment ranges = dsmRanges.asSlice((long) slot * DSM_BUFFER_BYTES, DSM_BUFFER_BYTES);
+        MemorySegment ranges = dsmRanges().asSlice((long) slot * DSM_BUFFER_BYTES, DSM_BUFFER_BYTES);
         int count = 0;
         for (int i = first; i < b.size() && count < NvmeCommand.MAX_DSM_RANGES && b.kind(i) == IoBatch.DEALLOCATE; i++) {
             NvmeCommand.putDsmRange(ranges, count++, b.offset(i) / lbaSize, (int) (b.length(i) / lbaSize));
@@ -164,6 +161,14 @@ final class UringCmdBlockDevice extends IoUringBlockDevice {
             ring.addSqeFlags(sqe, sqeFileFlags());
         }
         return count;
+    }
+
+    /** Made at the first deallocation of any reactor. */
+    private synchronized MemorySegment dsmRanges() {
+        if (dsmRanges == null) {
+            dsmRanges = dsmArena.allocate((long) slotCount * DSM_BUFFER_BYTES, 4096);
+        }
+        return dsmRanges;
     }
 
     @Override

@@ -11,7 +11,10 @@ import java.time.Duration;
 
 /**
  * {@code poll(2)} over a fixed set of descriptors, for readability ({@code POLLIN}). The pollfd array
- * is allocated once; {@link #poll} allocates nothing. Not thread-safe: one thread polls.
+ * is allocated once; {@link #poll} allocates nothing. Confined to the thread that made it: that thread
+ * adds, polls and closes (another one gets a {@link WrongThreadException}). Its memory is a confined
+ * arena's because closing a shared arena stops every thread of the JVM for a handshake, which a poller
+ * made per wait (e.g. {@link EventFd#await}) would pay each time.
  */
 public final class Poller implements AutoCloseable {
     static {
@@ -25,7 +28,7 @@ public final class Poller implements AutoCloseable {
     private static final long STRIDE = pollfd.sizeof();
     private static final long REVENTS = pollfd.revents$offset();
 
-    private final Arena arena = Arena.ofShared();
+    private final Arena arena = Arena.ofConfined();
     private final MemorySegment fds;
     private final int capacity;
     private int size;
@@ -51,9 +54,8 @@ public final class Poller implements AutoCloseable {
         if (size == capacity) {
             throw new IllegalStateException("Poller is full: capacity " + capacity + " descriptors");
         }
-        int i = size++;
-        set(i, fd);
-        return i;
+        set(size, fd); // first: a refused call (another thread's) adds nothing
+        return size++;
     }
 
     /** Replaces the descriptor at {@code index}; a negative fd is ignored by poll(2). */

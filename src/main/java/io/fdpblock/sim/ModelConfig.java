@@ -93,6 +93,22 @@ public record ModelConfig(long logicalBytes, int unitBytes, long reclaimUnitByte
     }
 
     /**
+     * The traced device's geometry as far as the trace header tells it (size, LBA size, and for a device
+     * with FDP its reclaim unit size and placement id count, one initially isolated handle per id), the
+     * rest as in {@link #emulated()}.
+     */
+    public static ModelConfig forTrace(TraceFormat.Header h) {
+        ModelConfig c = emulated().withLogicalBytes(h.deviceBytes()).withUnitBytes(h.lbaBytes());
+        if (h.reclaimUnitBytes() > 0) {
+            c = c.withReclaimUnitBytes(h.reclaimUnitBytes());
+        }
+        if (h.placementIdCount() > 0) {
+            c = c.withHandles(h.placementIdCount(), HandleType.INITIALLY_ISOLATED);
+        }
+        return c;
+    }
+
+    /**
      * A real namespace's geometry: its size and LBA size, and from its active FDP configuration the
      * reclaim groups, RUNS, RGIF and handle types, and from RUH Status which handle each placement id
      * names. Over-provisioning and GC stay as in {@link #emulated()} (no log page tells them).

@@ -60,4 +60,19 @@ public record SimulationResult(String trace, TraceFormat.Header traceHeader, Mod
     public double waf() {
         return hostBytes == 0 ? 1.0 : (double) mediaBytes / hostBytes;
     }
+
+    /**
+     * Write amplification of the part of the trace after the first {@code host} bytes of host writes (from
+     * the samples, so it starts at the first sample at or past that point): the steady state once the
+     * device has filled, without the first fill's copy-free writes. NaN when the trace writes less.
+     */
+    public double wafAfter(long host) {
+        Sample last = samples.get(samples.size() - 1);
+        for (Sample s : samples) {
+            if (s.hostBytes() >= host && last.hostBytes() > s.hostBytes()) {
+                return (double) (last.mediaBytes() - s.mediaBytes()) / (last.hostBytes() - s.hostBytes());
+            }
+        }
+        return Double.NaN;
+    }
 }

@@ -2,6 +2,7 @@ package io.fdpblock.uring;
 
 import io.fdpblock.linux.Errno;
 import io.fdpblock.ffi.FdpNative;
+import io.fdpblock.ffi.fdpblock_sqe_write_stream;
 import io.fdpblock.ffi.io_uring;
 import io.fdpblock.ffi.io_uring_cq;
 import io.fdpblock.ffi.io_uring_cqe;
@@ -74,6 +75,8 @@ public final class Ring implements AutoCloseable {
     private static final long SQE_USER_DATA = io_uring_sqe.user_data$offset();
     private static final long SQE_BUF_INDEX = io_uring_sqe.buf_index$offset();
     private static final long SQE_CMD_OP = io_uring_sqe.cmd_op$offset();
+    /** Linux >= 6.16: byte 44, in the union with splice_fd_in/file_index (headers/sqe_write_stream.h). */
+    private static final long SQE_WRITE_STREAM = fdpblock_sqe_write_stream.write_stream$offset();
 
     private static final long CQE_USER_DATA = io_uring_cqe.user_data$offset();
     private static final long CQE_RES = io_uring_cqe.res$offset();
@@ -163,6 +166,16 @@ public final class Ring implements AutoCloseable {
      *         disabled ({@code /proc/sys/kernel/io_uring_disabled}) or the kernel is too old
      */
     public static Ring open(RingOptions options) throws IOException {
+        return open(options, false);
+    }
+
+    /**
+     * Sets up a ring; the calling thread becomes its owner. {@code closeFromAnyThread}: its memory lives
+     * in a shared arena, so that another thread may {@link #close()} it once its owner is done with it
+     * (e.g. a ring a thread used for its own blocking I/O, torn down with the device); the ring is still
+     * driven by one thread at a time.
+     */
+    public static Ring open(RingOptions options, boolean closeFromAnyThread) throws IOException {
         Uring.requireLibrary();
         int base = (options.bigEntries() ? SETUP_SQE128 | SETUP_CQE32 : 0)
                 | (options.sqPollIdleMillis() > 0 ? SETUP_SQPOLL : 0);
@@ -174,7 +187,7 @@ public final class Ring implements AutoCloseable {
         } else {
             attempts = new int[] {base | SETUP_SINGLE_ISSUER | SETUP_DEFER_TASKRUN, base | SETUP_COOP_TASKRUN, base};
         }
-        Arena arena = Arena.ofConfined();
+        Arena arena = closeFromAnyThread ? Arena.ofShared() : Arena.ofConfined();
         try {
             MemorySegment ring = arena.allocate(io_uring.layout());
             MemorySegment params = arena.allocate(io_uring_params.layout());
@@ -409,6 +422,19 @@ public final class Ring implements AutoCloseable {
     public void setUringCmdFixed(long sqe, int bufIndex) {
         sqes.set(ValueLayout.JAVA_INT, sqe + SQE_OP_FLAGS, URING_CMD_FIXED);
         sqes.set(ValueLayout.JAVA_SHORT, sqe + SQE_BUF_INDEX, (short) bufIndex);
+    }
+
+    /**
+     * Sets a WRITE's (or WRITE_FIXED's) write stream: 1..{@code queue/max_write_streams} of the block
+     * device (Linux >= 6.16; 0 = none). The kernel then places the write with the stream's FDP placement
+     * handle, for O_DIRECT writes only. Where the kernel has no write streams it ignores the byte, so ask
+     * sysfs first ({@link io.fdpblock.nvme.WriteStreams#probe}).
+     */
+    public void setWriteStream(long sqe, int stream) {
+        if (stream < 0 || stream > 255) {
+            throw new IllegalArgumentException("write stream " + stream + " is outside 0..255 (the SQE field is one byte)");
+        }
+        sqes.set(ValueLayout.JAVA_BYTE, sqe + SQE_WRITE_STREAM, (byte) stream);
     }
 
     /** Sets {@code IOSQE_*} flags, e.g. {@link #SQE_FIXED_FILE} (the fd is then a registered file index). */

@@ -74,11 +74,24 @@ class BenchHostTest {
             Measurement l = w.load(0, 200_000_000L);
             assertThat(l.ops()).isPositive();
             assertThat(l.extra()).containsEntry("missed_chunks", 0L);
+            assertThat(l.extra()).containsKeys("ring_depth_avg", "depth_littles_law", "lat_p50_us", "device_ios_per_chunk");
             AdapterWorkload.LookupResult r = w.lookup(w.keyCount(), 5, 50);
             assertThat(r.misses()).isZero();
             assertThat(r.medianMicros()).isPositive();
             assertThat(w.adapter().core().keyCount()).isEqualTo(w.keyCount());
         }
+        // verify_payload "recovery": the same loads, every chunk served (its slot header is read with it)
+        try (AdapterWorkload w = AdapterWorkload.open(f, 96L << 20, 1 << 20, 16, 4,
+                io.fdpblock.core.RawBlockCoreConfig.VerifyPayload.RECOVERY)) {
+            w.populate();
+            Measurement l = w.load(0, 200_000_000L);
+            assertThat(l.ops()).isPositive();
+            assertThat(l.extra()).containsEntry("missed_chunks", 0L);
+        }
+        Measurement crc = Crc32cAlone.measure(1 << 20, 8L << 20, 50_000_000L);
+        assertThat(crc.ops()).isPositive();
+        assertThat(crc.bytes()).isEqualTo(crc.ops() << 20);
+        assertThat(crc.cpuSeconds()).isPositive();
         AdapterWorkload.LookupResult mem = AdapterWorkload.lookupOnMemory(1000, 5, 20);
         assertThat(mem.keys()).isEqualTo(1000);
         assertThat(mem.misses()).isZero();
@@ -90,7 +103,7 @@ class BenchHostTest {
         Path out = dir.resolve("out");
         Bench b = new Bench(new Bench.Options(dir.resolve("bench.img"), 256L << 20, null, 1, 0, 1, out,
                 dir.resolve("no-such-fio").toString(), List.of("randread-4k-qd1", "nvme-randread-4k-qd1",
-                "adapter-lookup"), true, 4, 20, PipelinedIo.Mode.HANDOFF),
+                "adapter-lookup"), true, 4, 20, PipelinedIo.Mode.HANDOFF, null),
                 new PrintStream(buf, true, StandardCharsets.UTF_8));
         assertThat(b.run()).isZero();
         String printed = buf.toString(StandardCharsets.UTF_8);

@@ -39,9 +39,12 @@ class BenchReportTest {
                   "jobname" : "randread-4k-qd32", "error" : 0, "job_runtime" : 5000,
                   "read" : { "io_bytes" : 2048000000, "bw_bytes" : 409600000, "iops" : 100000.0, "runtime" : 5000,
                              "total_ios" : 500000,
-                             "clat_ns" : { "mean" : 300000.0, "percentile" : { "50.000000" : 290816 } } },
+                             "lat_ns" : { "mean" : 320000.0 },
+                             "clat_ns" : { "mean" : 300000.0, "percentile" : { "50.000000" : 290816,
+                                           "99.000000" : 501760 } } },
                   "write" : { "io_bytes" : 0, "bw_bytes" : 0, "iops" : 0.0, "runtime" : 0, "total_ios" : 0 },
-                  "usr_cpu" : 10.0, "sys_cpu" : 30.0, "ctx" : 1234 } ]
+                  "usr_cpu" : 10.0, "sys_cpu" : 30.0, "ctx" : 1234,
+                  "iodepth_submit" : { "0" : 0.0, "4" : 97.0, "8" : 3.0, "16" : 0.0, ">=64" : 0.0 } } ]
             }
             """;
 
@@ -54,7 +57,13 @@ class BenchReportTest {
         assertThat(m.iops()).isEqualTo(100_000.0);
         assertThat(m.cpuSeconds()).isCloseTo(2.0, within(1e-9)); // 40% of 5 s
         assertThat(m.iopsPerCpuSec()).isCloseTo(250_000.0, within(1e-6));
-        assertThat(m.extra()).containsEntry("clat_p50_us", 290.816);
+        assertThat(m.extra()).containsEntry("lat_p50_us", 290.82).containsEntry("lat_p99_us", 501.76)
+                .containsEntry("lat_mean_us", 320.0);
+        // Little's law: 100,000 IOPS x 320 us = 32 in flight
+        assertThat(m.extra()).containsEntry("depth_littles_law", 32.0);
+        CaseResult r = new CaseResult(BenchCase.rawCases(IoEngine.IO_URING).get(1));
+        r.add(new CaseResult.Round(1, null, "not run", m, null));
+        assertThat(r.fioSubmitBatch()).as("fio's most frequent I/Os per submit call").isEqualTo("1-4 (97%)");
     }
 
     @Test
@@ -67,6 +76,11 @@ class BenchReportTest {
         BenchCase nvme = BenchCase.rawCases(IoEngine.URING_CMD).get(4); // seqwrite 1m QD16
         assertThat(Fio.jobArgs(nvme, Path.of("/dev/ng0n1"), 1L << 30, 5, 0))
                 .contains("--ioengine=io_uring_cmd", "--cmd_type=nvme", "--rw=write", "--bs=1048576", "--iodepth=16")
+                .doesNotContain("--direct=1")
+                .noneMatch(a -> a.startsWith("--ramp_time"));
+        assertThat(Fio.jobArgs(nvme, Path.of("/dev/ng0n1"), 1L << 30, 5, 0, 512 << 10))
+                .as("commands of the namespace's max transfer, as ours splits them, same bytes in flight")
+                .contains("--bs=524288", "--iodepth=32")
                 .doesNotContain("--norandommap")
                 .noneMatch(a -> a.startsWith("--ramp_time"));
     }
@@ -97,7 +111,16 @@ class BenchReportTest {
         assertThat(t.get(1).met()).isTrue();
 
         BenchCase qd1 = BenchCase.rawCases(IoEngine.IO_URING).get(0);
-        assertThat(result(qd1, 1, 1, 1.0, 1).targets()).hasSize(1); // no throughput target at QD1
+        List<CaseResult.Target> q1 = result(qd1, 1, 1, 1.0, 1).targets();
+        assertThat(q1).extracting(CaseResult.Target::required).containsExactly(1.0, 0.8); // IOPS, IOPS per CPU-s
+
+        BenchCase twoRings = BenchCase.rawCases(IoEngine.IO_URING).stream().filter(c -> c.rings() == 2).findFirst()
+                .orElseThrow();
+        assertThat(twoRings.queueDepth()).isEqualTo(128);
+        assertThat(Fio.jobArgs(twoRings, Path.of("/x"), 1L << 30, 5, 1)).contains("--iodepth=64", "--numjobs=2",
+                "--group_reporting");
+        assertThat(result(twoRings, 1, 1, 1.0, 1).targets()).extracting(CaseResult.Target::name)
+                .containsExactly("IOPS ours/fio");
 
         CaseResult noFio = result(qd32, 90_000, 2.0, null, 0);
         assertThat(noFio.throughputRatio()).isNaN();
@@ -115,5 +138,46 @@ class BenchReportTest {
         assertThat(img.getWidth()).isGreaterThan(1000);
         List<CaseResult> noFio = List.of(result(raw.get(0), 10_000, 1, null, 0), result(raw.get(4), 3000, 0.5, null, 0));
         assertThat(Files.size(BenchChart.write(noFio, dir.resolve("b.png"), 3))).isGreaterThan(1000);
+    }
+
+    @Test
+    void placementCasesGiveEachSidesMedianAndTheCostOfStreamsAgainstPlainAndPassthru() {
+        BenchCase c = BenchCase.placementCases().get(1);
+        assertThat(c.id()).isEqualTo("placement-randwrite-4k-qd32");
+        assertThat(c.label()).isEqualTo("placement randwrite 4k QD32");
+        assertThat(c.hasReference()).as("no fio side").isFalse();
+        assertThat(BenchCase.all()).contains(c);
+        PlacementResult r = new PlacementResult(c);
+        double[][] iops = {{1000, 900, 800}, {1200, 1000, 900}, {1100, 950, 1000}}; // plain, stream, passthru per round
+        for (int round = 0; round < 3; round++) {
+            java.util.Map<PlacementResult.Side, Measurement> m = PlacementResult.perSide();
+            PlacementResult.Side[] sides = PlacementResult.Side.values();
+            for (int s = 0; s < 3; s++) {
+                long ops = (long) iops[round][s];
+                m.put(sides[s], new Measurement(ops, ops * 4096, 1.0, ops * 10e-6 * (s + 1))); // 10, 20, 30 us per op
+            }
+            r.add(new PlacementResult.Round(round + 1, m, PlacementResult.perSide()));
+        }
+        assertThat(r.throughput(PlacementResult.Side.PLAIN)).isEqualTo(1100);
+        assertThat(r.throughput(PlacementResult.Side.STREAM)).isEqualTo(950);
+        assertThat(r.throughput(PlacementResult.Side.PASSTHRU)).isEqualTo(900);
+        assertThat(r.throughputRatio(PlacementResult.Side.STREAM, PlacementResult.Side.PLAIN)).isCloseTo(950 / 1100.0,
+                within(1e-12));
+        assertThat(r.throughputRatio(PlacementResult.Side.STREAM, PlacementResult.Side.PASSTHRU)).isCloseTo(950 / 900.0,
+                within(1e-12));
+        assertThat(r.cpuMicrosPerOp(PlacementResult.Side.STREAM)).isCloseTo(20, within(1e-9));
+        assertThat(r.cpuRatio(PlacementResult.Side.STREAM, PlacementResult.Side.PASSTHRU)).isCloseTo(2 / 3.0, within(1e-9));
+        assertThat(r.row()).contains("placement randwrite 4k QD32").contains("1,100").contains("0.86x").contains("1.06x");
+        java.util.Map<String, Object> json = r.toMap();
+        assertThat(json).containsKeys("rounds", "median", "ratios").doesNotContainKey("skipped");
+        @SuppressWarnings("unchecked")
+        java.util.Map<String, Object> ratios = (java.util.Map<String, Object>) json.get("ratios");
+        assertThat(ratios).containsEntry("throughput_stream_over_plain", 0.8636);
+
+        PlacementResult skipped = new PlacementResult(c);
+        skipped.skip("kernel 6.12 has no block-layer write streams");
+        assertThat(skipped.row()).contains("skipped: kernel 6.12");
+        assertThat(skipped.toMap()).containsEntry("skipped", "kernel 6.12 has no block-layer write streams")
+                .doesNotContainKey("rounds");
     }
 }

@@ -1,5 +1,7 @@
 package io.fdpblock.cli;
 
+import io.fdpblock.devicetier.DeviceGuest;
+import io.fdpblock.nvme.NvmeNamespace;
 import jdk.jshell.JShell;
 import jdk.jshell.Snippet;
 import jdk.jshell.SnippetEvent;
@@ -14,7 +16,6 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -68,31 +69,84 @@ class OperatorSurfaceDeviceTest {
 
     @Test
     void theJshellScriptOpensTheNamespaceAndPrintsFdpStateInThreeLines() throws Exception {
-        String script = Files.readString(Path.of("jshell/fdpblock.jsh"));
-        String cp = System.getProperty("java.class.path");
-        try (JShell js = JShell.builder().executionEngine("local").compilerOptions("--class-path", cp).build()) {
-            js.addToClasspath(cp);
-            SourceCodeAnalysis analysis = js.sourceCodeAnalysis();
-            List<String> snippets = new ArrayList<>();
-            String rest = script;
-            while (!rest.isBlank()) {
-                SourceCodeAnalysis.CompletionInfo info = analysis.analyzeCompletion(rest);
-                snippets.add(info.source());
-                rest = info.remaining();
-            }
-            snippets.add("var ns = nvme(\"" + DEVICE + "\");");
-            snippets.add("fdp(ns);");
-            snippets.add("var stats = ns.fdpStatistics();");
-            snippets.add("var buf = aligned(4096); buf.fill((byte) 7); ns.write(1000, buf, 1);");
-            for (String s : snippets) {
-                for (SnippetEvent e : js.eval(s)) {
-                    List<String> diags = js.diagnostics(e.snippet()).map(d -> d.getMessage(null)).toList();
-                    assertThat(e.status()).as("snippet %s: %s %s", s, diags, e.exception())
-                            .isNotEqualTo(Snippet.Status.REJECTED);
-                    assertThat(e.exception()).as("snippet %s", s).isNull();
-                }
-            }
+        try (JShell js = jshellWithScript()) {
+            eval(js, "var ns = nvme(\"" + DEVICE + "\");");
+            eval(js, "fdp(ns);");
+            eval(js, "var stats = ns.fdpStatistics();");
+            // an LBA outside every store of the device tests (raw tests write from DeviceGuest.RAW_BASE on)
+            eval(js, "var buf = aligned(4096); buf.fill((byte) 7); ns.write(" + (DeviceGuest.RAW_BASE + (201L << 20))
+                    + "L / ns.lbaSize(), buf, 1);");
             js.eval("ns.close();");
+        }
+    }
+
+    /** A jshell with the project on its class path and jshell/fdpblock.jsh evaluated. */
+    private static JShell jshellWithScript() throws Exception {
+        String cp = System.getProperty("java.class.path");
+        JShell js = JShell.builder().executionEngine("local").compilerOptions("--class-path", cp).build();
+        js.addToClasspath(cp);
+        eval(js, Files.readString(Path.of("jshell/fdpblock.jsh")));
+        return js;
+    }
+
+    /** Evaluates every snippet of {@code source} in turn (JShell.eval takes only the first), each must succeed. */
+    private static void eval(JShell js, String source) {
+        SourceCodeAnalysis analysis = js.sourceCodeAnalysis();
+        String rest = source;
+        while (!rest.isBlank()) {
+            SourceCodeAnalysis.CompletionInfo info = analysis.analyzeCompletion(rest);
+            String s = info.source();
+            for (SnippetEvent e : js.eval(s)) {
+                List<String> diags = js.diagnostics(e.snippet()).map(d -> d.getMessage(null)).toList();
+                assertThat(e.status()).as("snippet %s: %s %s", s, diags, e.exception())
+                        .isNotEqualTo(Snippet.Status.REJECTED);
+                assertThat(e.exception()).as("snippet %s", s).isNull();
+            }
+            rest = info.remaining();
+        }
+    }
+
+    @Test
+    @Tag(DeviceGuest.WRITE_STREAMS_TAG)
+    void selftestAndFdpStatusShowTheWriteStreamsAndTheirHandles() throws Exception {
+        DeviceGuest.WriteStreams ws = DeviceGuest.requireWriteStreams();
+        String block = "/dev/" + ws.blockName();
+        String self = run("selftest", "--device", DEVICE);
+        System.out.println(self);
+        assertThat(self.lines().filter(l -> l.startsWith("write streams")).findFirst().orElse(""))
+                .contains(" ok ").contains(block + ": " + ws.maxStreams() + " streams, granularity "
+                        + ws.granularityBytes() + " B").contains("stream 1 -> placement id");
+
+        String status = run("fdp", "status", DEVICE);
+        System.out.println(status);
+        List<Integer> ids;
+        try (NvmeNamespace ns = NvmeNamespace.open(DEVICE)) {
+            ids = ns.ruhStatus().placementIds();
+        }
+        assertThat(status).contains("write streams of " + block);
+        for (int s = 1; s <= ws.maxStreams(); s++) {
+            assertThat(status).containsPattern("(?m)^  " + s + " +" + String.format("0x%04x", ids.get(s - 1)) + " ");
+        }
+        assertThat(run("fdp", "status", DEVICE, "--json")).contains("\"write_streams\"")
+                .contains("\"max_streams\" : " + ws.maxStreams());
+    }
+
+    @Test
+    @Tag(DeviceGuest.WRITE_STREAMS_TAG)
+    void theJshellStreamsHelperMapsStreamsAndADeviceWritesOnOne() throws Exception {
+        DeviceGuest.WriteStreams ws = DeviceGuest.requireWriteStreams();
+        String block = "/dev/" + ws.blockName();
+        try (NvmeNamespace ns = NvmeNamespace.open(DEVICE); JShell js = jshellWithScript()) {
+            int second = ns.ruhStatus().placementIds().get(1);
+            long before = ns.ruhStatus().forPlacementId(second).availableMediaWritesLbas();
+            eval(js, "var ws = streams(\"" + block + "\");");
+            eval(js, "var dev = device(\"" + block + "\", \"io_uring\");");
+            eval(js, "var b = new IoBatch(); b.write(" + (DeviceGuest.RAW_BASE + (200L << 20))
+                    + "L, aligned(4096), PlacementId.of(ws.placementIdOf(2))); dev.execute(b);");
+            js.eval("dev.close();");
+            long after = ns.ruhStatus().forPlacementId(second).availableMediaWritesLbas();
+            assertThat(before - after).as("RUAMW drop of stream 2's placement id %d", second)
+                    .isEqualTo(4096 / ns.lbaSize());
         }
     }
 }

@@ -5,6 +5,9 @@ import io.fdpblock.core.CheckpointContainerFuzzTest;
 import io.fdpblock.core.CheckpointPayloadFuzzTest;
 import io.fdpblock.core.RawBlockCoreConfigFuzzTest;
 import io.fdpblock.core.SlotHeaderFuzzTest;
+import io.fdpblock.core.V2LogFuzzTest;
+import io.fdpblock.core.V2SnapshotFuzzTest;
+import io.fdpblock.core.V2SuperblockFuzzTest;
 import io.fdpblock.l2.KeyCodecFuzzTest;
 import io.fdpblock.l2.L2AdapterConfigFuzzTest;
 import io.fdpblock.nvme.FdpLogPagesFuzzTest;
@@ -39,7 +42,8 @@ public class DecodersFuzzTest {
     /** The targets, in index order; each has one @FuzzTest method and a {@code static check(byte[])}. */
     static final List<Class<?>> TARGETS = List.of(CheckpointContainerFuzzTest.class, CheckpointPayloadFuzzTest.class,
             SlotHeaderFuzzTest.class, RawBlockCoreConfigFuzzTest.class, NvmeIdentifyFuzzTest.class,
-            FdpLogPagesFuzzTest.class, KeyCodecFuzzTest.class, L2AdapterConfigFuzzTest.class);
+            FdpLogPagesFuzzTest.class, KeyCodecFuzzTest.class, L2AdapterConfigFuzzTest.class,
+            V2SuperblockFuzzTest.class, V2SnapshotFuzzTest.class, V2LogFuzzTest.class);
     private static final Method[] CHECKS = TARGETS.stream().map(DecodersFuzzTest::checkMethod).toArray(Method[]::new);
 
     static Stream<byte[]> seeds() {

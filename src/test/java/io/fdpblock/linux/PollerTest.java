@@ -134,6 +134,23 @@ class PollerTest {
     }
 
     @Test
+    void aPollerIsConfinedToTheThreadThatMadeIt() throws Exception {
+        try (Poller poller = new Poller(1)) {
+            Throwable[] seen = new Throwable[1];
+            Thread t = Thread.ofPlatform().start(() -> {
+                try {
+                    poller.add(0);
+                } catch (Throwable e) {
+                    seen[0] = e;
+                }
+            });
+            t.join();
+            assertThat(seen[0]).isInstanceOf(WrongThreadException.class);
+            assertThat(poller.size()).isZero();
+        }
+    }
+
+    @Test
     void closeTwiceIsHarmless() {
         Poller poller = new Poller(1);
         poller.close();

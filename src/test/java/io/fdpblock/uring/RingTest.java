@@ -326,6 +326,27 @@ class RingTest {
     }
 
     @Test
+    void setWriteStreamWritesByte44OfThatSqeOnlyAndRefusesWhatOneByteCannotHold() throws IOException {
+        try (Ring ring = Ring.open(RingOptions.of(8));
+             Arena arena = Arena.ofConfined()) {
+            MemorySegment buf = arena.allocate(BLOCK, BLOCK);
+            long first = ring.prepWriteFixed(3, buf, 8192, 5, 11);
+            long second = ring.prepWrite(3, buf, 8192, 12);
+            byte[] before = ring.sqeArea().asSlice(first, 64).toArray(ValueLayout.JAVA_BYTE);
+            ring.setWriteStream(first, 200);
+            byte[] after = ring.sqeArea().asSlice(first, 64).toArray(ValueLayout.JAVA_BYTE);
+            for (int i = 0; i < 64; i++) {
+                assertThat(after[i]).as("byte %d of the SQE", i).isEqualTo(i == 44 ? (byte) 200 : before[i]);
+            }
+            assertThat(ring.sqeArea().get(ValueLayout.JAVA_BYTE, second + 44)).as("the next SQE").isZero();
+            assertThat(ring.sqeArea().get(ValueLayout.JAVA_SHORT, first + 40)).as("buf_index kept").isEqualTo((short) 5);
+            assertThatThrownBy(() -> ring.setWriteStream(second, 256)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("256").hasMessageContaining("0..255");
+            assertThatThrownBy(() -> ring.setWriteStream(second, -1)).isInstanceOf(IllegalArgumentException.class);
+        }
+    }
+
+    @Test
     @SuppressWarnings("restricted") // a 4 GiB view at a fake address: never dereferenced
     void lengthOver32BitsIsRejected() throws IOException {
         try (Ring ring = Ring.open(RingOptions.of(8))) {

@@ -1,0 +1,77 @@
+package io.fdpblock.bench;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.util.SplittableRandom;
+import java.util.zip.CRC32C;
+
+/**
+ * The CPU that the CRC32C of a chunk costs on its own, the way the store computes it at every put and
+ * (with {@code verify_payload} "always") every load: {@link CRC32C} over a native buffer's
+ * {@code ByteBuffer} view. One thread, its own CPU time (a shared machine's other work does not count),
+ * after a warm-up that lets the JIT compile the loop and its intrinsic. The chunks cycle through a region
+ * larger than the CPU's caches, so each is read from memory, as a chunk the device has just written by
+ * DMA would be; the same chunk over and over (from cache) is measured too. Set beside the adapter's
+ * figures, it says how much of the adapter's CPU per byte is the checksum.
+ */
+final class Crc32cAlone {
+    /** Larger than any last-level cache here. */
+    static final long REGION_BYTES = 256L << 20;
+
+    private Crc32cAlone() {}
+
+    /**
+     * Checksums {@code chunkBytes} chunks for about {@code nanos}, cycling through {@code regionBytes}:
+     * ops = chunks; extra {@code cached_mb_per_cpu_sec}: the same with one chunk over and over.
+     */
+    static Measurement measure(int chunkBytes, long regionBytes, long nanos) {
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        try (Arena arena = Arena.ofConfined()) {
+            long chunks = Math.max(1, regionBytes / chunkBytes);
+            MemorySegment region = arena.allocate(chunks * chunkBytes, 4096);
+            SplittableRandom r = new SplittableRandom(7);
+            for (long o = 0; o + 8 <= region.byteSize(); o += 8) {
+                region.set(ValueLayout.JAVA_LONG, o, r.nextLong());
+            }
+            int sink = run(region, chunkBytes, 1, 200_000_000L)[0]; // warm-up, not counted
+            long cpu0 = threads.getCurrentThreadCpuTime();
+            long t0 = System.nanoTime();
+            int[] done = run(region, chunkBytes, chunks, nanos);
+            long t1 = System.nanoTime();
+            long cpu1 = threads.getCurrentThreadCpuTime();
+            long c0 = threads.getCurrentThreadCpuTime();
+            int[] hot = run(region, chunkBytes, 1, nanos / 2);
+            long c1 = threads.getCurrentThreadCpuTime();
+            Measurement m = new Measurement(done[1], (long) done[1] * chunkBytes, (t1 - t0) / 1e9,
+                    cpu0 < 0 || cpu1 < 0 ? Double.NaN : (cpu1 - cpu0) / 1e9);
+            m.extra().put("what", "java.util.zip.CRC32C over " + chunkBytes + "-byte chunks of a native " + (chunks
+                    * chunkBytes >> 20) + " MiB region, one thread, its own CPU time");
+            m.extra().put("mb_per_cpu_sec", Measurement.round(m.bytes() / m.cpuSeconds() / 1e6, 0));
+            m.extra().put("cached_mb_per_cpu_sec", c0 < 0 || c1 <= c0 ? null
+                    : Measurement.round((double) hot[1] * chunkBytes / ((c1 - c0) / 1e9) / 1e6, 0));
+            m.extra().put("checksum", sink ^ done[0] ^ hot[0]); // kept, so that the loops are not optimised away
+            return m;
+        }
+    }
+
+    /** @return {xor of the checksums, chunks done}, cycling over the first {@code chunks} chunks */
+    private static int[] run(MemorySegment region, int chunkBytes, long chunks, long nanos) {
+        long end = System.nanoTime() + nanos;
+        int x = 0;
+        int n = 0;
+        long next = 0;
+        do {
+            for (int i = 0; i < 16; i++) {
+                CRC32C c = new CRC32C();
+                c.update(region.asSlice(next * chunkBytes, chunkBytes).asByteBuffer());
+                x ^= (int) c.getValue();
+                n++;
+                next = next + 1 == chunks ? 0 : next + 1;
+            }
+        } while (System.nanoTime() < end);
+        return new int[] {x, n};
+    }
+}

@@ -1,0 +1,276 @@
+package io.fdpblock.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import io.fdpblock.controller.EvictionController;
+import io.fdpblock.controller.StorageManager;
+import io.fdpblock.device.BlockDevices;
+import io.fdpblock.sim.GcPolicy;
+import io.fdpblock.sim.ModelConfig;
+import io.fdpblock.sim.Simulation;
+import io.fdpblock.sim.SimulationResult;
+import io.fdpblock.sim.TraceReader;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDate;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code fdpblock waf}: placement and eviction policies compared on the KV-cache job. Each case runs the
+ * job over a file that acts as an FDP namespace (8 placement ids, reclaim units of {@code --ru-size}),
+ * traced; the trace then goes through the FDP SSD model. Prints WAF and the L2 hit ratio per case, writes
+ * a chart and the figures as JSON.
+ */
+@Command(name = "waf", mixinStandardHelpOptions = true,
+        description = {"Placement and eviction policies compared on the KV-cache job (`run`'s, and a multi-tenant one):"
+                + " each case runs the job over a temp file that acts as an FDP namespace (8 placement ids, reclaim"
+                + " units of --ru-size), traces it, and replays the trace through the FDP SSD model (initially"
+                + " isolated handles, --op over-provisioning, greedy GC). Prints WAF and the L2 hit ratio per case,"
+                + " and writes a chart (PNG) and the figures (JSON) to --out.",
+                "Every request waits for its stores (run --settle): every computed chunk reaches L2 and a case does"
+                        + " not depend on thread timing."})
+public final class WafCommand implements Callable<Integer> {
+    /** One policy combination. */
+    record Case(String name, String label, boolean fdp, String placement, String eviction, String order) {}
+
+    /** One workload. */
+    record Workload(String name, String label, List<KvCacheJob.Tenant> tenants, int requests) {}
+
+    static final List<Case> CASES = List.of(
+            new Case("reference", "no placement + per-key LRU (reference)", false, "none", "lru", null),
+            new Case("salt_prefix_lru", "salt-prefix placement + per-key LRU (LMCache's FDP policy)", true,
+                    "cache_salt_prefix", "lru", null),
+            new Case("groups", "salt-prefix placement + reclaim-unit groups, second chance", true, "cache_salt_prefix",
+                    "reclaim_unit", "second_chance"),
+            new Case("groups_oldest", "salt-prefix placement + reclaim-unit groups, oldest first", true,
+                    "cache_salt_prefix", "reclaim_unit", "oldest"),
+            new Case("groups_least_hit", "salt-prefix placement + reclaim-unit groups, least hit first", true,
+                    "cache_salt_prefix", "reclaim_unit", "least_hit"),
+            new Case("groups_one_stream", "no placement id (one stream) + reclaim-unit groups, second chance", true,
+                    "none", "reclaim_unit", "second_chance"));
+
+    /** The multi-tenant workload: tenants whose data stays useful for different times. */
+    static final String DEFAULT_TENANTS = "chat:sessions=0.5/0.8/5000,rag:docs=0.3/0.8/500,batch:jobs=0.2/0.3/0";
+
+    @Option(names = "--size", defaultValue = "1073741824", converter = SimulateCommand.SizeConverter.class,
+            description = "Device (namespace) size (default 1 GiB)")
+    long size;
+
+    @Option(names = "--ru-size", defaultValue = "8M", converter = SimulateCommand.SizeConverter.class,
+            description = "Reclaim unit size the device reports (default 8 MiB, the emulated device's)")
+    long ruSize;
+
+    @Option(names = "--requests", defaultValue = "20000", description = "Requests per case of the run workload (default"
+            + " ${DEFAULT-VALUE})")
+    int requests;
+
+    @Option(names = "--tenant-requests", defaultValue = "30000", description = "Requests per case of the tenants workload"
+            + " (default ${DEFAULT-VALUE}; it reuses more, so it writes less per request)")
+    int tenantRequests;
+
+    @Option(names = "--chunk-tokens", defaultValue = "5", description = "Tokens per chunk (default ${DEFAULT-VALUE}: 60 KiB"
+            + " chunks in 64 KiB slots, 128 to an 8 MiB reclaim unit)")
+    int chunkTokens;
+
+    @Option(names = "--kv-bytes-per-token", defaultValue = "12288", description = "KV bytes per token (default Qwen2.5-0.5B"
+            + " in bf16)")
+    int kvBytesPerToken;
+
+    @Option(names = "--max-chunks", defaultValue = "12", description = "Longest new prefix, in chunks")
+    int maxChunks;
+
+    @Option(names = "--l1-chunks", defaultValue = "64", description = "L1 size, in chunks")
+    int l1Chunks;
+
+    @Option(names = "--evict-at", defaultValue = "0.95", description = "Evict when L2 is this full (default ${DEFAULT-VALUE})")
+    double evictAt;
+
+    @Option(names = "--evict-to", defaultValue = "0.92", description = "... down to this (default ${DEFAULT-VALUE})")
+    double evictTo;
+
+    @Option(names = "--op", defaultValue = "0.07", description = "The model's over-provisioning (default ${DEFAULT-VALUE})")
+    double op;
+
+    @Option(names = "--gc", defaultValue = "greedy", description = "The model's GC policy (default ${DEFAULT-VALUE})")
+    String gc;
+
+    @Option(names = "--cases", split = ",", description = "Cases to run (default all): reference, salt_prefix_lru, groups,"
+            + " groups_oldest, groups_least_hit")
+    List<String> cases;
+
+    @Option(names = "--workloads", split = ",", defaultValue = "run,tenants",
+            description = "run (the main job's: salts, repeats from all history) and/or tenants (--tenants)")
+    List<String> workloads;
+
+    @Option(names = "--tenants", defaultValue = DEFAULT_TENANTS, description = "The multi-tenant workload: salt=share/repeat"
+            + "/window per tenant (run --tenants); default ${DEFAULT-VALUE}")
+    String tenants;
+
+    @Option(names = "--meta-format", defaultValue = "fdpblock_v2", paramLabel = "FORMAT", description = "The store's"
+            + " metadata format: fdpblock_v2 (default) or lmcache_v1")
+    String metaFormat;
+
+    @Option(names = "--seed", defaultValue = "42")
+    long seed;
+
+    @Option(names = "--out", defaultValue = "target/waf", description = "Where traces, waf.json and waf.png go")
+    Path out;
+
+    @Option(names = "--chart", description = "The chart's path (default OUT/waf.png)")
+    Path chart;
+
+    /** What one case gave. */
+    record Row(String workload, String workloadLabel, String caseName, String caseLabel, double waf, double steadyWaf,
+            double l2HitRatio, double meanUsage, double minUsage, double hostWritesPerCapacity, long gcCopiedBytes,
+            long requests, long chunksStored, long evictedKeys, long evictedGroups, long evictedHits, String trace) {}
+
+    @Override
+    public Integer call() throws Exception {
+        int chunkBytes = Math.multiplyExact(chunkTokens, kvBytesPerToken);
+        if (chunkBytes <= 0 || chunkBytes % 4096 != 0) {
+            throw new IllegalArgumentException("--chunk-tokens x --kv-bytes-per-token = " + chunkBytes
+                    + " must be a positive multiple of 4096");
+        }
+        try {
+            io.fdpblock.core.RawBlockCoreConfig.MetaFormat.parse(metaFormat);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("--meta-format " + metaFormat + " is not a format: use fdpblock_v2 or"
+                    + " lmcache_v1");
+        }
+        List<Case> chosen = new ArrayList<>();
+        for (String n : cases == null ? CASES.stream().map(Case::name).toList() : cases) {
+            chosen.add(CASES.stream().filter(c -> c.name().equals(n)).findFirst().orElseThrow(
+                    () -> new IllegalArgumentException("--cases: unknown case '" + n + "'; known: "
+                            + CASES.stream().map(Case::name).toList())));
+        }
+        List<Workload> wls = new ArrayList<>();
+        for (String w : workloads) {
+            wls.add(switch (w) {
+                case "run" -> new Workload("run", "run's job: 4 salts, 60 % repeats of any earlier request", List.of(),
+                        requests);
+                case "tenants" -> new Workload("tenants", "multi-tenant: " + tenants, parseTenants(tenants),
+                        tenantRequests);
+                default -> throw new IllegalArgumentException("--workloads: unknown workload '" + w + "'; known: run, tenants");
+            });
+        }
+        Files.createDirectories(out);
+        PrintStream o = System.out;
+        o.printf(Locale.ROOT, "fdpblock waf: %d case(s) x %d workload(s) on a %s emulated FDP namespace (8 placement ids,"
+                + " %s reclaim units), chunks of %d KiB; evict at %.0f %% down to %.0f %%%n",
+                chosen.size(), wls.size(), Cli.human(size), Cli.human(ruSize),
+                chunkBytes >> 10, 100 * evictAt, 100 * evictTo);
+        List<Row> rows = new ArrayList<>();
+        for (Workload w : wls) {
+            for (Case c : chosen) {
+                Row r = runCase(w, c, chunkBytes);
+                rows.add(r);
+                o.printf(Locale.ROOT, "  %-8s %-17s WAF %.3f (steady %.3f), L2 hit ratio %.3f, L2 usage mean %.1f %%"
+                        + " (min %.1f %%), host writes %.1f x capacity%n", w.name(), c.name(), r.waf(), r.steadyWaf(),
+                        r.l2HitRatio(), 100 * r.meanUsage(), 100 * r.minUsage(), r.hostWritesPerCapacity());
+            }
+        }
+        o.println();
+        table(rows, o);
+        Map<String, Object> json = new LinkedHashMap<>();
+        json.put("date", LocalDate.now().toString());
+        Map<String, Object> settings = new LinkedHashMap<>();
+        settings.put("size", size);
+        settings.put("ru_size", ruSize);
+        settings.put("requests", requests);
+        settings.put("tenant_requests", tenantRequests);
+        settings.put("chunk_bytes", chunkBytes);
+        settings.put("slot_bytes", KvJobSetup.slotBytes(chunkBytes));
+        settings.put("max_chunks", maxChunks);
+        settings.put("l1_chunks", l1Chunks);
+        settings.put("evict_at", evictAt);
+        settings.put("evict_to", evictTo);
+        settings.put("op", op);
+        settings.put("gc", gc);
+        settings.put("tenants", tenants);
+        settings.put("meta_format", metaFormat);
+        settings.put("seed", seed);
+        json.put("settings", settings);
+        json.put("rows", rows);
+        Path jsonFile = out.resolve("waf.json");
+        new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(jsonFile.toFile(), json);
+        Path png = WafComparisonChart.write(rows, chart != null ? chart : out.resolve("waf.png"),
+                String.format(Locale.ROOT, "%s, %s reclaim units, %d KiB chunks, L2 kept %.0f-%.0f %% full",
+                        Cli.human(size), Cli.human(ruSize), chunkBytes >> 10, 100 * evictTo,
+                        100 * evictAt),
+                String.format(Locale.ROOT, "OP %.0f %%, initially isolated handles, %s GC", 100 * op, gc));
+        o.println();
+        o.println("figures  " + jsonFile);
+        o.println("chart    " + png);
+        return 0;
+    }
+
+    private static List<KvCacheJob.Tenant> parseTenants(String spec) {
+        List<KvCacheJob.Tenant> out = new ArrayList<>();
+        for (String t : spec.split(",")) {
+            out.add(KvCacheJob.Tenant.parse(t.trim()));
+        }
+        return out;
+    }
+
+    /** Runs the job for one case, traced, then the model over the trace. */
+    Row runCase(Workload w, Case c, int chunkBytes) throws Exception {
+        Path trace = out.resolve(w.name() + "-" + c.name() + ".trace");
+        Path dir = BlockDevices.directIoTempDir("fdpblock-waf-");
+        Path img = BlockDevices.createFile(dir.resolve("kvcache.img"), size);
+        KvCacheJob.Result res;
+        Map<String, Object> eviction;
+        try {
+            String json = KvJobSetup.adapterJson(new KvJobSetup.Store(img.toString(), size, chunkBytes, "io_uring",
+                    metaFormat, false), c.fdp(), c.placement(), true);
+            KvCacheJob.Spec spec = new KvCacheJob.Spec(w.requests(), 0.6, List.of("rag:app1", "chat:app2", "code:app3", ""),
+                    maxChunks, chunkBytes, "Qwen/Qwen2.5-0.5B", 0, seed, w.tenants(), true);
+            try (TracedAdapter t = TracedAdapter.open(json, trace, ruSize);
+                    StorageManager sm = KvJobSetup.manager(chunkBytes, l1Chunks).adapter(t.adapter())
+                            .eviction(KvJobSetup.eviction(c.eviction(), c.order()), evictAt, evictTo).build()) {
+                res = new KvCacheJob(sm, t.adapter(), spec).run(false, () -> false);
+                EvictionController ec = sm.evictionControllers().get(0);
+                eviction = ec.status();
+            }
+        } finally {
+            Files.deleteIfExists(img);
+            Files.deleteIfExists(dir);
+        }
+        ModelConfig mc = ModelConfig.forTrace(TraceReader.readHeader(trace)).withOverProvisioning(op)
+                .withGc(GcPolicy.parse(gc));
+        SimulationResult sim = Simulation.run(trace, mc, false, Simulation.DEFAULT_SAMPLES);
+        return new Row(w.name(), w.label(), c.name(), c.label(), sim.waf(), sim.wafAfter(2 * size), res.l2HitRatio(),
+                res.meanUsage(), res.usageMin, (double) sim.hostBytes() / size, sim.gcCopiedBytes(), res.requests,
+                res.chunksStored, num(eviction, "evicted_keys"), num(eviction, "evicted_groups"),
+                num(eviction, "evicted_hits"), trace.toString());
+    }
+
+    private static long num(Map<String, Object> m, String k) {
+        return ((Number) m.get(k)).longValue();
+    }
+
+    /** The comparison as a Markdown table: per workload, each case's WAF and hit ratio against the reference's. */
+    static void table(List<Row> rows, PrintStream o) {
+        o.println("| workload | policy | WAF (model) | WAF after 2x capacity | L2 hit ratio | vs per-key LRU | L2 usage"
+                + " mean (min) | host writes / capacity | GC copied | evicted keys (groups) |");
+        o.println("|---|---|---|---|---|---|---|---|---|---|");
+        for (Row r : rows) {
+            Row lru = rows.stream().filter(x -> x.workload().equals(r.workload()) && x.caseName().equals("reference"))
+                    .findFirst().orElse(null);
+            o.printf(Locale.ROOT, "| %s | %s | %.3f | %.3f | %.3f | %s | %.1f %% (%.1f %%) | %.1f | %s | %d (%d) |%n",
+                    r.workload(), r.caseLabel(), r.waf(), r.steadyWaf(), r.l2HitRatio(),
+                    lru == null || lru.l2HitRatio() == 0 ? "-" : String.format(Locale.ROOT, "%.3fx",
+                            r.l2HitRatio() / lru.l2HitRatio()),
+                    100 * r.meanUsage(), 100 * r.minUsage(), r.hostWritesPerCapacity(),
+                    io.fdpblock.sim.SimulationReport.bytes(r.gcCopiedBytes()), r.evictedKeys(), r.evictedGroups());
+        }
+    }
+}

@@ -1,0 +1,391 @@
+package io.fdpblock.controller;
+
+import io.fdpblock.core.RawBlockCoreConfig;
+import io.fdpblock.core.RawBlockL2Adapter;
+import io.fdpblock.device.BlockDevices;
+import io.fdpblock.device.DeviceOptions;
+import io.fdpblock.device.FaultInjectingDevice;
+import io.fdpblock.device.IoEngine;
+import io.fdpblock.l2.Bitmap;
+import io.fdpblock.l2.L2Adapter;
+import io.fdpblock.l2.L2AdapterListener;
+import io.fdpblock.l2.MemoryObj;
+import io.fdpblock.l2.MockL2Adapter;
+import io.fdpblock.l2.ObjectKey;
+import io.fdpblock.l2.ReclaimUnitGroups;
+import io.fdpblock.linux.EventFd;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.lang.foreign.Arena;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import static io.fdpblock.controller.Fixtures.SLOT;
+import static io.fdpblock.controller.Fixtures.holds;
+import static io.fdpblock.controller.Fixtures.keys;
+import static io.fdpblock.controller.Fixtures.pick;
+import static io.fdpblock.controller.Fixtures.putDirect;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The eviction controller and its two policies on the real raw-block adapter: per-key LRU on a file
+ * through io_uring, and whole reclaim-unit groups on the same kind of file behind a device that acts as an
+ * FDP namespace (4 placement ids, reclaim units of 4 slots), where every deallocation it is sent is seen.
+ */
+@Tag("host")
+class EvictionControllerTest {
+    private static final List<Integer> REPORTED = List.of(0, 1, 2, 3);
+    private static final int GROUP = 4;
+    /** The FDP store's data area: 4 groups of 4 slots. */
+    private static final int FDP_SLOTS = 16;
+
+    @TempDir
+    Path dir;
+    private final List<AutoCloseable> closers = new ArrayList<>();
+
+    @AfterEach
+    void tearDown() throws Exception {
+        for (int i = closers.size() - 1; i >= 0; i--) {
+            closers.get(i).close();
+        }
+    }
+
+    private <T extends AutoCloseable> T closing(T c) {
+        closers.add(c);
+        return c;
+    }
+
+    /** The keys of every onKeysDeleted call, in order. */
+    private static final class Recorder implements L2AdapterListener {
+        final List<List<ObjectKey>> deleted = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void onKeysDeleted(List<ObjectKey> keys) {
+            deleted.add(List.copyOf(keys));
+        }
+    }
+
+    private L2Adapter plainAdapter() throws Exception {
+        return closing(Fixtures.open(Fixtures.Kind.RAW_BLOCK, dir, "plain"));
+    }
+
+    private FaultInjectingDevice device;
+
+    /** A raw-block adapter over a file (io_uring) that acts as an FDP namespace: data ids 1 and 2, meta id 3. */
+    private RawBlockL2Adapter fdpAdapter() throws Exception {
+        Path file = BlockDevices.createFile(dir.resolve("fdp.img"), Fixtures.META + FDP_SLOTS * SLOT);
+        device = closing(new FaultInjectingDevice(BlockDevices.open(file, DeviceOptions.of(IoEngine.IO_URING)
+                .withBuffers(1 << 20, 0))).emulatePlacement(REPORTED, GROUP * SLOT));
+        return closing(RawBlockL2Adapter.open(RawBlockCoreConfig.builder(file.toString(), SLOT)
+                .capacityBytes(Fixtures.META + FDP_SLOTS * SLOT).metaTotalBytes(Fixtures.META)
+                .ioEngine(IoEngine.IO_URING).metaEnablePeriodic(false).fdpEnabled(true)
+                .fdpDataPlacementPolicy(RawBlockCoreConfig.PlacementPolicy.CACHE_SALT_PREFIX)
+                .metaCheckpointPlacementId(3).build(), device));
+    }
+
+    private static List<ObjectKey> salted(String salt, int from, int to) {
+        List<ObjectKey> out = new ArrayList<>();
+        for (ObjectKey k : keys(from, to)) {
+            out.add(k.withCacheSalt(salt));
+        }
+        return out;
+    }
+
+    /** Loads the keys (each must be held): the adapter tells its listeners they were accessed. */
+    private static void load(L2Adapter a, List<ObjectKey> keys) throws Exception {
+        try (Arena arena = Arena.ofShared()) {
+            List<MemoryObj> into = new ArrayList<>();
+            for (int i = 0; i < keys.size(); i++) {
+                into.add(MemoryObj.of(arena.allocate(Fixtures.CHUNK, 4096)));
+            }
+            long id = a.submitLoadTask(keys, into);
+            Bitmap b;
+            long deadline = System.nanoTime() + Fixtures.WAIT.toNanos();
+            while ((b = a.queryLoadResult(id)) == null) {
+                assertThat(System.nanoTime()).as("load did not complete").isLessThan(deadline);
+                EventFd.await(a.loadEventFd(), Duration.ofMillis(200));
+            }
+            assertThat(b.cardinality()).as("loaded %s", keys).isEqualTo(keys.size());
+        }
+    }
+
+    /** Lookup-and-lock: the keys stay locked against deletion until unlocked. */
+    private static void lock(L2Adapter a, List<ObjectKey> keys) throws Exception {
+        long id = a.submitLookupAndLockTask(keys);
+        long deadline = System.nanoTime() + Fixtures.WAIT.toNanos();
+        Bitmap b;
+        while ((b = a.queryLookupAndLockResult(id)) == null) {
+            assertThat(System.nanoTime()).isLessThan(deadline);
+            EventFd.await(a.lookupAndLockEventFd(), Duration.ofMillis(200));
+        }
+        assertThat(b.cardinality()).isEqualTo(keys.size());
+    }
+
+    private static List<ObjectKey> held(L2Adapter a, List<ObjectKey> keys) throws Exception {
+        Bitmap b = holds(a, keys);
+        List<ObjectKey> out = new ArrayList<>();
+        for (int i : b.indices()) {
+            out.add(keys.get(i));
+        }
+        return out;
+    }
+
+    // ---------------------------------------------------------------- lru
+
+    @Test
+    void lruDeletesTheLeastRecentlyUsedKeysKeepsLockedOnesAndCountsTheHitsItEvicted() throws Exception {
+        L2Adapter a = plainAdapter(); // 128 slots
+        Recorder rec = new Recorder();
+        a.registerListener(rec);
+        // above 7 % of 128 slots, evict down to 5 % (6.4 slots); the second controller takes everything,
+        // but only when asked (both hear every event from the start)
+        EvictionController ec = closing(new EvictionController(a, EvictionPolicies.create("lru"), 0.07, 0.05));
+        EvictionController all = closing(new EvictionController(a, new LruEvictionPolicy(), 0.01, 0.0));
+        List<ObjectKey> k = keys(0, 10);
+        putDirect(a, k);
+        load(a, pick(k, 0, 1)); // k0, k1 become the most recent; k2 is now the least recent
+        load(a, pick(k, 0));
+        lock(a, pick(k, 2));
+
+        EvictionRound r = ec.evictIfNeeded(); // 10 slots -> 6.4: 4 keys must go, k2 is locked
+        List<ObjectKey> gone = pick(k, 3, 4, 5, 6);
+        assertThat(r).isEqualTo(new EvictionRound(4, 4 * SLOT, 0, 1, 0, 0));
+        assertThat(held(a, k)).containsExactlyElementsOf(pick(k, 0, 1, 2, 7, 8, 9));
+        assertThat(rec.deleted.stream().flatMap(List::stream).toList()).containsExactlyElementsOf(gone);
+        assertThat(ec.evictIfNeeded()).as("below the high watermark now").isEqualTo(EvictionRound.NONE);
+
+        a.submitUnlock(pick(k, 2));
+        EvictionRound rest = all.evictIfNeeded();
+        assertThat(rest.keys()).isEqualTo(6);
+        assertThat(rest.hits()).as("the 3 loads k0 and k1 served").isEqualTo(3);
+        assertThat(held(a, k)).isEmpty();
+        assertThat(all.status()).containsEntry("evicted_keys", 6L).containsEntry("evicted_hits", 3L)
+                .containsEntry("loaded_keys_heard", 3L).containsEntry("stored_keys_heard", 10L)
+                .containsEntry("deleted_keys_heard", 10L).containsEntry("policy", "lru");
+        assertThat(ec.status()).containsEntry("evicted_keys", 4L).containsEntry("skipped_locked", 1L)
+                .containsEntry("evicted_hits", 0L).containsEntry("rounds", 1L);
+    }
+
+    @Test
+    void theControllerThreadEvictsWhenAStoreCrossesTheHighWatermark() throws Exception {
+        L2Adapter a = plainAdapter();
+        EvictionController ec = closing(new EvictionController(a, new LruEvictionPolicy(), 0.10, 0.05));
+        ec.start();
+        putDirect(a, keys(0, 12)); // 12 / 128 = 9.4 %: nothing to do
+        putDirect(a, keys(12, 14)); // 14 / 128 = 10.9 %: the thread evicts down to 6.4 slots
+        long deadline = System.nanoTime() + Fixtures.WAIT.toNanos();
+        while (((Number) ec.status().get("evicted_keys")).longValue() == 0) {
+            assertThat(System.nanoTime()).as("the controller thread never evicted").isLessThan(deadline);
+            Thread.sleep(20);
+        }
+        assertThat(ec.status()).containsEntry("evicted_keys", 8L).containsEntry("rounds", 1L);
+        assertThat(held(a, keys(0, 14))).containsExactlyElementsOf(keys(8, 14));
+        ec.stop();
+        ec.stop();
+        assertThatThrownBy(ec::start).isInstanceOf(IllegalStateException.class);
+    }
+
+    // ---------------------------------------------------------------- reclaim_unit
+
+    /**
+     * rag (id 1) fills group 0, chat (id 2) group 1, rag group 2, chat starts group 3 (2 of 4 slots): 14 of
+     * 16 slots, 87.5 %.
+     */
+    private record Layout(List<ObjectKey> rag0, List<ObjectKey> chat1, List<ObjectKey> rag2, List<ObjectKey> chat3) {}
+
+    private static Layout fill(L2Adapter a) throws Exception {
+        Layout l = new Layout(salted("rag:a", 0, 4), salted("chat:b", 10, 14), salted("rag:a", 4, 8),
+                salted("chat:b", 14, 16));
+        putDirect(a, l.rag0());
+        putDirect(a, l.chat1());
+        putDirect(a, l.rag2());
+        putDirect(a, l.chat3());
+        return l;
+    }
+
+    /** Freed slots return to the allocator when their deallocation completes. */
+    private static void awaitFreeSlots(RawBlockL2Adapter a, int n) throws InterruptedException {
+        long deadline = System.nanoTime() + Fixtures.WAIT.toNanos();
+        while (a.core().freeSlots() != n) {
+            assertThat(System.nanoTime()).as("free slots %d, expected %d", a.core().freeSlots(), n).isLessThan(deadline);
+            Thread.sleep(5);
+        }
+    }
+
+    private void awaitDeallocations(int n) throws InterruptedException {
+        long deadline = System.nanoTime() + Fixtures.WAIT.toNanos();
+        while (device.deallocations().size() < n) {
+            assertThat(System.nanoTime()).as("deallocations %d, expected %d", device.deallocations().size(), n)
+                    .isLessThan(deadline);
+            Thread.sleep(5);
+        }
+    }
+
+    private static long offset(int slot) {
+        return Fixtures.META + slot * SLOT;
+    }
+
+    @Test
+    void aWholeGroupGoesOldestFirstInOneDeallocationAndIsReusedWholeByTheNextIdThatNeedsOne() throws Exception {
+        RawBlockL2Adapter a = fdpAdapter();
+        Layout l = fill(a);
+        assertThat(a.groupsOf(l.rag0())).containsOnly(0);
+        assertThat(a.groupsOf(l.chat1())).containsOnly(1);
+        assertThat(a.groupsOf(l.chat3())).containsOnly(3);
+        assertThat(a.groups()).extracting(ReclaimUnitGroups.Group::open).containsExactly(false, false, false, true);
+        Recorder rec = new Recorder();
+        a.registerListener(rec);
+        EvictionController ec = closing(new EvictionController(a,
+                new ReclaimUnitEvictionPolicy(ReclaimUnitEvictionPolicy.Order.OLDEST), 0.85, 0.70));
+        int deallocsBefore = device.deallocations().size();
+
+        EvictionRound r = ec.evictIfNeeded(); // 14 -> 11.2 slots: one group of 4 is enough
+        assertThat(r).isEqualTo(new EvictionRound(4, 4 * SLOT, 1, 0, 0, 0));
+        assertThat(held(a, l.rag0())).isEmpty();
+        assertThat(held(a, l.chat1())).hasSize(4);
+        assertThat(rec.deleted).containsExactly(l.rag0());
+        awaitDeallocations(deallocsBefore + 1); // sent once the delete records are durable (fdpblock_v2's log)
+        assertThat(device.deallocations()).hasSize(deallocsBefore + 1);
+        assertThat(device.deallocations().get(deallocsBefore)).as("group 0's whole range, one deallocation")
+                .containsExactly(offset(0), GROUP * SLOT);
+        assertThat(a.usage().totalBytesUsed()).isEqualTo(10 * SLOT);
+
+        // rag's open group (2) is full and the device has no never-used slot: rag opens group 0 again, whole
+        awaitFreeSlots(a, 6); // group 0 and chat's 2 unwritten slots
+        device.clearSubmissions();
+        List<ObjectKey> rag4 = salted("rag:a", 20, 24);
+        putDirect(a, rag4);
+        List<Long> writes = device.submissions().get(0).offsets();
+        List<Long> slotOffsets = new ArrayList<>();
+        for (int i = 0; i < writes.size(); i += 2) { // header, then payload, per key
+            slotOffsets.add(writes.get(i));
+        }
+        assertThat(slotOffsets).containsExactly(offset(0), offset(1), offset(2), offset(3));
+        assertThat(device.submissions().get(0).placementIds()).containsOnly(1);
+        assertThat(a.groupsOf(rag4)).containsOnly(0);
+    }
+
+    @Test
+    void aGroupWithALockedKeyIsSkippedUntilItIsUnlockedAndAnOpenGroupIsNeverEvicted() throws Exception {
+        RawBlockL2Adapter a = fdpAdapter();
+        Layout l = fill(a);
+        lock(a, pick(l.rag0(), 2));
+        EvictionController ec = closing(new EvictionController(a,
+                new ReclaimUnitEvictionPolicy(ReclaimUnitEvictionPolicy.Order.OLDEST), 0.85, 0.70));
+        assertThat(a.evictGroup(0).outcome()).isEqualTo(ReclaimUnitGroups.Outcome.LOCKED);
+        assertThat(a.evictGroup(3).outcome()).isEqualTo(ReclaimUnitGroups.Outcome.OPEN);
+
+        EvictionRound r = ec.evictIfNeeded();
+        assertThat(r).isEqualTo(new EvictionRound(4, 4 * SLOT, 1, 1, 0, 0));
+        assertThat(held(a, l.rag0())).as("the locked key's whole group stays").hasSize(4);
+        assertThat(held(a, l.chat1())).as("the next oldest went instead").isEmpty();
+
+        a.submitUnlock(pick(l.rag0(), 2));
+        awaitFreeSlots(a, 6);
+        putDirect(a, salted("chat:b", 30, 34)); // chat fills its group 3, then opens group 1 again: 14 slots
+        assertThat(ec.evictIfNeeded()).isEqualTo(new EvictionRound(4, 4 * SLOT, 1, 0, 0, 0));
+        assertThat(held(a, l.rag0())).isEmpty();
+        assertThat(ec.status()).containsEntry("evicted_groups", 2L).containsEntry("skipped_locked", 1L)
+                .containsEntry("order", "oldest");
+    }
+
+    @Test
+    void secondChancePassesOverAGroupLoadedFromToTheTailAndCountsItsHitsWhenItGoes() throws Exception {
+        RawBlockL2Adapter a = fdpAdapter();
+        Layout l = fill(a);
+        EvictionController ec = closing(new EvictionController(a,
+                new ReclaimUnitEvictionPolicy(ReclaimUnitEvictionPolicy.Order.SECOND_CHANCE), 0.85, 0.70));
+        load(a, pick(l.rag0(), 0, 1));
+        load(a, pick(l.rag0(), 1));
+
+        // queue 0, 1, 2 (3 is open): 0 was loaded from, so it goes to the tail and 1 goes
+        assertThat(ec.evictIfNeeded().groups()).isEqualTo(1);
+        assertThat(held(a, l.rag0())).as("loaded from: passed over").hasSize(4);
+        assertThat(held(a, l.chat1())).isEmpty();
+
+        awaitFreeSlots(a, 6);
+        putDirect(a, salted("chat:b", 30, 34)); // chat fills group 3 and reopens group 1: 14 slots again
+        assertThat(ec.evictIfNeeded().hits()).isZero();
+        assertThat(held(a, l.rag2())).as("group 2 was ahead of group 0 in the queue now").isEmpty();
+        assertThat(held(a, l.rag0())).hasSize(4);
+
+        awaitFreeSlots(a, 6);
+        putDirect(a, salted("chat:b", 40, 44)); // chat fills group 1 and opens group 2: 14 slots
+        EvictionRound r = ec.evictIfNeeded();
+        assertThat(r.groups()).isEqualTo(1);
+        assertThat(r.hits()).as("the 3 loads group 0 served").isEqualTo(3);
+        assertThat(held(a, l.rag0())).as("not loaded from since it was passed over: its turn").isEmpty();
+        assertThat(ec.status()).containsEntry("evicted_hits", 3L).containsEntry("order", "second_chance");
+    }
+
+    @Test
+    void leastHitTakesTheOlderGroupWithFewerLoads() throws Exception {
+        RawBlockL2Adapter a = fdpAdapter();
+        Layout l = fill(a);
+        EvictionController ec = closing(new EvictionController(a,
+                new ReclaimUnitEvictionPolicy(ReclaimUnitEvictionPolicy.Order.LEAST_HIT), 0.85, 0.70));
+        load(a, pick(l.rag0(), 0));
+        // candidates 0, 1, 2 (3 is open); the older half is 0 and 1: 1 has fewer loads
+        assertThat(ec.evictIfNeeded().groups()).isEqualTo(1);
+        assertThat(held(a, l.chat1())).isEmpty();
+        assertThat(held(a, l.rag0())).hasSize(4);
+        assertThat(held(a, l.rag2())).hasSize(4);
+    }
+
+    @Test
+    void reclaimUnitEvictionRefusesAnAdapterWithoutGroupsSayingWhatItNeeds() throws Exception {
+        L2Adapter plain = plainAdapter();
+        assertThat(((ReclaimUnitGroups) plain).groupBytes()).isZero();
+        assertThatThrownBy(() -> new EvictionController(plain, EvictionPolicies.create("reclaim_unit"), 0.9, 0.8))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("fdp_enabled")
+                .hasMessageContaining("knows no reclaim unit size").hasMessageContaining("use eviction policy lru");
+        try (MockL2Adapter mock = new MockL2Adapter()) {
+            assertThatThrownBy(() -> new EvictionController(mock, new ReclaimUnitEvictionPolicy(), 0.9, 0.8))
+                    .hasMessageContaining("does not group");
+        }
+        assertThatThrownBy(() -> new EvictionController(plain, new LruEvictionPolicy(), 0.8, 0.9))
+                .hasMessageContaining("high 0.8").hasMessageContaining("low 0.9");
+        assertThatThrownBy(() -> EvictionPolicies.create("fifo")).hasMessageContaining("[lru, reclaim_unit]");
+        assertThatThrownBy(() -> StorageManager.builder().eviction("fifo", 0.9, 0.8))
+                .hasMessageContaining("unknown eviction policy 'fifo'");
+        assertThat(EvictionPolicies.names()).contains("lru", "reclaim_unit");
+    }
+
+    @Test
+    void storageManagerRunsOneControllerPerAdapterAndStopsItAtClose() throws Exception {
+        RawBlockL2Adapter a = fdpAdapter();
+        EvictionController ec;
+        try (StorageManager sm = StorageManager.builder().l1(Fixtures.CHUNK, 16).adapter(a)
+                .eviction("reclaim_unit", 0.85, 0.70).build()) {
+            assertThat(sm.evictionControllers()).hasSize(1);
+            ec = sm.evictionControllers().get(0);
+            assertThat(ec.policy()).isInstanceOf(ReclaimUnitEvictionPolicy.class);
+            // through L1 and the store controller (which takes every store completion of the adapter)
+            try (Arena arena = Arena.ofShared()) {
+                for (List<ObjectKey> ks : List.of(salted("rag:a", 0, 4), salted("chat:b", 10, 14),
+                        salted("rag:a", 4, 8), salted("chat:b", 14, 16))) {
+                    List<java.lang.foreign.MemorySegment> data = new ArrayList<>();
+                    for (ObjectKey k : ks) {
+                        data.add(Fixtures.payload(arena, k));
+                    }
+                    assertThat(sm.store(ks, data)).containsOnly(true);
+                    assertThat(sm.awaitStoresIdle(Fixtures.WAIT)).isTrue();
+                }
+            } // 14 of 16 slots: above 85 %, so the controller's thread evicts the oldest group it may
+            long deadline = System.nanoTime() + Fixtures.WAIT.toNanos();
+            while (((Number) ec.status().get("evicted_groups")).longValue() == 0) {
+                assertThat(System.nanoTime()).as("no group evicted").isLessThan(deadline);
+                Thread.sleep(20);
+            }
+        }
+        assertThat(ec.status()).containsEntry("evicted_groups", 1L);
+        assertThatThrownBy(ec::start).isInstanceOf(IllegalStateException.class);
+    }
+}
