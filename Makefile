@@ -34,7 +34,7 @@ if [ -n "$$missing" ]; then \
 fi
 endef
 
-.PHONY: help jdk deps build test fuzz test-image device-env test-hardware run waf bench bench-guest jmh bindings jshell clean consumer-check
+.PHONY: help jdk deps build test fuzz test-image device-env test-hardware run waf bench bench-scale bench-guest jmh bindings jshell clean consumer-check
 
 help:
 	@echo "make run       the main job on the embedded default (a file-backed device in a temp dir)"
@@ -47,6 +47,7 @@ help:
 	@echo "make jshell    jshell with fdpblock on the class path and jshell/fdpblock.jsh loaded"
 	@echo "make waf       placement and eviction policies compared: WAF in the FDP SSD model and L2 hit ratio (WAF_ARGS=...)"
 	@echo "make bench     fdpblock bench: ours vs fio side by side (installs fio when missing); BENCH_ARGS=... to pass options"
+	@echo "make bench-scale  the store at scale: 10M entries (fdpblock_v2) and 2M (lmcache_v1), 5-10 min, root; SCALE_ARGS=... to pass options"
 	@echo "make bench-guest  fdpblock bench in the emulated FDP guest: the NVMe passthru cases vs fio io_uring_cmd, then the placement cases (write streams vs plain vs passthru); BENCH_GUEST_SUITES=passthru|placement, BENCH_GUEST_ARGS=..."
 	@echo "make jmh       the JMH microbenchmarks (src/test/java/io/fdpblock/jmh), briefly; JMH_ARGS=... to change"
 	@echo "make consumer-check  mvn install, then a service project outside the repo uses the installed library (src/it/)"
@@ -127,6 +128,13 @@ bench: build
 	    || echo "fdpblock: installing$$missing failed; the bench runs without them" >&2; fi; \
 	fi
 	target/fdpblock bench $(BENCH_ARGS)
+
+# The scale benchmark of the store (fdpblock bench-scale, README "Scale (HC-SSD)"): fills a store on a file
+# behind a loop device (root; --no-loop: the file itself, 8 KiB slots) with 10M entries, then 2M in
+# lmcache_v1; a 12.5 GiB file at most, removed after. Never run by make test or CI.
+SCALE_ARGS ?=
+bench-scale: build
+	target/fdpblock bench-scale $(SCALE_ARGS)
 
 # fdpblock bench in the device tier's emulated FDP guest, one suite per guest boot (src/test/scripts/bench-guest.sh):
 #   passthru   the NVMe passthru cases (uring_cmd on /dev/ng0n1) vs fio's io_uring_cmd engine, in the `base` guest;

@@ -7,7 +7,7 @@ import picocli.CommandLine.Command;
 /** The {@code fdpblock} command line. */
 @Command(name = "fdpblock", mixinStandardHelpOptions = true, version = "fdpblock 0.1.0",
         description = "io_uring, NVMe passthru with FDP placement, and a KV-cache block store for the JVM.",
-        subcommands = {RunCommand.class, EnginesCommand.class, BenchCommand.class, FdpCommand.class, InspectCommand.class,
+        subcommands = {RunCommand.class, EnginesCommand.class, BenchCommand.class, BenchScaleCommand.class, FdpCommand.class, InspectCommand.class,
                 MigrateCommand.class, SelftestCommand.class, SimulateCommand.class, WafCommand.class,
                 CommandLine.HelpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",

@@ -21,6 +21,8 @@ final class Scratch implements AutoCloseable {
     private final PrintStream err;
     /** When set, a signal's cleanup waits for the job to close up first (its store may be checkpointing). */
     private final StopOnSignal job;
+    /** Where the temp dir is made; null = a temp dir with O_DIRECT ({@link BlockDevices#directIoTempDir}). */
+    private final Path parent;
     private Path dir;
     private Thread hook;
     private boolean closed;
@@ -30,9 +32,15 @@ final class Scratch implements AutoCloseable {
     }
 
     Scratch(String prefix, PrintStream err, StopOnSignal job) {
+        this(prefix, err, job, null);
+    }
+
+    /** @param parent the directory to make the temp dir in (null: one with O_DIRECT, see {@link #dir()}) */
+    Scratch(String prefix, PrintStream err, StopOnSignal job, Path parent) {
         this.prefix = prefix;
         this.err = err;
         this.job = job;
+        this.parent = parent;
     }
 
     /** The temp dir, made on the first call. */
@@ -41,7 +49,7 @@ final class Scratch implements AutoCloseable {
             throw new IllegalStateException("temp dir already removed");
         }
         if (dir == null) {
-            dir = BlockDevices.directIoTempDir(prefix);
+            dir = parent != null ? Files.createTempDirectory(parent, prefix) : BlockDevices.directIoTempDir(prefix);
             Path made = dir;
             hook = new Thread(() -> {
                 if (job != null) {

@@ -23,7 +23,7 @@ final class Checkpointer {
 
 
     /** Checkpoint JSON bytes per entry assumed when warning that the meta area may be too small. */
-    private static final int ESTIMATED_BYTES_PER_ENTRY = 260;
+    static final int ESTIMATED_BYTES_PER_ENTRY = 260;
 
     private final MetadataArea area;
     private final CheckpointCodec.Layout layout;
@@ -41,6 +41,8 @@ final class Checkpointer {
     private volatile long lastBytes;
     private volatile long lastMillis;
     private volatile String lastError;
+    /** Written only under {@link #mutex}: odd while a checkpoint is taken and written ({@link MetaStore#snapshotEpoch()}). */
+    private volatile long epoch;
 
     Checkpointer(MetadataArea area, CheckpointCodec.Layout layout, PlacementId placement,
             java.util.function.Supplier<Snapshot> snapshots, java.util.function.LongConsumer persisted, long seq) {
@@ -70,41 +72,51 @@ final class Checkpointer {
         RawBlockCore.LOG.log(System.Logger.Level.WARNING, "raw_block on " + devicePath + ": the meta area ("
                 + config.metaTotalBytes() + " bytes, " + payloadRoom + " per checkpoint) may not hold the index of a"
                 + " full device (" + maxSlots + " slots x ~" + ESTIMATED_BYTES_PER_ENTRY + " bytes); raise"
-                + " meta_total_bytes to about " + OnDiskFormat.roundUp(2 * (maxSlots * ESTIMATED_BYTES_PER_ENTRY
-                + config.blockAlign()), config.blockAlign()) + " or checkpoints will fail once it fills");
+                + " meta_total_bytes to about " + RawBlockCoreConfig.v1MetaBytesFor(config.blockAlign(), maxSlots)
+                + " or checkpoints will fail once it fills");
         return false;
     }
 
     boolean checkpoint() throws IOException {
         synchronized (mutex) {
-            Snapshot snap = snapshots.get();
-            if (snap == null) {
-                return false;
-            }
-            long t0 = System.nanoTime();
-            byte[] json = CheckpointCodec.encode(layout, snap.nextSlot(), snap.entries());
-            if (json.length > area.payloadRoom()) {
-                String msg = "checkpoint of " + snap.entries().size() + " keys is " + json.length + " bytes but a container"
-                        + " of the meta area holds " + area.payloadRoom() + " (meta_total_bytes " + layout.metaTotalBytes()
-                        + "): NOT written; raise meta_total_bytes";
-                fail(msg, null);
-                throw new IOException(msg);
-            }
-            long next = seq + 1;
+            epoch++;
             try {
-                area.write(next, json, placement);
-            } catch (IOException e) {
-                fail("checkpoint " + next + " could not be written: " + e.getMessage(), e);
-                throw e;
+                return checkpointLocked();
+            } finally {
+                epoch++;
             }
-            seq = next;
-            persisted.accept(snap.dirtyAt());
-            written++;
-            lastBytes = json.length;
-            lastMillis = (System.nanoTime() - t0) / 1_000_000;
-            lastError = null;
-            return true;
         }
+    }
+
+    /** Under {@link #mutex}. */
+    private boolean checkpointLocked() throws IOException {
+        Snapshot snap = snapshots.get();
+        if (snap == null) {
+            return false;
+        }
+        long t0 = System.nanoTime();
+        byte[] json = CheckpointCodec.encode(layout, snap.nextSlot(), snap.entries());
+        if (json.length > area.payloadRoom()) {
+            String msg = "checkpoint of " + snap.entries().size() + " keys is " + json.length + " bytes but a container"
+                    + " of the meta area holds " + area.payloadRoom() + " (meta_total_bytes " + layout.metaTotalBytes()
+                    + "): NOT written; raise meta_total_bytes";
+            fail(msg, null);
+            throw new IOException(msg);
+        }
+        long next = seq + 1;
+        try {
+            area.write(next, json, placement);
+        } catch (IOException e) {
+            fail("checkpoint " + next + " could not be written: " + e.getMessage(), e);
+            throw e;
+        }
+        seq = next;
+        persisted.accept(snap.dirtyAt());
+        written++;
+        lastBytes = json.length;
+        lastMillis = (System.nanoTime() - t0) / 1_000_000;
+        lastError = null;
+        return true;
     }
 
     private void fail(String message, Throwable cause) {
@@ -136,6 +148,10 @@ final class Checkpointer {
             return true;
         }
         return io.fdpblock.util.Threads.shutdownAndAwait(periodic, TimeUnit.MILLISECONDS.toNanos(timeoutMillis));
+    }
+
+    long epoch() {
+        return epoch;
     }
 
     long seq() {

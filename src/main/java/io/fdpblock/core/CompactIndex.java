@@ -114,30 +114,51 @@ final class CompactIndex implements StoreIndex {
         put(h.getMostSignificantBits(), h.getLeastSignificantBits(), slot, size, crc, saltId);
     }
 
-    /** Commits (or replaces) the entry of a key by its hash (recovery replays hashes, not keys). */
-    void put(long h1, long h2, int slot, int size, int crc, int saltId) {
-        long pos = find(h1, h2);
-        if (pos < 0) {
-            if (this.size >= capacity * MAX_LOAD) {
+    /**
+     * Commits (or replaces) the entry of a key by its hash (recovery replays hashes, not keys). One probe
+     * sequence finds the key or, when it is new, the place it goes (the first removal marker before the
+     * empty entry that ends the sequence, else that entry): a put costs one walk of a cluster, not two.
+     *
+     * @return the entry it replaced as {@code slot | (long) saltId << 32}, or -1 when the key is new
+     */
+    long put(long h1, long h2, int slot, int size, int crc, int saltId) {
+        long pos = home(h1);
+        long free = -1;
+        long found = -1;
+        for (long probes = 0; probes < capacity; probes++) {
+            int s = slotField(pos);
+            if (s == EMPTY) {
+                free = free < 0 ? pos : free;
+                break;
+            }
+            if (s == REMOVED) {
+                free = free < 0 ? pos : free;
+            } else if (table.get(LONG, at(pos)) == h1 && table.get(LONG, at(pos) + 8) == h2) {
+                found = pos;
+                break;
+            }
+            pos = pos + 1 == capacity ? 0 : pos + 1;
+        }
+        long replaced = -1;
+        if (found < 0) {
+            if (this.size >= capacity * MAX_LOAD || free < 0) {
                 throw new IllegalStateException("compact index full: " + this.size + " keys in a table sized for "
                         + (long) (capacity * MAX_LOAD) + " (the device's slots)");
             }
-            pos = home(h1);
-            while (true) {
-                int s = slotField(pos);
-                if (s == EMPTY || s == REMOVED) {
-                    if (s == REMOVED) {
-                        removed--;
-                    }
-                    break;
-                }
-                pos = pos + 1 == capacity ? 0 : pos + 1;
+            pos = free;
+            if (slotField(pos) == REMOVED) {
+                removed--;
             }
             this.size++;
             table.set(SHORT, at(pos) + 28, (short) 0);
-        } else if (lockCountAt(pos) > 0) {
-            locked--; // replaced: its locks go with the old version
-            table.set(SHORT, at(pos) + 28, (short) 0);
+        } else {
+            pos = found;
+            replaced = Integer.toUnsignedLong(slotField(pos) - 1)
+                    | (long) Short.toUnsignedInt(table.get(SHORT, at(pos) + 30)) << 32;
+            if (lockCountAt(pos) > 0) {
+                locked--; // replaced: its locks go with the old version
+                table.set(SHORT, at(pos) + 28, (short) 0);
+            }
         }
         long off = at(pos);
         table.set(LONG, off, h1);
@@ -146,6 +167,7 @@ final class CompactIndex implements StoreIndex {
         table.set(INT, off + 20, size);
         table.set(INT, off + 24, crc);
         table.set(SHORT, off + 30, (short) saltId);
+        return replaced;
     }
 
     private int lockCountAt(long pos) {
@@ -209,12 +231,6 @@ final class CompactIndex implements StoreIndex {
         return removeAt(pos);
     }
 
-    /** The slot of the entry with this hash, or -1 when there is none (a v2 log replay). */
-    int slotOf(long h1, long h2) {
-        long pos = find(h1, h2);
-        return pos < 0 ? -1 : slotField(pos) - 1;
-    }
-
     /** The salt id of the entry with this hash, or -1 when there is none (a v2 log replay). */
     int saltIdOf(long h1, long h2) {
         long pos = find(h1, h2);
@@ -261,6 +277,11 @@ final class CompactIndex implements StoreIndex {
 
     @Override
     public long memoryBytes() {
+        return capacity * ENTRY_BYTES;
+    }
+
+    @Override
+    public long offHeapBytes() {
         return capacity * ENTRY_BYTES;
     }
 

@@ -101,8 +101,21 @@ final class MetaLog {
         this.nextLsn = nextLsn;
         this.reclaimLsn = reclaimLsn;
         this.snapshotLsn = Math.max(reclaimLsn, snapshotLsn);
-        this.maxChunkBody = Math.max(blockAlign, Math.min(8L << 20, layout.logBytes() / 8) - CHUNK_HEADER);
+        this.maxChunkBody = maxChunkBody(layout);
         this.wantSnapshot = wantSnapshot;
+    }
+
+    /**
+     * Body bytes a chunk holds at most: a group commit with more is written as several chunks (a record
+     * is never split, and none is longer than this).
+     */
+    static long maxChunkBody(V2Layout layout) {
+        return Math.max(layout.blockAlign(), Math.min(8L << 20, layout.logBytes() / 8) - CHUNK_HEADER);
+    }
+
+    /** The longest chunk the log writes, header included: replay reads windows at least this large. */
+    static long maxChunkBytes(V2Layout layout) {
+        return V2Layout.roundUp(CHUNK_HEADER + maxChunkBody(layout), layout.blockAlign());
     }
 
     private static ByteBuffer newBuffer(int size) {
@@ -590,7 +603,8 @@ final class MetaLog {
     /** {@link #replay}, also saying where and why it stopped (recovery notes, {@code inspect}). */
     static Replay scan(BlockDevice device, V2Layout layout, long fromLsn, Visitor visitor) throws IOException {
         int blockAlign = layout.blockAlign();
-        long window = Math.min(layout.logBytes(), 4L << 20);
+        // every chunk fits a window: one that did not would end the replay there, and lose what follows
+        long window = Math.min(layout.logBytes(), Math.max(4L << 20, maxChunkBytes(layout)));
         long lsn = fromLsn;
         long chunks = 0;
         try (Arena arena = Arena.ofShared()) {
@@ -677,6 +691,16 @@ final class MetaLog {
      * @param v what gets the records, or null to check the body only
      * @return false when it does not parse (the chunk is then not trusted)
      */
+    /** Keys are ASCII as {@code KeyCodec} writes them: valid UTF-8 without a decoder (one per record was most of a replay). */
+    private static boolean isAscii(byte[] b, int from, int length) {
+        for (int i = from; i < from + length; i++) {
+            if (b[i] < 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private static boolean visit(byte[] body, int records, V2Layout layout, Visitor v) {
         ByteBuffer b = ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN);
         if (records < 0) {
@@ -698,10 +722,14 @@ final class MetaLog {
                         if (keyLen == 0 || keyLen > PutRequest.MAX_KEY_BYTES || !layout.holdsEntry(slot, size)) {
                             return false;
                         }
-                        String key = StandardCharsets.UTF_8.newDecoder().decode(b.slice(b.position(), keyLen)).toString();
-                        b.position(b.position() + keyLen);
-                        if (v != null) {
-                            v.put(h1, h2, slot, size, crc, group, salt, key);
+                        int at = b.position();
+                        b.position(at + keyLen);
+                        if (v == null) { // the check pass: the key must be UTF-8
+                            if (!isAscii(body, at, keyLen)) {
+                                StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(body, at, keyLen));
+                            }
+                        } else { // checked already: decoded the quick way
+                            v.put(h1, h2, slot, size, crc, group, salt, new String(body, at, keyLen, StandardCharsets.UTF_8));
                         }
                     }
                     case DELETE -> {

@@ -56,6 +56,15 @@ interface MetaStore {
     /** The last failure to write metadata (null when the last attempt succeeded). */
     String lastError();
 
+    /**
+     * Counts snapshot boundaries: +1 when a snapshot (fdpblock_v2) or checkpoint (lmcache_v1) starts
+     * being written, +1 when it ends, so it is odd while one is written. An operation that saw the same
+     * even value before and after it overlapped none (the scale benchmark splits put latencies by it).
+     */
+    default long snapshotEpoch() {
+        return 0;
+    }
+
     /** The format's own status entries. */
     void status(Map<String, Object> s);
 }

@@ -531,7 +531,7 @@ public final class Migration {
             p.begin("wrote the fdpblock_v2 snapshot");
             ReentrantLock lock = new ReentrantLock();
             Snapshots.Header snap = Snapshots.write(device, target, 0, 1, 0, snapshotSource(index, salts, nextSlot), lock,
-                    PlacementId.NONE, p.written);
+                    PlacementId.NONE, p.written, Snapshots.Pacer.NONE);
             p.done("wrote fdpblock_v2 snapshot seq 1 (" + snap.entries() + " entries, " + snap.bodyBytes() + " bytes)"
                     + " into snapshot area 0");
             p.begin("wrote the fdpblock_v2 superblocks");

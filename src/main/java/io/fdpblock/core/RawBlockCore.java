@@ -423,6 +423,16 @@ public final class RawBlockCore implements AutoCloseable {
         }
     }
 
+    /**
+     * Counts metadata snapshot boundaries: +1 when a snapshot (fdpblock_v2) or a checkpoint (lmcache_v1)
+     * starts being written, +1 when it ends, so it is odd while one is written. A caller that reads the
+     * same even value before and after an operation knows that none overlapped it (the scale benchmark
+     * splits put latencies this way). Lock-free: a volatile read.
+     */
+    public long metaSnapshotEpoch() {
+        return meta.snapshotEpoch();
+    }
+
     /** A snapshot of the store's state and counters; documented in the README. */
     public Map<String, Object> status() {
         return StoreStatus.of(this);

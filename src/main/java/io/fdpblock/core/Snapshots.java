@@ -8,6 +8,8 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -156,9 +158,9 @@ final class Snapshots {
                 if (useful <= 0) {
                     break;
                 }
-                byte[] bytes = buf.asSlice(0, useful).toArray(ValueLayout.JAVA_BYTE);
-                crc.update(bytes);
-                if (!parser.feed(bytes)) {
+                MemorySegment piece = buf.asSlice(0, useful);
+                crc.update(piece.asByteBuffer());
+                if (!parser.feed(piece)) {
                     return false;
                 }
             }
@@ -166,12 +168,15 @@ final class Snapshots {
         }
     }
 
-    /** Parses a body fed in pieces: the salt table, then fixed-size entries. */
+    /**
+     * Parses a body fed in pieces: the salt table, then fixed-size entries. Each piece is copied once,
+     * behind what the previous one left unparsed (less than a record).
+     */
     private static final class BodyParser {
         private final Visitor visitor;
         private final long entries;
         private final V2Layout layout;
-        private byte[] carry = new byte[0];
+        private ByteBuffer in = ByteBuffer.allocate(WRITE_BYTES + 4096).order(ByteOrder.LITTLE_ENDIAN);
         private long salts = -1;
         private long saltsSeen;
         private long entriesSeen;
@@ -182,9 +187,16 @@ final class Snapshots {
             this.layout = layout;
         }
 
-        boolean feed(byte[] piece) {
-            byte[] b = carry.length == 0 ? piece : concat(carry, piece);
-            java.nio.ByteBuffer in = java.nio.ByteBuffer.wrap(b).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        boolean feed(MemorySegment piece) {
+            if (in.remaining() < piece.byteSize()) { // a long salt record left over: room for it and the piece
+                ByteBuffer bigger = ByteBuffer.allocate(Math.toIntExact(in.position() + piece.byteSize()))
+                        .order(ByteOrder.LITTLE_ENDIAN);
+                in.flip();
+                bigger.put(in);
+                in = bigger;
+            }
+            in.put(piece.asByteBuffer());
+            in.flip();
             while (true) {
                 if (salts < 0) {
                     if (in.remaining() < 4) {
@@ -233,22 +245,24 @@ final class Snapshots {
                 }
                 break;
             }
-            carry = java.util.Arrays.copyOfRange(b, in.position(), b.length);
+            in.compact();
             return true;
         }
 
         boolean complete() {
             return saltsSeen == salts && entriesSeen == entries;
         }
-
-        private static byte[] concat(byte[] a, byte[] b) {
-            byte[] out = java.util.Arrays.copyOf(a, a.length + b.length);
-            System.arraycopy(b, 0, out, a.length, b.length);
-            return out;
-        }
     }
 
     // ------------------------------------------------------------------ writing
+
+    /** Told, outside the store's lock, how long each step took (copy, checksum, and any write): may rest. */
+    @FunctionalInterface
+    interface Pacer {
+        Pacer NONE = stepNanos -> { };
+
+        void stepDone(long stepNanos);
+    }
 
     /** What a snapshot reads of the store, each call under the store's lock. */
     interface Source {
@@ -271,11 +285,12 @@ final class Snapshots {
      * Writes a snapshot of {@code source} into {@code area}, starting the log at {@code startLsn}.
      *
      * @param lock the store's lock, held only around each step's copy
+     * @param pacer told after each step (outside the lock): may rest to spread the snapshot out
      * @return its header
      */
     static Header write(BlockDevice device, V2Layout layout, int area, long seq, long startLsn, Source source,
-            java.util.concurrent.locks.Lock lock, PlacementId placement, java.util.concurrent.atomic.AtomicLong written)
-            throws IOException {
+            java.util.concurrent.locks.Lock lock, PlacementId placement, java.util.concurrent.atomic.AtomicLong written,
+            Pacer pacer) throws IOException {
         int blockAlign = layout.blockAlign();
         long base = layout.snapshotOffset(area) + blockAlign;
         long room = layout.snapshotBytes() - blockAlign;
@@ -307,6 +322,7 @@ final class Snapshots {
                 append(buf, at, head.array(), head.position(), crc);
                 long capacity = source.capacity();
                 for (long pos = 0; pos < capacity; pos += STEP) {
+                    long stepStart = System.nanoTime();
                     int n;
                     lock.lock();
                     try {
@@ -322,6 +338,7 @@ final class Snapshots {
                     if (at[0] >= WRITE_BYTES) {
                         flushBuffer(device, buf, at, out, base, room, blockAlign, false, placement, written);
                     }
+                    pacer.stepDone(System.nanoTime() - stepStart);
                 }
             } finally {
                 lock.lock();

@@ -54,6 +54,11 @@ interface StoreIndex extends AutoCloseable {
     /** Bytes the index uses (heap or off-heap), for status and the scale benchmark; an estimate for the heap one. */
     long memoryBytes();
 
+    /** Of {@link #memoryBytes()}, the bytes allocated off the heap (exact: {@link CompactIndex}'s table). */
+    default long offHeapBytes() {
+        return 0;
+    }
+
     @Override
     void close();
 }

@@ -25,6 +25,7 @@ final class StoreStatus {
             s.put("inflight_keys", core.inflight.writes());
             s.put("dirty", core.meta.dirty());
             s.put("index_bytes", core.index.memoryBytes());
+            s.put("index_off_heap_bytes", core.index.offHeapBytes());
             s.put("slot_affinity_hits", core.slots.affinityHits());
             s.put("slot_affinity_fallbacks", core.slots.affinityFallbacks());
             s.put("slots_per_reclaim_unit", core.slots.groupSlots());

@@ -134,6 +134,11 @@ final class V1Meta implements MetaStore {
     }
 
     @Override
+    public long snapshotEpoch() {
+        return checkpointer == null ? 0 : checkpointer.epoch();
+    }
+
+    @Override
     public String lastError() {
         return checkpointer == null ? null : checkpointer.lastError();
     }

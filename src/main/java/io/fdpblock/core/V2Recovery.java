@@ -24,9 +24,11 @@ final class V2Recovery {
      * @param nextSlot the applied snapshot's next slot (0 without one)
      * @param used per slot: an entry holds it
      * @param groups per slot: the allocator group of its entry
+     * @param snapshotMillis how long loading the snapshot took
+     * @param logMillis how long replaying the log took
      */
     record Outcome(Snapshots.Header snapshot, List<String> notes, MetaLog.Replay log, long nextSlot, boolean[] used,
-            char[] groups, long puts, long deletes, long saltRecords) {
+            char[] groups, long puts, long deletes, long saltRecords, long snapshotMillis, long logMillis) {
         long records() {
             return puts + deletes + saltRecords;
         }
@@ -58,6 +60,7 @@ final class V2Recovery {
         List<String> notes = new ArrayList<>();
         Snapshots.Header applied = null;
         long nextSlot = 0;
+        long t0 = System.nanoTime();
         for (Snapshots.Header h : headers) {
             boolean ok = Snapshots.load(device, layout, h, new Snapshots.Visitor() {
                 @Override
@@ -83,10 +86,11 @@ final class V2Recovery {
             notes.add("snapshot seq " + h.seq() + " in area " + h.area() + " fails its CRC32C or holds what the store"
                     + " cannot have written");
         }
+        long t1 = System.nanoTime();
         long[] counts = new long[3]; // puts, deletes, salts
         if (applied == null && !headers.isEmpty()) { // the log before them may be gone: the store is refused
             return new Outcome(null, notes, new MetaLog.Replay(0, 0, "not replayed: no snapshot could be loaded",
-                    false), 0, used, groups, 0, 0, 0);
+                    false), 0, used, groups, 0, 0, 0, (t1 - t0) / 1_000_000, 0);
         }
         MetaLog.Replay log = MetaLog.scan(device, layout, applied == null ? 0 : applied.startLsn(), new MetaLog.Visitor() {
             @Override
@@ -95,12 +99,11 @@ final class V2Recovery {
                 if (slot < 0 || slot >= maxSlots) {
                     return;
                 }
-                int oldSlot = index.slotOf(h1, h2);
-                if (oldSlot >= 0) { // stored again: the older version's slot is free
-                    salts.removed(index.saltIdOf(h1, h2));
-                    used[oldSlot] = false;
+                long replaced = index.put(h1, h2, slot, size, crc, saltId);
+                if (replaced >= 0) { // stored again: the older version's slot is free
+                    salts.removed((int) (replaced >>> 32));
+                    used[(int) replaced] = false;
                 }
-                index.put(h1, h2, slot, size, crc, saltId);
                 salts.added(saltId);
                 used[slot] = true;
                 groups[slot] = (char) group;
@@ -122,6 +125,8 @@ final class V2Recovery {
                 salts.define(id, salt);
             }
         });
-        return new Outcome(applied, notes, log, nextSlot, used, groups, counts[0], counts[1], counts[2]);
+        long t2 = System.nanoTime();
+        return new Outcome(applied, notes, log, nextSlot, used, groups, counts[0], counts[1], counts[2],
+                (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000);
     }
 }

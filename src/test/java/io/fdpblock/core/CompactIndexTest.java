@@ -59,6 +59,20 @@ class CompactIndexTest {
     }
 
     @Test
+    void aPutByHashSaysWhichEntryItReplaced() {
+        try (CompactIndex idx = new CompactIndex(100)) {
+            assertThat(idx.put(1, 2, 7, 10, 0, 3)).as("new").isEqualTo(-1);
+            assertThat(idx.put(1, 2, 9, 10, 0, 4)).as("replaced: slot 7, salt 3").isEqualTo(7L | 3L << 32);
+            assertThat(idx.saltIdOf(1, 2)).isEqualTo(4);
+            assertThat(idx.removeIfAt(1, 2, 9)).isEqualTo(9);
+            assertThat(idx.put(1, 2, 11, 10, 0, 5)).as("new again, in the removed entry's place").isEqualTo(-1);
+            assertThat(idx.size()).isEqualTo(1);
+            assertThat(idx.put(1, 3, 12, 10, 0, 0)).as("same h1, other h2: another key").isEqualTo(-1);
+            assertThat(idx.size()).isEqualTo(2);
+        }
+    }
+
+    @Test
     void locksCountPerKeyAndALockedKeyIsKeptUnlessForced() {
         try (CompactIndex idx = new CompactIndex(100)) {
             idx.put("a", 1, 10, 0, true, null, 0);

@@ -1,0 +1,88 @@
+package io.fdpblock.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.fdpblock.core.RawBlockCoreConfig.MetaFormat;
+import io.fdpblock.testing.DiskTempDirFactory;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The scale benchmark's code path, small: 20,000 entries in each format on a sparse file through
+ * io_uring. Asserts what can go wrong (keys lost across the reopen, bytes not counted, figures not
+ * measured), never a timing.
+ */
+@Tag("host")
+class ScaleBenchTest {
+    @TempDir(factory = DiskTempDirFactory.class)
+    Path dir;
+
+    @Test
+    void fillsReopensAndMeasuresBothFormats() throws IOException {
+        long n = 20_000;
+        Path json = dir.resolve("out/scale.json");
+        ScaleBench.Options o = new ScaleBench.Options(n, n, List.of(MetaFormat.FDPBLOCK_V2, MetaFormat.LMCACHE_V1),
+                ScaleBench.Backing.FILE, dir, null, json, 8, 4, 1000, 60, false, "test");
+        ByteArrayOutputStream printed = new ByteArrayOutputStream();
+        ScaleBench.Report report = new ScaleBench(o, new PrintStream(printed, true, StandardCharsets.UTF_8)).run();
+
+        assertThat(report.results()).extracting(ScaleBench.FormatResult::metaFormat)
+                .containsExactly("fdpblock_v2", "lmcache_v1");
+        for (ScaleBench.FormatResult r : report.results()) {
+            String f = r.metaFormat();
+            assertThat(r.errors()).as("%s: checks", f).isEmpty();
+            assertThat(r.fill().keysStored()).as("%s: stored", f).isEqualTo(n);
+            assertThat(r.fill().keysFailed()).isZero();
+            assertThat(r.reopen().keysRecovered()).as("%s: keys after the reopen", f).isEqualTo(n);
+            assertThat(r.reopen().sampledExistsHits()).isEqualTo(r.reopen().sampledExists()).isEqualTo(1000);
+            assertThat(r.reopen().sampledLoadsVerified()).isEqualTo(r.reopen().sampledLoads()).isEqualTo(100);
+            assertThat(r.memory().indexBytesPerEntry()).as("%s: index bytes per entry", f).isPositive();
+            assertThat(r.latency().all().count()).as("%s: one latency per put call", f).isEqualTo(n / 8);
+            assertThat(r.latency().duringSnapshot().count() + r.latency().withoutSnapshot().count())
+                    .isEqualTo(n / 8);
+            // a plain file on this file system: its block size makes the slot
+            ScaleBench.Geometry g = ScaleBench.Geometry.forBlockSize(r.config().blockAlign());
+            assertThat(r.config().slotBytes()).isEqualTo(2 * r.config().blockAlign());
+            assertThat(r.config().keyChars()).isEqualTo(ScaleKeys.key(0).length()).isBetween(100, 130);
+            assertThat(r.metadata().dataBytesWritten()).as("%s: header and payload of every slot, once", f)
+                    .isEqualTo(n * g.slotBytes());
+            assertThat(r.metadata().metaBytesWritten()).isPositive();
+            assertThat(r.metadata().metaBytesPerPut()).isEqualTo((double) r.metadata().metaBytesWritten() / n);
+            assertThat(r.targets()).hasSize(5).allSatisfy(t -> assertThat(t.verdict()).isIn("met", "missed",
+                    "not measured"));
+        }
+        ScaleBench.FormatResult v2 = report.results().get(0);
+        assertThat(v2.memory().indexOffHeapBytes()).as("the compact index: 32 bytes an entry at load <= 0.8")
+                .isGreaterThanOrEqualTo(n * 32).isLessThanOrEqualTo(n * 41);
+        long reported = ((Number) v2.metadata().storeReported().get("meta_bytes_written")).longValue();
+        assertThat(v2.metadata().metaBytesWritten() - reported)
+                .as("counted at the device = the log and snapshots the store counts + the superblocks written at"
+                        + " format (a few blocks)")
+                .isBetween(0L, 8L * v2.config().blockAlign());
+        ScaleBench.FormatResult v1 = report.results().get(1);
+        assertThat(v1.memory().indexOffHeapBytes()).isZero();
+        assertThat(v1.memory().heapDeltaBytes()).as("v1 keeps every key on the heap").isGreaterThan(n * 100);
+        assertThat(v1.metadata().metaBytesWritten()).as("at least the JSON checkpoint of every key, written at close")
+                .isGreaterThan(n * (ScaleKeys.key(0).length() + 60L));
+
+        JsonNode root = ScaleBench.json().readTree(json.toFile());
+        assertThat(root.path("results")).hasSize(2);
+        assertThat(root.path("results").get(0).path("memory").path("index_bytes_per_entry").asDouble()).isPositive();
+        assertThat(root.path("results").get(1).path("reopen").path("keys_recovered").asLong()).isEqualTo(n);
+        assertThat(printed.toString(StandardCharsets.UTF_8)).contains("targets (issue 11)");
+        try (Stream<Path> left = Files.list(dir)) {
+            assertThat(left.filter(p -> p.toString().endsWith(".img"))).as("device files removed").isEmpty();
+        }
+    }
+}
