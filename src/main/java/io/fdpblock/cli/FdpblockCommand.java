@@ -1,12 +1,14 @@
 package io.fdpblock.cli;
 
+import io.fdpblock.core.StoreRefusedException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /** The {@code fdpblock} command line. */
 @Command(name = "fdpblock", mixinStandardHelpOptions = true, version = "fdpblock 0.1.0",
         description = "io_uring, NVMe passthru with FDP placement, and a KV-cache block store for the JVM.",
-        subcommands = {RunCommand.class, EnginesCommand.class, BenchCommand.class, FdpCommand.class, InspectCommand.class, SelftestCommand.class,
+        subcommands = {RunCommand.class, EnginesCommand.class, BenchCommand.class, FdpCommand.class, InspectCommand.class, MigrateCommand.class,
+                SelftestCommand.class,
                 SimulateCommand.class,
                 CommandLine.HelpCommand.class},
         exitCodeListHeading = "%nExit codes:%n",
@@ -50,6 +52,13 @@ public final class FdpblockCommand implements Runnable {
         });
         cl.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
             commandLine.getErr().println("fdpblock: " + describe(ex));
+            for (Throwable t = ex; t != null; t = t.getCause()) {
+                if (t instanceof StoreRefusedException) { // every reason is one that "format" overrides
+                    commandLine.getErr().println("fdpblock: from the command line, \"format\": true is --format (run);"
+                            + " fdpblock inspect DEVICE shows what the device holds first");
+                    break;
+                }
+            }
             if (System.getenv("FDPBLOCK_DEBUG") != null) {
                 ex.printStackTrace(commandLine.getErr());
             }

@@ -21,8 +21,13 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
- * {@code fdpblock inspect DEVICE}: what a store left on a device, read-only.
+ * {@code fdpblock inspect DEVICE}: what a store left on a device, read-only, in either format.
  *
+ * <p>fdpblock_v2 (a superblock at offset 0 or at {@code --block-align}): both superblocks, both snapshot
+ * headers, the log after the snapshot recovery applies (records by type, and a torn tail), and the keys
+ * recovery finds, with their slot headers checked ({@link Inspector#inspectV2}).
+ *
+ * <p>lmcache_v1:
  * <p>Container 0 sits at offset 0 and records the meta area's size, which places container 1. When
  * container 0 is unreadable and no {@code --meta-total-bytes} is given, container 1 is searched for
  * at every {@link #SEARCH_STEP} of the device's start; a given value that disagrees with what
@@ -30,9 +35,11 @@ import java.util.concurrent.Callable;
  * the device says the containers are.
  */
 @Command(name = "inspect", mixinStandardHelpOptions = true,
-        description = "Decode a store's metadata containers on a device or file (read-only): layout, seq, key count,"
-                + " usage by cache salt, and slot-header checks. Exit 0 when a valid checkpoint was found and every"
-                + " slot header agrees, 1 otherwise.")
+        description = "Decode a store's metadata on a device or file (read-only), in either format. lmcache_v1: both"
+                + " checkpoint containers, layout, seq, key count, usage by cache salt, slot-header checks. fdpblock_v2:"
+                + " both superblocks, both snapshot headers, the log after the applied snapshot (records by type, a"
+                + " torn tail), the keys recovery finds, usage by cache salt, slot-header checks. Exit 0 when the"
+                + " store is readable and every slot header checked agrees, 1 otherwise.")
 public final class InspectCommand implements Callable<Integer> {
     /** Container 1 is looked for at multiples of this (every meta_total_bytes that is a multiple of 1 MiB). */
     static final long SEARCH_STEP = 512 << 10;
@@ -84,21 +91,27 @@ public final class InspectCommand implements Callable<Integer> {
                 return noStore(device + " holds " + deviceBytes + " bytes: too small for a store (its meta area alone"
                         + " takes at least " + 4L * blockAlign + ")", notes);
             }
+            Inspector.V2Report v2 = Inspector.inspectV2(d, blockAlign, !noVerify);
+            if (v2 != null) {
+                return printV2(v2);
+            }
             if (metaTotalBytes != null && metaTotalBytes > deviceBytes) {
                 throw Cli.bad(spec, "--meta-total-bytes " + metaTotalBytes + " is larger than " + device + " ("
                         + deviceBytes + " bytes): give the store's meta_total_bytes");
             }
             // Container 0 first, read as if the meta area were the whole device (any payload is plausible):
             // when valid it records where container 1 is, whatever the option says.
-            r = Inspector.inspect(d, blockAlign, deviceBytes / (2L * blockAlign) * (2L * blockAlign), !noVerify);
+            r = Inspector.inspect(d, blockAlign, deviceBytes / (2L * blockAlign) * (2L * blockAlign), false);
             Inspector.Container c0 = r.containers().get(0);
             metaUsed = -1;
-            if (c0.valid() && r.layout().get("meta_total_bytes") instanceof Number recorded) {
+            if (c0.valid() && r.layout().get("meta_total_bytes") instanceof Number recorded
+                    && recorded.longValue() >= 4L * blockAlign && recorded.longValue() <= deviceBytes) {
                 metaUsed = recorded.longValue();
                 if (metaTotalBytes != null && metaUsed != metaTotalBytes) {
                     notes.add("container 0 records meta_total_bytes = " + metaUsed + "; --meta-total-bytes "
                             + metaTotalBytes + " disagrees with it and was not used");
                 }
+                r = Inspector.inspect(d, blockAlign, metaUsed, !noVerify); // container 1 where container 0 says
             } else if (metaTotalBytes != null && (r = Inspector.inspect(d, blockAlign, metaTotalBytes, !noVerify))
                     .winner() != null) {
                 metaUsed = metaTotalBytes;
@@ -154,10 +167,62 @@ public final class InspectCommand implements Callable<Integer> {
         return 1;
     }
 
+    private int printV2(Inspector.V2Report r) throws IOException {
+        int code = r.healthy() ? 0 : 1;
+        if (json) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("device", device.toString());
+            m.put("format", "fdpblock_v2");
+            m.put("healthy", r.healthy());
+            m.put("report", r);
+            System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(m));
+            return code;
+        }
+        System.out.println(device + ": fdpblock_v2");
+        for (Inspector.Superblock s : r.superblocks()) {
+            System.out.printf("  superblock %s @ %d: %s%n", s.copy(), s.offset(), s.valid() ? "valid" : s.problem());
+        }
+        if (!r.layout().isEmpty()) {
+            System.out.println("  layout: " + r.layout());
+        }
+        for (Inspector.Snapshot s : r.snapshots()) {
+            System.out.printf("  snapshot area %d @ %d: %s%n", s.area(), s.offset(), !s.valid() ? s.problem()
+                    : "seq " + s.seq() + ", start LSN " + s.startLsn() + ", " + s.entries() + " entries, " + s.bodyBytes()
+                            + " bytes of body, next slot " + s.nextSlot() + ", body CRC "
+                            + (s.bodyCrcOk() ? "ok" : "FAILS") + (s.applied() ? "  <- applied" : ""));
+        }
+        Inspector.Log l = r.log();
+        if (l != null) {
+            System.out.printf("  log @ %d (%d bytes): LSN %d..%d, %d chunks, %d records after the applied snapshot"
+                    + " (PUT %d, DELETE %d, SALT %d)%n", l.offset(), l.bytes(), l.startLsn(), l.endLsn(), l.chunks(),
+                    l.records(), l.puts(), l.deletes(), l.salts());
+            System.out.println("  log end: " + l.end() + (l.tornTail() ? " (a torn tail: ignored by recovery)" : ""));
+        }
+        for (String n : r.notes()) {
+            System.out.println("  note: " + n);
+        }
+        if (r.keys() == null) {
+            System.out.println("  no readable store: recovery would refuse it");
+            return code;
+        }
+        System.out.printf("  keys: %d, payload bytes: %d%n", r.keys(), r.payloadBytes());
+        for (Map.Entry<String, long[]> e : r.bySalt().entrySet()) {
+            System.out.printf("    cache salt %-20s %8d keys %14d bytes%n", e.getKey().isEmpty() ? "(none)" : e.getKey(),
+                    e.getValue()[0], e.getValue()[1]);
+        }
+        if (!noVerify) {
+            System.out.printf("  slot headers: %d checked, %d disagree%n", r.slotsChecked(), r.badSlots().size());
+            r.badSlots().stream().limit(20).forEach(b -> System.out.printf("    %s @ %d: %s%n", b.key(), b.offset(),
+                    b.problem()));
+        }
+        return code;
+    }
+
     private int print(Inspector.Report r, long metaUsed, List<String> notes) throws IOException {
         if (json) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("device", device.toString());
+            m.put("format", "lmcache_v1");
             m.put("meta_total_bytes", metaUsed < 0 ? null : metaUsed);
             m.put("notes", notes);
             m.put("valid_checkpoint", r.winner() != null);

@@ -208,7 +208,7 @@ public final class RunCommand implements Callable<Integer> {
                 Cli.fitsFreeSpace(spec, "--size", size, path.toAbsolutePath().getParent());
                 Cli.createDeviceFile(spec, "--size", path, size);
             }
-            String json = adapterJson(path.toString(), chunkBytes + 4096L);
+            String json = adapterJson(path.toString(), chunkBytes + 4096L, format);
             out.printf("fdpblock run: KV-cache job on %s (%s%s), %s of it, model Qwen2.5-0.5B-like, chunk %d tokens ="
                     + " %d KiB, L1 %d chunks, %d requests%n", path, engine, fdp ? ", FDP" : "", Cli.human(size),
                     chunkTokens, chunkBytes >> 10, l1Chunks, requests);
@@ -237,7 +237,8 @@ public final class RunCommand implements Callable<Integer> {
                         userDevice == null ? "; the temp device is removed" : " on " + path);
                 return 130;
             }
-            Reopened again = reopenAndCheck(json, chunkBytes);
+            // the reopen must never format: it checks what the first open left
+            Reopened again = reopenAndCheck(adapterJson(path.toString(), chunkBytes + 4096L, false), chunkBytes);
             Verdict v = verdict(r, again, keysAtClose);
             report(out, r, status, managerStatus, again, keysAtClose, v);
             if (printStatus) {
@@ -282,7 +283,7 @@ public final class RunCommand implements Callable<Integer> {
     }
 
     /** The adapter's JSON, built by Jackson (a path with quotes or backslashes stays one string). */
-    private String adapterJson(String path, long slotBytes) throws Exception {
+    private String adapterJson(String path, long slotBytes, boolean formatIt) throws Exception {
         ObjectNode j = JSON.createObjectNode();
         j.put("type", "raw_block");
         j.put("device_path", path);
@@ -292,7 +293,7 @@ public final class RunCommand implements Callable<Integer> {
         if (RawBlockCoreConfig.MetaFormat.parse(metaFormat) == RawBlockCoreConfig.MetaFormat.LMCACHE_V1) {
             j.put("meta_total_bytes", V1_META_TOTAL_BYTES); // fdpblock_v2 sizes its own from --size
         }
-        if (format) {
+        if (formatIt) {
             j.put("format", true);
         }
         j.put("io_engine", IoEngine.parse(engine).configName());
@@ -418,9 +419,15 @@ public final class RunCommand implements Callable<Integer> {
             out.printf("              buckets %s, fallbacks %s%n", status.get("fdp_buckets"),
                     status.get("fdp_placement_fallbacks"));
         }
-        out.printf("checkpoints   %s periodic ones written during the run, the last %s bytes, plus the final one at"
-                + " close (%s failed)%n", status.get("checkpoints_written"), status.get("last_checkpoint_bytes"),
-                status.get("checkpoint_failures"));
+        if ("fdpblock_v2".equals(status.get("meta_format"))) {
+            out.printf("metadata      fdpblock_v2: %s log commits, %s snapshots, %s bytes of metadata written (%s failed)%n",
+                    status.get("log_commits"), status.get("snapshots_written"), status.get("meta_bytes_written"),
+                    status.get("checkpoint_failures"));
+        } else {
+            out.printf("checkpoints   %s periodic ones written during the run, the last %s bytes, plus the final one at"
+                    + " close (%s failed)%n", status.get("checkpoints_written"), status.get("last_checkpoint_bytes"),
+                    status.get("checkpoint_failures"));
+        }
         out.println();
         out.printf("checked       %d loaded chunks equal byte for byte what was stored (%d differ)%n", r.chunksVerified,
                 r.chunksMismatched);

@@ -1,5 +1,6 @@
 package io.fdpblock.core;
 
+import io.fdpblock.nvme.PlacementId;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
 
@@ -26,23 +27,20 @@ final class FormatProbe {
     private static final SecureRandom RANDOM = new SecureRandom();
 
     /** @param align what a new fdpblock_v2 data area is aligned to (a reclaim unit, 1 MiB at least) */
-    static Choice probe(RawBlockCoreConfig config, BlockDevice device, long align) throws IOException {
+    static Choice probe(RawBlockCoreConfig config, BlockDevice device, long align, PlacementId metadata)
+            throws IOException {
         int blockAlign = config.blockAlign();
         long capacity = StoreGeometry.capacity(config, device);
         if (config.format()) {
-            return format(config, device, capacity, align);
+            return format(config, device, capacity, align, metadata);
         }
         try (Arena arena = Arena.ofShared()) {
-            MemorySegment blocks = arena.allocate(2L * blockAlign, 4096);
-            read(device, 0, blocks);
-            MemorySegment b0 = blocks.asSlice(0, blockAlign);
-            MemorySegment b1 = blocks.asSlice(blockAlign, blockAlign);
-            if (OnDiskFormat.hasMagic(b0, OnDiskFormat.CONTAINER_MAGIC)) {
+            Found found = detect(device, blockAlign);
+            if (found.kind() == Found.Kind.LMCACHE_V1) {
                 return new Choice(false, null, null);
             }
-            V2Layout l = V2Layout.read(b0);
-            l = l != null ? l : V2Layout.read(b1);
-            if (l != null) {
+            if (found.kind() == Found.Kind.FDPBLOCK_V2) {
+                V2Layout l = found.layout();
                 CheckpointCodec.Mismatch m = l.mismatch(config, capacity);
                 if (m != null) {
                     throw new StoreRefusedException(StoreRefusedException.Reason.LAYOUT_MISMATCH, "raw_block on "
@@ -52,7 +50,7 @@ final class FormatProbe {
                 }
                 return new Choice(true, l, null);
             }
-            if (V2Layout.hasMagic(b0) || V2Layout.hasMagic(b1)) {
+            if (found.kind() == Found.Kind.FDPBLOCK_V2_DAMAGED) {
                 throw new StoreRefusedException(StoreRefusedException.Reason.UNREADABLE, "raw_block on " + device.path()
                         + ": both fdpblock_v2 superblocks are damaged (bad CRC or impossible geometry). Nothing was"
                         + " changed; \"format\": true starts over (its keys are then lost)");
@@ -72,9 +70,39 @@ final class FormatProbe {
                         + foreign.firstBytes() + "), e.g. a file system or another program's data. Nothing was"
                         + " changed; if the device may be overwritten, set \"format\": true");
             }
-            writeSuperblocks(device, created, arena);
+            writeSuperblocks(device, created, arena, metadata);
             return new Choice(true, created, "new fdpblock_v2 store: metadata area of " + created.metaTotalBytes()
                     + " bytes for " + created.maxSlots() + " slots");
+        }
+    }
+
+    /**
+     * What the first two blocks of a device say: an lmcache_v1 container header at offset 0 (which wins),
+     * else a valid fdpblock_v2 superblock (copy A at 0, else copy B at {@code blockAlign}), else
+     * superblock magic with neither copy valid, else nothing of either format.
+     */
+    record Found(Kind kind, V2Layout layout) {
+        enum Kind { LMCACHE_V1, FDPBLOCK_V2, FDPBLOCK_V2_DAMAGED, NONE }
+    }
+
+    static Found detect(BlockDevice device, int blockAlign) throws IOException {
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment blocks = arena.allocate(2L * blockAlign, 4096);
+            read(device, 0, blocks);
+            MemorySegment b0 = blocks.asSlice(0, blockAlign);
+            MemorySegment b1 = blocks.asSlice(blockAlign, blockAlign);
+            if (OnDiskFormat.hasMagic(b0, OnDiskFormat.CONTAINER_MAGIC)) {
+                return new Found(Found.Kind.LMCACHE_V1, null);
+            }
+            V2Layout l = V2Layout.read(b0);
+            l = l != null ? l : V2Layout.read(b1);
+            if (l != null) {
+                return new Found(Found.Kind.FDPBLOCK_V2, l);
+            }
+            if (V2Layout.hasMagic(b0) || V2Layout.hasMagic(b1)) {
+                return new Found(Found.Kind.FDPBLOCK_V2_DAMAGED, null);
+            }
+            return new Found(Found.Kind.NONE, null);
         }
     }
 
@@ -91,13 +119,13 @@ final class FormatProbe {
     }
 
     /** {@code "format": true}: whatever the device holds is discarded, and it gets the configured format. */
-    private static Choice format(RawBlockCoreConfig config, BlockDevice device, long capacity, long align)
-            throws IOException {
+    private static Choice format(RawBlockCoreConfig config, BlockDevice device, long capacity, long align,
+            PlacementId metadata) throws IOException {
         int blockAlign = config.blockAlign();
         try (Arena arena = Arena.ofShared()) {
             MemorySegment zero = arena.allocate(2L * blockAlign, 4096);
             IoBatch b = new IoBatch(1);
-            b.write(0, zero); // both superblocks (fdpblock_v2) or the first container header (v1)
+            b.write(0, zero, metadata); // both superblocks (fdpblock_v2) or the first container header (v1)
             device.execute(b);
             if (config.metaFormat() == RawBlockCoreConfig.MetaFormat.LMCACHE_V1) {
                 device.flush();
@@ -107,10 +135,10 @@ final class FormatProbe {
                     config.metaTotalBytesSet() ? config.metaTotalBytes() : 0, align, RANDOM.nextLong());
             if (config.containerBytes() + blockAlign <= capacity) { // a v1 second container must not survive
                 b.reset();
-                b.write(config.containerBytes(), zero.asSlice(0, blockAlign));
+                b.write(config.containerBytes(), zero.asSlice(0, blockAlign), metadata);
                 device.execute(b);
             }
-            writeSuperblocks(device, created, arena); // a new incarnation: the old log and snapshots no longer count
+            writeSuperblocks(device, created, arena, metadata); // a new incarnation: the old log no longer counts
             String note = "formatted as asked (format: true): whatever " + device.path() + " held is discarded; new"
                     + " fdpblock_v2 store for " + created.maxSlots() + " slots";
             RawBlockCore.LOG.log(System.Logger.Level.WARNING, "raw_block: " + note);
@@ -118,15 +146,20 @@ final class FormatProbe {
         }
     }
 
-    private static void writeSuperblocks(BlockDevice device, V2Layout layout, Arena arena) throws IOException {
+    /**
+     * Writes both superblocks, copy B first: a torn first write leaves the other intact; the second
+     * commits. They carry the metadata's placement id, like the log and the snapshots.
+     */
+    static void writeSuperblocks(BlockDevice device, V2Layout layout, Arena arena, PlacementId metadata)
+            throws IOException {
         MemorySegment sb = arena.allocate(layout.blockAlign(), 4096);
         layout.write(sb);
         IoBatch b = new IoBatch(1);
-        b.write(layout.blockAlign(), sb); // the copy first: a torn first write leaves the other intact
+        b.write(layout.blockAlign(), sb, metadata); // the copy first: a torn first write leaves the other intact
         device.execute(b);
         device.flush();
         b.reset();
-        b.write(0, sb);
+        b.write(0, sb, metadata);
         device.execute(b);
         device.flush();
     }

@@ -70,6 +70,8 @@ final class MetaLog {
     private final Condition progress = lock.newCondition();
     private ByteBuffer pending = newBuffer(64 << 10);
     private long pendingSince;
+    /** Guarded by {@link #lock}: commit at once (closing). */
+    private boolean eager;
     private long appendedTicket;
     private long durableTicket;
     private long nextLsn;
@@ -233,6 +235,21 @@ final class MetaLog {
         }
     }
 
+    /**
+     * From now on, commits whatever is appended at once instead of after {@code meta_sync_interval_ms}:
+     * a closing store waits for the deletes whose slots are released once durable, and should not
+     * wait an interval for each.
+     */
+    void commitEagerly() {
+        lock.lock();
+        try {
+            eager = true;
+            work.signal();
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** Where the next chunk goes: a snapshot started now must be followed by the log from here. */
     long nextLsn() {
         lock.lock();
@@ -377,7 +394,7 @@ final class MetaLog {
         if (pending.position() == 0) {
             return false;
         }
-        return stopping || commitRequested || syncIntervalMs == 0 || pending.position() >= maxChunkBody
+        return stopping || eager || commitRequested || syncIntervalMs == 0 || pending.position() >= maxChunkBody
                 || System.nanoTime() - pendingSince >= TimeUnit.MILLISECONDS.toNanos(syncIntervalMs);
     }
 
@@ -539,6 +556,17 @@ final class MetaLog {
     // ------------------------------------------------------------------ replay
 
     /**
+     * Where a replay stopped and why.
+     *
+     * @param endLsn the LSN after the last valid chunk: where the next one is written
+     * @param chunks valid chunks read (padding chunks included)
+     * @param stop why the chunk at {@code endLsn} was not taken
+     * @param torn whether that chunk is one of this log's, cut off or damaged (a torn tail), rather than
+     *        no chunk or an older one (the log's clean end)
+     */
+    record Replay(long endLsn, long chunks, String stop, boolean torn) {}
+
+    /**
      * Reads the log from {@code fromLsn} until a chunk is missing, torn, stale or does not parse (a
      * record the store cannot have written: see {@link #visit}), handing every record of the chunks before
      * it to {@code visitor}, and none of that chunk's.
@@ -548,9 +576,15 @@ final class MetaLog {
      * @return the LSN after the last valid chunk: where the next one is written
      */
     static long replay(BlockDevice device, V2Layout layout, long fromLsn, Visitor visitor) throws IOException {
+        return scan(device, layout, fromLsn, visitor).endLsn();
+    }
+
+    /** {@link #replay}, also saying where and why it stopped (recovery notes, {@code inspect}). */
+    static Replay scan(BlockDevice device, V2Layout layout, long fromLsn, Visitor visitor) throws IOException {
         int blockAlign = layout.blockAlign();
         long window = Math.min(layout.logBytes(), 4L << 20);
         long lsn = fromLsn;
+        long chunks = 0;
         try (Arena arena = Arena.ofShared()) {
             MemorySegment buf = arena.allocate(window, 4096);
             long bufLsn = -1; // LSN of buf's first byte
@@ -564,24 +598,35 @@ final class MetaLog {
                     bufLsn = lsn;
                 }
                 MemorySegment h = buf.asSlice(lsn - bufLsn, blockAlign);
-                if (!OnDiskFormat.hasMagic(h, MAGIC) || h.get(OnDiskFormat.U64, 8) != layout.incarnation()
-                        || h.get(OnDiskFormat.U64, 16) != lsn || h.get(OnDiskFormat.U32, 36) != headerCrc(h)) {
-                    return lsn;
+                if (!OnDiskFormat.hasMagic(h, MAGIC)) {
+                    return new Replay(lsn, chunks, "no chunk at LSN " + lsn, false);
+                }
+                if (h.get(OnDiskFormat.U64, 8) != layout.incarnation()) {
+                    return new Replay(lsn, chunks, "a chunk of another incarnation at LSN " + lsn + " (written before"
+                            + " the store was formatted or migrated)", false);
+                }
+                if (h.get(OnDiskFormat.U32, 36) != headerCrc(h)) {
+                    return new Replay(lsn, chunks, "torn chunk at LSN " + lsn + ": its header fails its CRC32C", true);
+                }
+                long stored = h.get(OnDiskFormat.U64, 16);
+                if (stored != lsn) {
+                    return stored < lsn && (lsn - stored) % layout.logBytes() == 0
+                            ? new Replay(lsn, chunks, "an older lap's chunk (LSN " + stored + ") at LSN " + lsn, false)
+                            : new Replay(lsn, chunks, "a chunk at LSN " + lsn + " that says LSN " + stored, true);
                 }
                 int records = h.get(OnDiskFormat.U32, 28);
                 if (records == PAD) {
+                    chunks++;
                     lsn += lap;
                     continue;
                 }
                 long body = Integer.toUnsignedLong(h.get(OnDiskFormat.U32, 24));
                 long size = V2Layout.roundUp(CHUNK_HEADER + body, blockAlign);
-                if (size > lap) {
-                    return lsn;
+                if (size > lap || size > window) { // crossing the ring's end, or larger than any chunk we write
+                    return new Replay(lsn, chunks, "a chunk at LSN " + lsn + " of " + size + " bytes, more than the"
+                            + " log writes", true);
                 }
                 if (lsn + size > bufLsn + bufLen) {
-                    if (size > window) {
-                        return lsn; // larger than any chunk this log writes: not one of ours
-                    }
                     bufLen = Math.min(window, lap);
                     read(device, layout, lsn, buf.asSlice(0, bufLen));
                     bufLsn = lsn;
@@ -590,13 +635,17 @@ final class MetaLog {
                 byte[] bytes = chunk.asSlice(CHUNK_HEADER, body).toArray(ValueLayout.JAVA_BYTE);
                 CRC32C c = new CRC32C();
                 c.update(bytes);
-                if ((int) c.getValue() != chunk.get(OnDiskFormat.U32, 32) || !visit(bytes, records, layout, null)) {
-                    return lsn;
+                if ((int) c.getValue() != chunk.get(OnDiskFormat.U32, 32)) {
+                    return new Replay(lsn, chunks, "torn chunk at LSN " + lsn + ": its body fails its CRC32C", true);
+                }
+                if (!visit(bytes, records, layout, null)) {
+                    return new Replay(lsn, chunks, "a chunk at LSN " + lsn + " whose records do not parse", true);
                 }
                 visit(bytes, records, layout, visitor); // only once the whole chunk parsed
+                chunks++;
                 lsn += size;
             }
-            return lsn;
+            return new Replay(lsn, chunks, "LSN " + lsn + ": no log reaches that far (a damaged snapshot's start)", true);
         }
     }
 

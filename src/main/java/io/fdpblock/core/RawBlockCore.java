@@ -97,11 +97,15 @@ public final class RawBlockCore implements AutoCloseable {
         this.slotBytes = config.slotBytes();
         this.placement = FdpPlacement.discover(config, device);
         // fdpblock_v2's data area starts on a reclaim unit, so that slot groups fill whole ones
-        FormatProbe.Choice format = FormatProbe.probe(config, device, Math.max(1 << 20, placement.reclaimUnitBytes()));
+        FormatProbe.Choice format = FormatProbe.probe(config, device, Math.max(1 << 20, placement.reclaimUnitBytes()),
+                placement.metadata());
         StoreGeometry geometry = format.v2() ? StoreGeometry.of(config, device, format.layout().metaTotalBytes())
                 : StoreGeometry.of(config, device);
         this.capacityBytes = geometry.capacityBytes();
         this.dataBase = geometry.dataBase();
+        if (device instanceof io.fdpblock.device.StripedBlockDevice striped) {
+            striped.startDataAt(dataBase); // device_paths: slots striped from here, the metadata on the first
+        }
         long maxSlots = geometry.maxSlots();
         long ru = placement.reclaimUnitBytes();
         int groupSlots = ru > slotBytes ? (int) Math.min(ru / slotBytes, maxSlots) : 1;

@@ -90,6 +90,7 @@ public final class RawBlockCoreConfig {
     }
 
     private final String devicePath;
+    private final List<String> devicePaths;
     private final long capacityBytes;
     private final long slotBytes;
     private final int blockAlign;
@@ -116,9 +117,23 @@ public final class RawBlockCoreConfig {
     private final int closeTimeoutMs;
 
     private RawBlockCoreConfig(Builder b) {
-        devicePath = require("device_path", b.devicePath);
-        if (devicePath.isBlank()) {
-            throw invalid("device_path", "\"\"", "must name a file, block device or /dev/ngXnY");
+        if (b.devicePath != null && b.devicePaths != null) {
+            throw new IllegalArgumentException("raw_block config: device_path (" + b.devicePath + ") and device_paths ("
+                    + b.devicePaths + ") are both set: give device_path for one device, or device_paths for several");
+        }
+        if (b.devicePaths != null) {
+            devicePaths = checkDevicePaths(b.devicePaths, b.ioEngine);
+            devicePath = devicePaths.get(0);
+        } else {
+            if (b.devicePath == null) {
+                throw new IllegalArgumentException("raw_block config: device_path is required (or device_paths, a list,"
+                        + " for a store striped over several devices)");
+            }
+            devicePath = b.devicePath;
+            if (devicePath.isBlank()) {
+                throw invalid("device_path", "\"\"", "must name a file, block device or /dev/ngXnY");
+            }
+            devicePaths = List.of(devicePath);
         }
         capacityBytes = b.capacityBytes;
         slotBytes = b.slotBytes;
@@ -214,11 +229,25 @@ public final class RawBlockCoreConfig {
         }
     }
 
-    private static <T> T require(String field, T value) {
-        if (value == null) {
-            throw new IllegalArgumentException("raw_block config: " + field + " is required");
+    private static List<String> checkDevicePaths(List<String> paths, IoEngine engine) {
+        if (paths.isEmpty()) {
+            throw invalid("device_paths", "[]", "must name at least one file or device (or use device_path for one)");
         }
-        return value;
+        Set<String> seen = new java.util.HashSet<>();
+        for (String p : paths) {
+            if (p == null || p.isBlank()) {
+                throw invalid("device_paths", paths, "has an empty entry; each must name a file, block device or"
+                        + " /dev/ngXnY");
+            }
+            if (!seen.add(p)) {
+                throw invalid("device_paths", paths, "names " + p + " twice; each device may appear once");
+            }
+        }
+        if (paths.size() > 1 && engine == IoEngine.MEMORY) {
+            throw invalid("device_paths", paths, "needs a file engine (posix, io_uring, uring_cmd): io_engine memory"
+                    + " has no devices to stripe over");
+        }
+        return List.copyOf(paths);
     }
 
     private static IllegalArgumentException invalid(String field, Object value, String rule) {
@@ -238,6 +267,11 @@ public final class RawBlockCoreConfig {
         return new Builder().devicePath(devicePath).slotBytes(slotBytes);
     }
 
+    /** A store striped over {@code devicePaths} (the first holds the metadata area). */
+    public static Builder builder(List<String> devicePaths, long slotBytes) {
+        return new Builder().devicePaths(devicePaths).slotBytes(slotBytes);
+    }
+
     // ---- JSON (LMCache --l2-adapter style) ----
 
     private static final ObjectMapper JSON = io.fdpblock.util.Json.strictMapper();
@@ -247,6 +281,14 @@ public final class RawBlockCoreConfig {
 
     static {
         FIELDS.put("device_path", (b, n) -> b.devicePath(text("device_path", n)));
+        FIELDS.put("device_paths", (b, n) -> {
+            if (!n.isArray()) {
+                throw invalid("device_paths", n, "must be a list of paths, e.g. [\"/dev/nvme0n1\", \"/dev/nvme1n1\"]");
+            }
+            List<String> paths = new ArrayList<>();
+            n.forEach(e -> paths.add(text("device_paths entry", e)));
+            b.devicePaths(paths);
+        });
         FIELDS.put("capacity_bytes", (b, n) -> b.capacityBytes(integer("capacity_bytes", n)));
         FIELDS.put("slot_bytes", (b, n) -> b.slotBytes(integer("slot_bytes", n)));
         FIELDS.put("block_align", (b, n) -> b.blockAlign(toInt("block_align", n)));
@@ -409,7 +451,10 @@ public final class RawBlockCoreConfig {
 
     // ---- accessors ----
 
+    /** The device, or with {@code device_paths} the first one (it holds the metadata area). */
     public String devicePath() { return devicePath; }
+    /** Every device, in stripe order (one entry for {@code device_path}). */
+    public List<String> devicePaths() { return devicePaths; }
     /** 0 = the device's size. */
     public long capacityBytes() { return capacityBytes; }
     public long slotBytes() { return slotBytes; }
@@ -450,7 +495,8 @@ public final class RawBlockCoreConfig {
     public long containerBytes() { return metaTotalBytes / 2 / blockAlign * blockAlign; }
 
     public Builder toBuilder() {
-        return new Builder().devicePath(devicePath).capacityBytes(capacityBytes).slotBytes(slotBytes)
+        Builder b = devicePaths.size() > 1 ? new Builder().devicePaths(devicePaths) : new Builder().devicePath(devicePath);
+        return b.capacityBytes(capacityBytes).slotBytes(slotBytes)
                 .blockAlign(blockAlign).headerBytes(headerBytes).metaTotalBytes(metaTotalBytesSet ? metaTotalBytes : 0)
                 .metaFormat(metaFormat).metaSyncIntervalMs(metaSyncIntervalMs)
                 .metaCheckpointIntervalSec(metaCheckpointIntervalSec).metaIdleQuietMs(metaIdleQuietMs)
@@ -464,7 +510,8 @@ public final class RawBlockCoreConfig {
 
     @Override
     public String toString() {
-        return "RawBlockCoreConfig{device_path=" + devicePath + ", capacity_bytes=" + capacityBytes + ", slot_bytes="
+        return "RawBlockCoreConfig{" + (devicePaths.size() > 1 ? "device_paths=" + devicePaths : "device_path="
+                + devicePath) + ", capacity_bytes=" + capacityBytes + ", slot_bytes="
                 + slotBytes + ", block_align=" + blockAlign + ", header_bytes=" + headerBytes + ", meta_total_bytes="
                 + metaTotalBytes + ", io_engine=" + ioEngine + ", fdp_enabled=" + fdpEnabled
                 + (format ? ", format=true" : "") + "}";
@@ -473,6 +520,7 @@ public final class RawBlockCoreConfig {
     /** Builds a config; {@link #build()} checks every rule. */
     public static final class Builder {
         private String devicePath;
+        private List<String> devicePaths;
         private long capacityBytes;
         private long slotBytes = -1;
         private int blockAlign = DEFAULT_BLOCK_ALIGN;
@@ -498,6 +546,8 @@ public final class RawBlockCoreConfig {
         private int closeTimeoutMs = DEFAULT_CLOSE_TIMEOUT_MS;
 
         public Builder devicePath(String v) { devicePath = v; return this; }
+        /** Several devices, slots striped across them (the first holds the metadata); not with devicePath. */
+        public Builder devicePaths(List<String> v) { devicePaths = v == null ? null : new ArrayList<>(v); return this; }
         public Builder capacityBytes(long v) { capacityBytes = v; return this; }
         public Builder slotBytes(long v) { slotBytes = v; return this; }
         public Builder blockAlign(int v) { blockAlign = v; return this; }

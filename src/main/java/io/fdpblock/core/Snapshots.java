@@ -42,39 +42,62 @@ final class Snapshots {
 
     // ------------------------------------------------------------------ reading
 
+    /**
+     * What one snapshot area's header block holds.
+     *
+     * @param header the valid header, or null when {@code problem} says why there is none
+     */
+    record Area(int area, long offset, Header header, String problem) {}
+
     /** The valid snapshot headers of both areas (of this incarnation), newest first. */
     static List<Header> headers(BlockDevice device, V2Layout layout) throws IOException {
         List<Header> out = new ArrayList<>(2);
-        try (Arena arena = Arena.ofShared()) {
-            MemorySegment block = arena.allocate(layout.blockAlign(), 4096);
-            for (int area = 0; area < 2; area++) {
-                IoBatch b = new IoBatch(1);
-                b.read(layout.snapshotOffset(area), block);
-                device.execute(b);
-                Header h = parseHeader(block, area, layout);
-                if (h != null) {
-                    out.add(h);
-                }
+        for (Area a : areas(device, layout)) {
+            if (a.header() != null) {
+                out.add(a.header());
             }
         }
         out.sort((x, y) -> Long.compare(y.seq(), x.seq()));
         return out;
     }
 
-    private static Header parseHeader(MemorySegment h, int area, V2Layout layout) {
-        if (!OnDiskFormat.hasMagic(h, MAGIC) || h.get(OnDiskFormat.U64, 8) != layout.incarnation()
-                || h.get(OnDiskFormat.U32, 60) != crc(h.asSlice(0, 60))) {
-            return null;
+    /** Both areas' header blocks, area 0 first, each valid or with the reason it is not. */
+    static List<Area> areas(BlockDevice device, V2Layout layout) throws IOException {
+        List<Area> out = new ArrayList<>(2);
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment block = arena.allocate(layout.blockAlign(), 4096);
+            for (int area = 0; area < 2; area++) {
+                IoBatch b = new IoBatch(1);
+                b.read(layout.snapshotOffset(area), block);
+                device.execute(b);
+                out.add(parseHeader(block, area, layout));
+            }
+        }
+        return out;
+    }
+
+    private static Area parseHeader(MemorySegment h, int area, V2Layout layout) {
+        long offset = layout.snapshotOffset(area);
+        if (!OnDiskFormat.hasMagic(h, MAGIC)) {
+            return new Area(area, offset, null, "no snapshot (no FDPBSN02 header)");
+        }
+        if (h.get(OnDiskFormat.U64, 8) != layout.incarnation()) {
+            return new Area(area, offset, null, "a snapshot of another incarnation (written before the store was"
+                    + " formatted or migrated)");
+        }
+        if (h.get(OnDiskFormat.U32, 60) != crc(h.asSlice(0, 60))) {
+            return new Area(area, offset, null, "header fails its CRC32C");
         }
         long startLsn = h.get(OnDiskFormat.U64, 24);
         long entries = h.get(OnDiskFormat.U64, 32);
         long body = h.get(OnDiskFormat.U64, 40);
         if (entries < 0 || entries > layout.maxSlots() || body < 4 || body > layout.snapshotBytes() - layout.blockAlign()
                 || startLsn < 0 || startLsn % layout.blockAlign() != 0) { // the log is replayed from a chunk's start
-            return null;
+            return new Area(area, offset, null, "implausible header (" + entries + " entries, " + body + " body bytes,"
+                    + " start LSN " + startLsn + ")");
         }
-        return new Header(area, h.get(OnDiskFormat.U64, 16), startLsn, entries, body,
-                h.get(OnDiskFormat.U64, 48), h.get(OnDiskFormat.U32, 56));
+        return new Area(area, offset, new Header(area, h.get(OnDiskFormat.U64, 16), startLsn, entries, body,
+                h.get(OnDiskFormat.U64, 48), h.get(OnDiskFormat.U32, 56)), null);
     }
 
     private static int crc(MemorySegment s) {
@@ -106,10 +129,15 @@ final class Snapshots {
      * @return false (nothing handed over) when the body does not match its header
      */
     static boolean load(BlockDevice device, V2Layout layout, Header h, Visitor visitor) throws IOException {
-        if (!scan(device, layout, h, CHECK_ONLY)) {
+        if (!bodyChecks(device, layout, h)) {
             return false;
         }
         return scan(device, layout, h, visitor);
+    }
+
+    /** Whether the body matches its header's CRC32C (read only, nothing handed over). */
+    static boolean bodyChecks(BlockDevice device, V2Layout layout, Header h) throws IOException {
+        return scan(device, layout, h, CHECK_ONLY);
     }
 
     private static boolean scan(BlockDevice device, V2Layout layout, Header h, Visitor visitor) throws IOException {

@@ -4,10 +4,13 @@ import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.device.StripedBlockDevice;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Where a store's parts lie on its device: the capacity it uses, the data area after the metadata
@@ -65,6 +68,11 @@ record StoreGeometry(long capacityBytes, long dataBase, long maxSlots, Checkpoin
             }
             return BlockDevices.memory(config.capacityBytes(), config.blockAlign());
         }
+        DeviceOptions options = DeviceOptions.of(engine).withQueueDepth(config.iouringQueueDepth())
+                .withDirect(config.useOdirect()).withBuffers(1 << 20, 0).withExclusive(true);
+        if (config.devicePaths().size() > 1) {
+            return openStriped(config, options);
+        }
         Path path = Path.of(config.devicePath());
         if (!Files.exists(path)) {
             if (config.capacityBytes() == 0) {
@@ -73,9 +81,24 @@ record StoreGeometry(long capacityBytes, long dataBase, long maxSlots, Checkpoin
             }
             BlockDevices.createFile(path, config.capacityBytes());
         }
-        DeviceOptions options = DeviceOptions.of(engine).withQueueDepth(config.iouringQueueDepth())
-                .withDirect(config.useOdirect()).withBuffers(1 << 20, 0).withExclusive(true);
         return BlockDevices.open(path, options);
+    }
+
+    /**
+     * device_paths: every member must exist (a missing one is refused, never created: which size it
+     * should have is the operator's call); each is opened exclusively, with its own ring(s).
+     */
+    private static BlockDevice openStriped(RawBlockCoreConfig config, DeviceOptions options) throws IOException {
+        List<Path> paths = new ArrayList<>();
+        for (String p : config.devicePaths()) {
+            Path path = Path.of(p);
+            if (!Files.exists(path)) {
+                throw new IOException("device_paths: " + path + " does not exist (of " + config.devicePaths() + "):"
+                        + " create it (every member of a striped store must exist; none is created), or leave it out");
+            }
+            paths.add(path);
+        }
+        return StripedBlockDevice.open(paths, options, config.slotBytes());
     }
 
 }

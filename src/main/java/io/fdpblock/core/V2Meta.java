@@ -70,94 +70,28 @@ final class V2Meta implements MetaStore {
                     + " \"format\": true to start over (its keys are then lost)");
         }
         int maxSlots = core.slots.maxSlots();
-        boolean[] used = new boolean[maxSlots];
-        char[] groups = new char[maxSlots];
-        long[] nextSlot = {0};
-        SaltTable salts = core.salts;
-        List<String> notes = new ArrayList<>();
-        long startLsn = 0;
-        for (Snapshots.Header h : headers) {
-            boolean ok = Snapshots.load(core.device, layout, h, new Snapshots.Visitor() {
-                @Override
-                public void salt(int id, String salt) {
-                    salts.define(id, salt);
-                }
-
-                @Override
-                public void entry(long h1, long h2, int slot, int size, int crc, int group, int saltId) {
-                    if (slot >= 0 && slot < maxSlots) {
-                        index.put(h1, h2, slot, size, crc, saltId);
-                        salts.added(saltId);
-                        used[slot] = true;
-                        groups[slot] = (char) group;
-                    }
-                }
-            });
-            if (ok) {
-                newest = h;
-                startLsn = h.startLsn();
-                nextSlot[0] = Math.min(maxSlots, h.nextSlot());
-                break;
-            }
-            notes.add("snapshot seq " + h.seq() + " in area " + h.area() + " does not match its header (CRC or contents)");
-        }
+        V2Recovery.Outcome o = V2Recovery.run(core.device, layout, maxSlots, headers, index, core.salts);
+        List<String> notes = o.notes();
+        newest = o.snapshot();
         if (newest == null && !headers.isEmpty()) {
             // the log before the oldest snapshot may have been overwritten: replaying it alone would not do
             throw new StoreRefusedException(StoreRefusedException.Reason.UNREADABLE, "raw_block on " + path + ": every"
                     + " fdpblock_v2 snapshot is unreadable (" + String.join("; ", notes) + "). Nothing was changed;"
                     + " \"format\": true starts over (its keys are then lost)");
         }
-        long[] records = {0};
-        long end = MetaLog.replay(core.device, layout, startLsn, new MetaLog.Visitor() {
-            @Override
-            public void put(long h1, long h2, int slot, int size, int crc, int group, int saltId, String key) {
-                records[0]++;
-                if (slot < 0 || slot >= maxSlots) {
-                    return;
-                }
-                int oldSlot = index.slotOf(h1, h2);
-                if (oldSlot >= 0) { // stored again: the older version's slot is free
-                    salts.removed(index.saltIdOf(h1, h2));
-                    used[oldSlot] = false;
-                }
-                index.put(h1, h2, slot, size, crc, saltId);
-                salts.added(saltId);
-                used[slot] = true;
-                groups[slot] = (char) group;
-            }
-
-            @Override
-            public void delete(long h1, long h2, int slot) {
-                records[0]++;
-                int salt = index.saltIdOf(h1, h2);
-                if (index.removeIfAt(h1, h2, slot) >= 0) {
-                    salts.removed(salt);
-                    used[slot] = false;
-                }
-            }
-
-            @Override
-            public void salt(int id, String salt) {
-                records[0]++;
-                salts.define(id, salt);
-            }
-        });
-        replayedRecords = records[0];
-        int highest = -1;
-        for (int s = maxSlots - 1; s >= 0; s--) {
-            if (used[s]) {
-                highest = s;
-                break;
-            }
-        }
-        core.slots.rebuild((int) Math.max(nextSlot[0], highest + 1), used, core.config.fdpSlotAffinityEnabled() ? groups : null);
+        long end = o.log().endLsn();
+        replayedRecords = o.records();
+        int highest = o.highestUsed();
+        core.slots.rebuild((int) Math.max(o.nextSlot(), highest + 1), o.used(),
+                core.config.fdpSlotAffinityEnabled() ? o.groups() : null);
         long reclaim = newest == null ? 0 : newest.startLsn();
         log = new MetaLog(core.device, layout, end, reclaim, core.config.metaSyncIntervalMs(),
                 core.placement.metadata(), this::wantSnapshot);
         boolean fellBack = !notes.isEmpty();
         String note = created ? createdNote : "recovered " + index.size() + " keys (fdpblock_v2): snapshot "
                 + (newest == null ? "none" : "seq " + newest.seq() + " with " + newest.entries() + " entries")
-                + ", then " + records[0] + " log records up to LSN " + end
+                + ", then " + o.records() + " log records up to LSN " + end
+                + (o.log().torn() ? " (ignored after it: " + o.log().stop() + ")" : "")
                 + (fellBack ? "; fell back to the older snapshot: " + String.join("; ", notes) : "");
         RawBlockCore.LOG.log(fellBack ? System.Logger.Level.WARNING : System.Logger.Level.INFO, "raw_block on " + path
                 + ": " + note);
@@ -304,6 +238,9 @@ final class V2Meta implements MetaStore {
 
     @Override
     public boolean stopBackground(long timeoutMillis) {
+        if (log != null) {
+            log.commitEagerly(); // close waits for what waits on durability: no interval each
+        }
         synchronized (trigger) {
             stopping = true;
             trigger.notifyAll();

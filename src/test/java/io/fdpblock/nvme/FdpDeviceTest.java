@@ -192,6 +192,7 @@ class FdpDeviceTest {
             }
         }
         RawBlockCoreConfig cfg = storeConfig().build();
+        DeviceGuest.wipeStore(cfg); // the raw writes above leave the metadata area neither a store nor zeros
         try (RawBlockL2Adapter a = RawBlockL2Adapter.open(cfg); Arena arena = Arena.ofShared()) {
             MemorySegment p = arena.allocate(4096, 4096);
             assertThatThrownBy(() -> a.core().put(List.of(PutRequest.of("m@0x00000000@ff", p).withPlacement(0x0FFF))))
@@ -224,6 +225,7 @@ class FdpDeviceTest {
         }
         int size = 600 * 1024; // more than the default 512 KiB max transfer: split into two commands
         Map<Integer, Long> ruamwBefore;
+        DeviceGuest.wipeStore(storeConfig().build()); // whatever earlier tests wrote: a new store
         try (NvmeNamespace ns = NvmeNamespace.open(DEVICE)) {
             ns.ruhUpdate(ns.ruhStatus().placementIds().stream().mapToInt(Integer::intValue).toArray());
             ruamwBefore = ruamw(ns);
