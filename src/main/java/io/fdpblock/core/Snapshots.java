@@ -22,7 +22,8 @@ import java.util.zip.CRC32C;
  * commits it. Written a step at a time on a thread of its own: the store's lock is held only while a
  * step's entries are copied (entries never move in the index while they live), never across I/O. A
  * snapshot covers the log from the LSN where it started: recovery loads the newest valid snapshot and
- * replays the log from there, which also settles what changed while it was being taken.
+ * replays the log from there, which also settles what changed while it was being taken. Each slot is
+ * written once (the first entry copied with it), so a snapshot never holds more entries than slots.
  *
  * <pre>
  * header block: 0 "FDPBSN02" | 8 u64 incarnation | 16 u64 seq | 24 u64 start LSN | 32 u64 entries
@@ -140,6 +141,34 @@ final class Snapshots {
     /** Whether the body matches its header's CRC32C (read only, nothing handed over). */
     static boolean bodyChecks(BlockDevice device, V2Layout layout, Header h) throws IOException {
         return scan(device, layout, h, CHECK_ONLY);
+    }
+
+    /**
+     * Keeps, of the {@code n} entries in {@code step}, those whose slot no earlier entry of this snapshot
+     * holds (marking theirs in {@code slotsTaken}, a bit per slot), packed to the front.
+     *
+     * @return how many were kept
+     */
+    static int dropSlotsTaken(MemorySegment step, int n, MemorySegment slotsTaken, long maxSlots) {
+        int kept = 0;
+        for (int i = 0; i < n; i++) {
+            long at = (long) i * V2Layout.SNAPSHOT_ENTRY_BYTES;
+            long slot = Integer.toUnsignedLong(step.get(ValueLayout.JAVA_INT_UNALIGNED, at + 16));
+            if (slot < maxSlots) {
+                long word = slotsTaken.get(ValueLayout.JAVA_LONG, slot / 64 * 8);
+                long bit = 1L << (slot % 64);
+                if ((word & bit) != 0) {
+                    continue;
+                }
+                slotsTaken.set(ValueLayout.JAVA_LONG, slot / 64 * 8, word | bit);
+            }
+            if (kept != i) {
+                MemorySegment.copy(step, at, step, (long) kept * V2Layout.SNAPSHOT_ENTRY_BYTES,
+                        V2Layout.SNAPSHOT_ENTRY_BYTES);
+            }
+            kept++;
+        }
+        return kept;
     }
 
     private static boolean scan(BlockDevice device, V2Layout layout, Header h, Visitor visitor) throws IOException {
@@ -298,6 +327,10 @@ final class Snapshots {
         try (Arena arena = Arena.ofShared()) {
             MemorySegment buf = arena.allocate(WRITE_BYTES + (long) STEP * V2Layout.SNAPSHOT_ENTRY_BYTES + blockAlign, 4096);
             MemorySegment step = arena.allocate((long) STEP * V2Layout.SNAPSHOT_ENTRY_BYTES, 8);
+            // The copy is fuzzy: a key deleted after its step was copied whose slot went to a key placed in a
+            // later step would make two entries of one slot (and more entries than slots under heavy churn).
+            // The later one is dropped: its put came after the snapshot's start, so the log replays it.
+            MemorySegment slotsTaken = arena.allocate((layout.maxSlots() + 63) / 64 * 8, 8);
             long[] at = {0}; // bytes in buf
             long[] out = {0}; // body bytes written to the device
             Map<Integer, String> salts;
@@ -330,6 +363,7 @@ final class Snapshots {
                     } finally {
                         lock.unlock();
                     }
+                    n = dropSlotsTaken(step, n, slotsTaken, layout.maxSlots());
                     entries += n;
                     long bytes = (long) n * V2Layout.SNAPSHOT_ENTRY_BYTES;
                     MemorySegment.copy(step, 0, buf, at[0], bytes);
