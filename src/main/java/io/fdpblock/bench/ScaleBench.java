@@ -1,5 +1,6 @@
 package io.fdpblock.bench;
 
+import io.fdpblock.linux.NativeFile;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -72,6 +73,8 @@ public final class ScaleBench {
     public static final long DEFAULT_V1_MAX_ENTRIES = 2_000_000L;
     /** The most entries a run takes (the store's slot limit is about 2^31). */
     public static final long MAX_ENTRIES = 1_000_000_000L;
+    /** The fewest slots {@code --keep-data-slots} may keep. */
+    public static final long MIN_KEPT_DATA_SLOTS = 1_000L;
 
     // The targets of issue 11.
     static final double TARGET_INDEX_BYTES_PER_ENTRY = 48;
@@ -100,11 +103,13 @@ public final class ScaleBench {
      * @param putsInFlight put calls in flight
      * @param metaSyncIntervalMs fdpblock_v2's {@code meta_sync_interval_ms}
      * @param checkpointIntervalSec lmcache_v1's {@code meta_checkpoint_interval_sec}
+     * @param keepDataSlots 0, or keep only the bytes of the last this many slots in the device file (LOOP,
+     *     FILE): older slots are punched out behind the fill, for runs larger than the disk
      * @param command the command line, for the results
      */
     public record Options(long entries, long v1Entries, List<MetaFormat> formats, Backing backing, Path dir, Path device,
             Path json, int keysPerPut, int putsInFlight, int metaSyncIntervalMs, int checkpointIntervalSec,
-            boolean progress, String command) {
+            long keepDataSlots, boolean progress, String command) {
         public Options {
             if (entries < 1 || entries > MAX_ENTRIES) {
                 throw new IllegalArgumentException("--entries " + entries + " is out of range: entries must be in 1.."
@@ -135,6 +140,12 @@ public final class ScaleBench {
             if (metaSyncIntervalMs < 0) {
                 throw new IllegalArgumentException("--meta-sync-interval-ms " + metaSyncIntervalMs + " is out of range:"
                         + " it must be at least 0 (0 = a put is acknowledged once its log record is durable)");
+            }
+            if (keepDataSlots != 0 && (keepDataSlots < MIN_KEPT_DATA_SLOTS || backing == Backing.DEVICE)) {
+                throw new IllegalArgumentException("--keep-data-slots " + keepDataSlots + (backing == Backing.DEVICE
+                        ? " needs a device file (the bytes are punched out of it), not --device"
+                        : " is too few: keep at least " + MIN_KEPT_DATA_SLOTS + " slots (the sampled loads are taken"
+                                + " among them), or 0 to keep all"));
             }
             if (checkpointIntervalSec < 1) {
                 throw new IllegalArgumentException("--checkpoint-interval-sec " + checkpointIntervalSec + " is out of"
@@ -182,7 +193,9 @@ public final class ScaleBench {
             int payloadBytes, long capacityBytes, long metaTotalBytes, String ioEngine, int metaSyncIntervalMs,
             int metaCheckpointIntervalSec, int keyChars, String exampleKey, int keysPerPut, int putsInFlight) {}
 
-    public record Fill(double seconds, double keysPerSecond, long keysStored, long keysFailed, String firstFailure) {}
+    /** @param dataBytesPunched slot bytes punched out of the device file behind the fill (--keep-data-slots) */
+    public record Fill(double seconds, double keysPerSecond, long keysStored, long keysFailed, String firstFailure,
+            long dataBytesPunched) {}
 
     public record Memory(long heapBeforeBytes, long heapAfterBytes, long heapDeltaBytes, long indexOffHeapBytes,
             long storeReportedIndexBytes, double heapBytesPerEntry, double offHeapBytesPerEntry,
@@ -251,7 +264,9 @@ public final class ScaleBench {
         Geometry g = Geometry.forBlockSize(block);
         long need = 0;
         for (MetaFormat f : o.formats()) {
-            need = Math.max(need, g.capacityBytes(f, o.entriesOf(f)));
+            long n = o.entriesOf(f);
+            need = Math.max(need, o.keepDataSlots() == 0 ? g.capacityBytes(f, n) : g.metaBytes(f, n)
+                    + Math.min(n, o.keepDataSlots() * 2) * g.slotBytes()); // kept, and one step to punch
         }
         return need;
     }
@@ -323,7 +338,16 @@ public final class ScaleBench {
             if (file != null) {
                 // Blocks reserved up front (fallocate), as the store does for the files it creates: on a shared
                 // disk a sparse file ran out of space half way through a fill (ENOSPC, puts rolled back).
-                BlockDevices.createFile(file, (capacity + 4095) / 4096 * 4096);
+                if (o.keepDataSlots() > 0) { // the metadata area reserved, the slots sparse (punched behind the fill)
+                    try (NativeFile f = NativeFile.open(file, true, true, false)) {
+                        f.allocate(meta);
+                    }
+                    try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(file.toFile(), "rw")) {
+                        raf.setLength((capacity + 4095) / 4096 * 4096);
+                    }
+                } else {
+                    BlockDevices.createFile(file, (capacity + 4095) / 4096 * 4096);
+                }
                 if (o.backing() == Backing.LOOP) {
                     loop = LoopDevice.attach(file);
                     target = loop.path();
@@ -335,10 +359,13 @@ public final class ScaleBench {
                     .metaCheckpointIntervalSec(o.checkpointIntervalSec()).build();
             String key0 = ScaleKeys.key(0);
             String backing = switch (o.backing()) {
-                case LOOP -> "a loop device over " + file + " (blocks reserved)";
-                case FILE -> "a file, blocks reserved";
+                case LOOP -> "a loop device over " + file;
+                case FILE -> "a file";
                 case DEVICE -> "a block device";
-            };
+            } + (o.backing() == Backing.DEVICE ? "" : o.keepDataSlots() == 0 ? " (blocks reserved)"
+                    : " (metadata blocks reserved; the bytes of all but the last " + o.keepDataSlots() + " slots punched"
+                    + " out of the file behind the fill: they read as zeros, the loads after the reopen are sampled"
+                    + " among the kept slots)");
             Config cfg = new Config(target.toString(), backing, g.blockAlign(), g.headerBytes(), g.slotBytes(),
                     g.payloadBytes(), capacity, meta, IoEngine.IO_URING.configName(), o.metaSyncIntervalMs(),
                     o.checkpointIntervalSec(), key0.length(), key0, o.keysPerPut(), o.putsInFlight());
@@ -349,7 +376,7 @@ public final class ScaleBench {
             if (note != null) {
                 out.println("  note: " + note);
             }
-            return measure(format, n, note, config, cfg, g, errors);
+            return measure(format, n, note, config, cfg, g, errors, o.keepDataSlots() > 0 ? file : null);
         } finally {
             if (loop != null) {
                 try {
@@ -387,7 +414,7 @@ public final class ScaleBench {
     }
 
     private FormatResult measure(MetaFormat format, long n, String note, RawBlockCoreConfig config, Config cfg,
-            Geometry g, List<String> errors) throws IOException {
+            Geometry g, List<String> errors, Path punchFile) throws IOException {
         String loadStart = loadAverage();
         long meta = config.metaTotalBytes();
         Memory memory;
@@ -404,7 +431,8 @@ public final class ScaleBench {
                 RawBlockCore core = RawBlockCore.open(config.toBuilder().format(true).build(), device);
                 boolean closed = false;
                 try {
-                    fill = filler.fill(core, n, format.configName());
+                    fill = filler.fill(core, n, format.configName(),
+                            punchFile == null ? null : new DataPuncher(punchFile, meta, g.slotBytes()));
                     long metaDuringFill = device.metaBytes();
                     Map<String, Object> status = quietStatus(core);
                     long heapAfter = heapAfterGcWithoutSnapshot(core);
@@ -558,7 +586,8 @@ public final class ScaleBench {
                     int payload = (int) core.maxPayloadBytes();
                     MemorySegment dest = arena.allocate(payload, 4096);
                     for (int i = 0; i < loads; i++) {
-                        long e = rnd.nextLong(n);
+                        long kept = o.keepDataSlots() == 0 ? n : Math.min(n, o.keepDataSlots() / 2);
+                        long e = n - kept + rnd.nextLong(kept); // keys go to slots in put order, a few in flight apart
                         dest.fill((byte) 0);
                         boolean[] got = core.load(List.of(new LoadRequest(ScaleKeys.key(e), dest)));
                         if (got[0] && ScaleKeys.holds(dest, e)) {
@@ -581,6 +610,88 @@ public final class ScaleBench {
     // ------------------------------------------------------------------ the fill
 
     /** Puts N entries, {@code keysPerPut} keys a call, {@code putsInFlight} calls in flight, and times each call. */
+    /**
+     * Punches the bytes of all but the last {@code keepDataSlots} slots out of the device file behind the fill
+     * (a thread of its own, so that no put waits for it), for runs larger than the disk: the store's index,
+     * metadata and reopen are as on a full device; the punched slots read as zeros. Keys take slots in the
+     * order of their puts here (a fresh store, nothing freed), so the slots below the keys stored minus the
+     * kept ones are done with.
+     */
+    private final class DataPuncher implements AutoCloseable {
+        private final NativeFile file;
+        private final long dataOffset;
+        private final int slotBytes;
+        private final AtomicReference<IOException> failure = new AtomicReference<>();
+        private volatile boolean running;
+        private Thread thread;
+        private AtomicLong stored;
+        private volatile long punchedSlots;
+
+        DataPuncher(Path path, long dataOffset, int slotBytes) throws IOException {
+            this.file = NativeFile.open(path, true, false, false);
+            this.dataOffset = dataOffset;
+            this.slotBytes = slotBytes;
+        }
+
+        void start(AtomicLong storedKeys) {
+            stored = storedKeys;
+            running = true;
+            thread = Thread.ofPlatform().daemon().name("fdpblock-scale-punch").start(() -> {
+                while (running && failure.get() == null) {
+                    LockSupport.parkNanos(200_000_000L);
+                    try {
+                        punch(Math.max(1, o.keepDataSlots() / 4));
+                    } catch (IOException e) {
+                        failure.set(e);
+                    }
+                }
+            });
+        }
+
+        /** Punches up to the keys stored minus the kept slots, once at least {@code step} slots are due. */
+        private void punch(long step) throws IOException {
+            long upTo = stored.get() - o.keepDataSlots();
+            if (upTo - punchedSlots >= step) {
+                file.punchHole(dataOffset + punchedSlots * slotBytes, (upTo - punchedSlots) * slotBytes);
+                punchedSlots = upTo;
+            }
+        }
+
+        long punchedBytes() {
+            return punchedSlots * slotBytes;
+        }
+
+        @Override
+        public void close() throws IOException {
+            running = false;
+            if (thread != null) {
+                LockSupport.unpark(thread);
+                boolean interrupted = false;
+                while (true) {
+                    try {
+                        thread.join();
+                        break;
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
+                }
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            try {
+                if (failure.get() != null) {
+                    throw failure.get();
+                }
+                if (stored != null) {
+                    punch(1); // the fill is done: all but the kept slots
+                }
+            } finally {
+                file.close();
+            }
+        }
+    }
+
     private final class Filler {
         private final MemorySegment buffers;
         private final int payloadBytes;
@@ -605,7 +716,7 @@ public final class ScaleBench {
             this.buffers = arena.allocate((long) o.putsInFlight() * o.keysPerPut() * payloadBytes, 4096);
         }
 
-        Fill fill(RawBlockCore core, long n, String name) {
+        Fill fill(RawBlockCore core, long n, String name, DataPuncher puncher) throws IOException {
             ArrayBlockingQueue<Integer> free = new ArrayBlockingQueue<>(o.putsInFlight());
             for (int i = 0; i < o.putsInFlight(); i++) {
                 free.add(i);
@@ -617,7 +728,10 @@ public final class ScaleBench {
                 lastEpoch = core.metaSnapshotEpoch();
             }
             startMonitor(core);
-            try (ProgressBar bar = o.progress() ? new ProgressBarBuilder().setTaskName("fill " + name)
+            if (puncher != null) {
+                puncher.start(stored);
+            }
+            try (puncher; ProgressBar bar = o.progress() ? new ProgressBarBuilder().setTaskName("fill " + name)
                     .setInitialMax(n).setStyle(ProgressBarStyle.ASCII).setUpdateIntervalMillis(500).setUnit(" keys", 1)
                     .showSpeed().build() : null) {
                 for (long next = 0; next < n; next += o.keysPerPut()) {
@@ -657,7 +771,8 @@ public final class ScaleBench {
                 }
             }
             double seconds = (System.nanoTime() - start) / 1e9;
-            return new Fill(seconds, stored.get() / seconds, stored.get(), failed.get(), firstFailure.get());
+            return new Fill(seconds, stored.get() / seconds, stored.get(), failed.get(), firstFailure.get(),
+                    puncher == null ? 0 : puncher.punchedBytes());
         }
 
         /** The gap since the previous completion: a stall in a snapshot when one ran at either end or between. */

@@ -77,6 +77,13 @@ public final class BenchScaleCommand implements Callable<Integer> {
             + " meta_checkpoint_interval_sec (default ${DEFAULT-VALUE}, the store's and LMCache's)")
     int checkpointIntervalSec;
 
+    @Option(names = "--keep-data-slots", defaultValue = "0", description = "Keep the bytes of only the last this"
+            + " many slots in the device file: older slots are punched out of it behind the fill (they read as zeros"
+            + " then), for runs larger than the disk (100M entries of 1 KiB are 100 GB). Index, metadata and reopen"
+            + " are measured as on a full device; the sampled loads after the reopen are taken among the kept slots."
+            + " 0 (default): keep all")
+    long keepDataSlots;
+
     @Option(names = "--no-progress", negatable = false, description = "No progress bar")
     boolean noProgress;
 
@@ -89,6 +96,14 @@ public final class BenchScaleCommand implements Callable<Integer> {
         Cli.intIn(spec, "--keys-per-put", keysPerPut, 1, 1024, "keys per put call");
         Cli.intIn(spec, "--puts-in-flight", putsInFlight, 1, 256, "put calls in flight");
         Cli.intIn(spec, "--meta-sync-interval-ms", metaSyncIntervalMs, 0, Integer.MAX_VALUE, "the sync interval");
+        if (keepDataSlots != 0) {
+            Cli.longIn(spec, "--keep-data-slots", keepDataSlots, ScaleBench.MIN_KEPT_DATA_SLOTS, ScaleBench.MAX_ENTRIES,
+                    "slots kept (0 keeps all)");
+            if (device != null) {
+                throw Cli.bad(spec, "--keep-data-slots punches slots out of a device file: it does not go with --device "
+                        + device + "; leave one out");
+            }
+        }
         Cli.intIn(spec, "--checkpoint-interval-sec", checkpointIntervalSec, 1, Integer.MAX_VALUE,
                 "the checkpoint interval");
         if (device != null && (dir != null || noLoop)) {
@@ -125,7 +140,7 @@ public final class BenchScaleCommand implements Callable<Integer> {
         try (Scratch scratch = new Scratch("fdpblock-scale-", System.err, null, dir != null ? dir : Path.of("/var/tmp"))) {
             Path work = device == null ? scratch.dir() : null;
             ScaleBench.Options o = new ScaleBench.Options(entries, v1, formats, backing, work, device, json, keysPerPut,
-                    putsInFlight, metaSyncIntervalMs, checkpointIntervalSec, !noProgress, command);
+                    putsInFlight, metaSyncIntervalMs, checkpointIntervalSec, keepDataSlots, !noProgress, command);
             if (work != null) {
                 Cli.fitsFreeSpace(spec, "--entries", ScaleBench.bytesNeeded(o), work);
             }

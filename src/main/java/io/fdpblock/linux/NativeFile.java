@@ -237,6 +237,19 @@ public final class NativeFile implements AutoCloseable {
     }
 
     /**
+     * {@code fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, offset, length)}: frees the blocks of
+     * a regular file in that range (it then reads as zeros), its size unchanged.
+     */
+    public void punchHole(long offset, long length) throws IOException {
+        int mode = 0x02 | 0x01; // linux/falloc.h: FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE (uapi, fixed)
+        int r = Syscalls.fallocate(fd, mode, offset, length);
+        if (r < 0) {
+            throw Errno.exception("fallocate(" + path + ", PUNCH_HOLE|KEEP_SIZE, " + offset + ", " + length + ")", -r,
+                    -r == Errno.EOPNOTSUPP ? "this file system cannot punch holes" : null);
+        }
+    }
+
+    /**
      * {@code fallocate(fd, 0, 0, length)}: reserves the blocks of a regular file up to {@code length}
      * (extending it), so that later writes cannot fail for lack of space.
      */

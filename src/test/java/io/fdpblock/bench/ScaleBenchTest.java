@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * The scale benchmark's code path, small: 20,000 entries in each format on a sparse file through
@@ -33,7 +34,7 @@ class ScaleBenchTest {
         long n = 20_000;
         Path json = dir.resolve("out/scale.json");
         ScaleBench.Options o = new ScaleBench.Options(n, n, List.of(MetaFormat.FDPBLOCK_V2, MetaFormat.LMCACHE_V1),
-                ScaleBench.Backing.FILE, dir, null, json, 8, 4, 1000, 60, false, "test");
+                ScaleBench.Backing.FILE, dir, null, json, 8, 4, 1000, 60, 0, false, "test");
         ByteArrayOutputStream printed = new ByteArrayOutputStream();
         ScaleBench.Report report = new ScaleBench(o, new PrintStream(printed, true, StandardCharsets.UTF_8)).run();
 
@@ -84,5 +85,26 @@ class ScaleBenchTest {
         try (Stream<Path> left = Files.list(dir)) {
             assertThat(left.filter(p -> p.toString().endsWith(".img"))).as("device files removed").isEmpty();
         }
+    }
+
+    @Test
+    void keepingOnlyTheLastSlotsPunchesTheRestOutAndStillRecoversEveryKey() throws IOException {
+        // for runs larger than the disk: the slots' bytes behind the fill go, the index and metadata stay whole
+        long n = 20_000;
+        long keep = 4_000;
+        ScaleBench.Options o = new ScaleBench.Options(n, n, List.of(MetaFormat.FDPBLOCK_V2), ScaleBench.Backing.FILE,
+                dir, null, dir.resolve("punched.json"), 8, 4, 1000, 60, keep, false, "test");
+        ScaleBench.FormatResult r = new ScaleBench(o, new PrintStream(new ByteArrayOutputStream(), true,
+                StandardCharsets.UTF_8)).run().results().get(0);
+        assertThat(r.errors()).isEmpty();
+        assertThat(r.fill().dataBytesPunched()).as("all but the kept slots, punched by the end of the fill")
+                .isEqualTo((n - keep) * r.config().slotBytes());
+        assertThat(r.reopen().keysRecovered()).isEqualTo(n);
+        assertThat(r.reopen().sampledExistsHits()).isEqualTo(1000);
+        assertThat(r.reopen().sampledLoadsVerified()).as("loads among the kept slots").isEqualTo(100);
+        assertThat(r.config().backing()).contains("punched");
+        assertThatThrownBy(() -> new ScaleBench.Options(n, n, List.of(MetaFormat.FDPBLOCK_V2), ScaleBench.Backing.FILE,
+                dir, null, dir.resolve("x.json"), 8, 4, 1000, 60, 10, false, "test"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--keep-data-slots 10");
     }
 }
