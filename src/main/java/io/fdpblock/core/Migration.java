@@ -612,37 +612,7 @@ public final class Migration {
     }
 
     private static Snapshots.Source snapshotSource(CompactIndex index, SaltTable salts, int nextSlot) {
-        return new Snapshots.Source() {
-            @Override
-            public Map<Integer, String> salts() {
-                return salts.definitions();
-            }
-
-            @Override
-            public long nextSlot() {
-                return nextSlot;
-            }
-
-            @Override
-            public int copy(long from, long count, MemorySegment out) {
-                return index.copyLive(from, count, out, s -> 0);
-            }
-
-            @Override
-            public long capacity() {
-                return index.capacity();
-            }
-
-            @Override
-            public void beginCopy() {
-                index.beginCopy();
-            }
-
-            @Override
-            public void endCopy() {
-                index.endCopy();
-            }
-        };
+        return Snapshots.Source.of(index, salts::definitions, () -> nextSlot, s -> 0);
     }
 
     private static Plan planToV1(RawBlockCore core, String path, V2Layout source) throws IOException {

@@ -308,6 +308,46 @@ final class Snapshots {
         void beginCopy();
 
         void endCopy();
+
+        /**
+         * A compact index as a snapshot source.
+         *
+         * @param group the allocator group of a slot
+         */
+        static Source of(CompactIndex index, java.util.function.Supplier<Map<Integer, String>> salts,
+                java.util.function.LongSupplier nextSlot, java.util.function.IntUnaryOperator group) {
+            return new Source() {
+                @Override
+                public Map<Integer, String> salts() {
+                    return salts.get();
+                }
+
+                @Override
+                public long nextSlot() {
+                    return nextSlot.getAsLong();
+                }
+
+                @Override
+                public int copy(long from, long count, MemorySegment out) {
+                    return index.copyLive(from, count, out, group);
+                }
+
+                @Override
+                public long capacity() {
+                    return index.capacity();
+                }
+
+                @Override
+                public void beginCopy() {
+                    index.beginCopy();
+                }
+
+                @Override
+                public void endCopy() {
+                    index.endCopy();
+                }
+            };
+        }
     }
 
     /**

@@ -3,7 +3,6 @@ package io.fdpblock.core;
 import com.dynatrace.hash4j.hashing.HashValue128;
 
 import java.io.IOException;
-import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -216,37 +215,10 @@ final class V2Meta implements MetaStore {
                 int area = newest == null ? 0 : 1 - newest.area();
                 long seq = newest == null ? 1 : newest.seq() + 1;
                 long startLsn = log.nextLsn();
-                Snapshots.Header h = Snapshots.write(core.device, layout, area, seq, startLsn, new Snapshots.Source() {
-                    @Override
-                    public Map<Integer, String> salts() {
-                        return core.salts.definitions();
-                    }
-
-                    @Override
-                    public long nextSlot() {
-                        return core.slots.nextSlot();
-                    }
-
-                    @Override
-                    public int copy(long from, long count, MemorySegment out) {
-                        return index.copyLive(from, count, out, core.slots::groupOf);
-                    }
-
-                    @Override
-                    public long capacity() {
-                        return index.capacity();
-                    }
-
-                    @Override
-                    public void beginCopy() {
-                        index.beginCopy();
-                    }
-
-                    @Override
-                    public void endCopy() {
-                        index.endCopy();
-                    }
-                }, core.lock, core.placement.metadata(), snapshotBytes, paced ? this::rest : Snapshots.Pacer.NONE);
+                Snapshots.Source source = Snapshots.Source.of(index, core.salts::definitions, core.slots::nextSlot,
+                        core.slots::groupOf);
+                Snapshots.Header h = Snapshots.write(core.device, layout, area, seq, startLsn, source, core.lock,
+                        core.placement.metadata(), snapshotBytes, paced ? this::rest : Snapshots.Pacer.NONE);
                 long older = newest == null ? startLsn : newest.startLsn(); // now the older of the two kept
                 newest = h;
                 log.snapshotDurable(startLsn, older);
