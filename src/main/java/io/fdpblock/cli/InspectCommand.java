@@ -1,5 +1,8 @@
 package io.fdpblock.cli;
 
+import io.fdpblock.device.StripedBlockDevice;
+import io.fdpblock.device.DeviceOptions;
+import io.fdpblock.device.IoEngine;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.fdpblock.core.Inspector;
@@ -49,8 +52,12 @@ public final class InspectCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Parameters(paramLabel = "DEVICE", description = "File, block device or /dev/ngXnY holding a raw_block store")
-    Path device;
+    @Parameters(paramLabel = "DEVICE", arity = "1..*", description = "File, block device or /dev/ngXnY holding a"
+            + " raw_block store; for a store over several devices (device_paths), all of them in the store's order")
+    List<Path> devices;
+
+    /** The first device: the one that holds the metadata. */
+    private Path device;
 
     @Option(names = "--block-align", defaultValue = "4096", description = "The store's block_align, a power of two"
             + " in 512..1048576 (default 4096)")
@@ -68,6 +75,7 @@ public final class InspectCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        device = devices.get(0);
         if (blockAlign < 512 || blockAlign > (1 << 20) || Integer.bitCount(blockAlign) != 1) {
             throw Cli.bad(spec, "--block-align " + blockAlign + " is out of range: it must be a power of two in"
                     + " 512..1048576 (the store's block_align, usually 4096)");
@@ -76,16 +84,18 @@ public final class InspectCommand implements Callable<Integer> {
             Cli.longIn(spec, "--meta-total-bytes", metaTotalBytes, 4L * blockAlign, Long.MAX_VALUE,
                     "the meta area (two containers of a header block and a payload)");
         }
-        if (Files.isDirectory(device)) {
-            throw Cli.bad(spec, "DEVICE " + device + " is a directory: name the store's file or device");
-        }
-        if (!Files.exists(device)) {
-            throw Cli.bad(spec, "DEVICE " + device + " does not exist: name the store's file or device");
+        for (Path p : devices) {
+            if (Files.isDirectory(p)) {
+                throw Cli.bad(spec, "DEVICE " + p + " is a directory: name the store's file or device");
+            }
+            if (!Files.exists(p)) {
+                throw Cli.bad(spec, "DEVICE " + p + " does not exist: name the store's file or device");
+            }
         }
         List<String> notes = new ArrayList<>();
         Inspector.Report r;
         long metaUsed;
-        try (BlockDevice d = BlockDevices.openReadOnly(device)) {
+        try (BlockDevice d = openReadOnly()) {
             long deviceBytes = d.sizeBytes();
             if (deviceBytes < 4L * blockAlign) {
                 return noStore(device + " holds " + deviceBytes + " bytes: too small for a store (its meta area alone"
@@ -135,6 +145,60 @@ public final class InspectCommand implements Callable<Integer> {
             }
         }
         return print(r, metaUsed, notes);
+    }
+
+    /**
+     * The device, read-only: with several, the striped device a store over them sees (its metadata on the
+     * first, slots striped by slot_bytes from its data base, both read from the first device's metadata).
+     */
+    private BlockDevice openReadOnly() throws IOException {
+        if (devices.size() == 1) {
+            return BlockDevices.openReadOnly(device);
+        }
+        long slotBytes;
+        long dataBase;
+        try (BlockDevice first = BlockDevices.openReadOnly(device)) {
+            Map<String, Object> layout = Map.of();
+            Inspector.V2Report v2 = first.sizeBytes() >= 4L * blockAlign ? Inspector.inspectV2(first, blockAlign, false)
+                    : null;
+            if (v2 != null) {
+                layout = v2.layout();
+            } else if (first.sizeBytes() >= 4L * blockAlign) {
+                long meta = metaTotalBytes != null ? metaTotalBytes
+                        : first.sizeBytes() / (2L * blockAlign) * (2L * blockAlign);
+                Inspector.Report r = Inspector.inspect(first, blockAlign, meta, false);
+                if (r.winner() != null) {
+                    layout = new LinkedHashMap<>(r.layout());
+                    layout.put("data_base", r.layout().get("data_base_offset"));
+                }
+            }
+            if (!(layout.get("slot_bytes") instanceof Number sb) || !(layout.get("data_base") instanceof Number db)) {
+                throw Cli.bad(spec, "the first DEVICE " + device + " holds no readable metadata that names the store's"
+                        + " slot_bytes and data base, which striping across " + devices.size() + " devices needs:"
+                        + " inspect " + device + " alone (with --meta-total-bytes if its container 0 is damaged)");
+            }
+            slotBytes = sb.longValue();
+            dataBase = db.longValue();
+        }
+        List<BlockDevice> members = new ArrayList<>();
+        try {
+            for (Path p : devices) {
+                members.add(BlockDevices.openReadOnly(p));
+            }
+        } catch (IOException | RuntimeException e) {
+            members.forEach(BlockDevice::close);
+            throw e;
+        }
+        StripedBlockDevice striped = StripedBlockDevice.of(members, slotBytes,
+                DeviceOptions.of(IoEngine.POSIX).withBuffers(1 << 20, 0));
+        try {
+            striped.startDataAt(dataBase);
+        } catch (IllegalArgumentException e) {
+            striped.close();
+            throw Cli.bad(spec, "the store's data base " + dataBase + " does not fit these " + devices.size()
+                    + " devices (" + e.getMessage() + "): give the store's device_paths, in its order");
+        }
+        return striped;
     }
 
     /** Container 1 at every {@link #SEARCH_STEP}: the first offset where it is valid, or null. */

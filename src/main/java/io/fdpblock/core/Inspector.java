@@ -223,6 +223,7 @@ public final class Inspector {
         m.put("slot_bytes", l.slotBytes());
         m.put("capacity_bytes", l.capacityBytes());
         m.put("meta_total_bytes", l.metaTotalBytes());
+        m.put("data_base", l.dataBase());
         m.put("snapshot_area_bytes", l.snapshotBytes());
         m.put("log_offset", l.logOffset());
         m.put("log_bytes", l.logBytes());
