@@ -1,6 +1,5 @@
 package io.fdpblock.bench;
 
-import io.fdpblock.linux.NativeFile;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -14,6 +13,7 @@ import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.linux.NativeFile;
 import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
 import me.tongfei.progressbar.ProgressBarStyle;
@@ -609,7 +609,6 @@ public final class ScaleBench {
 
     // ------------------------------------------------------------------ the fill
 
-    /** Puts N entries, {@code keysPerPut} keys a call, {@code putsInFlight} calls in flight, and times each call. */
     /**
      * Punches the bytes of all but the last {@code keepDataSlots} slots out of the device file behind the fill
      * (a thread of its own, so that no put waits for it), for runs larger than the disk: the store's index,
@@ -692,6 +691,7 @@ public final class ScaleBench {
         }
     }
 
+    /** Puts N entries, {@code keysPerPut} keys a call, {@code putsInFlight} calls in flight, and times each call. */
     private final class Filler {
         private final MemorySegment buffers;
         private final int payloadBytes;

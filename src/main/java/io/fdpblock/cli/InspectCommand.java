@@ -1,13 +1,13 @@
 package io.fdpblock.cli;
 
-import io.fdpblock.device.StripedBlockDevice;
-import io.fdpblock.device.DeviceOptions;
-import io.fdpblock.device.IoEngine;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.fdpblock.core.Inspector;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
+import io.fdpblock.device.DeviceOptions;
+import io.fdpblock.device.IoEngine;
+import io.fdpblock.device.StripedBlockDevice;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
