@@ -16,6 +16,97 @@ final class V2Recovery {
     private V2Recovery() {}
 
     /**
+     * Applies puts and deletes to the index, the salt counts and the slots in use, holding one key per
+     * slot. The store gives a slot to a new key only once the delete of its old key is durable, so a
+     * snapshot or log it wrote never has two keys on one slot; one that does (written by something else,
+     * its checksums intact) gets the rule the store follows: the latest claim of a slot wins, and the keys
+     * it overrides are dropped at the end ({@link #settle}), so that no key points at another key's bytes
+     * and deleting one never frees a slot another key still holds. Overridden claims are rare: they are
+     * kept in a map, and the index is walked once at the end only when there are any.
+     */
+    private static final class SlotClaims {
+        private final CompactIndex index;
+        private final SaltTable salts;
+        private final boolean[] used;
+        /** Slots claimed more than once: the hash of the latest claim, or null once that key let go. */
+        private final java.util.Map<Integer, long[]> contested = new java.util.HashMap<>();
+
+        SlotClaims(CompactIndex index, SaltTable salts, boolean[] used) {
+            this.index = index;
+            this.salts = salts;
+            this.used = used;
+        }
+
+        void put(long h1, long h2, int slot, int size, int crc, int saltId) {
+            boolean taken = used[slot];
+            long replaced = index.put(h1, h2, slot, size, crc, saltId);
+            if (replaced >= 0) { // stored again: the older version's slot is let go
+                salts.removed((int) (replaced >>> 32));
+                letGo((int) replaced, h1, h2);
+            }
+            salts.added(saltId);
+            if ((taken && (replaced < 0 || (int) replaced != slot)) || contested.containsKey(slot)) {
+                contested.put(slot, new long[] {h1, h2});
+            }
+            used[slot] = true;
+        }
+
+        void delete(long h1, long h2, int slot) {
+            int salt = index.saltIdOf(h1, h2);
+            if (index.removeIfAt(h1, h2, slot) >= 0) {
+                salts.removed(salt);
+                letGo(slot, h1, h2);
+            }
+        }
+
+        /** Key (h1, h2) no longer holds {@code slot}: free, unless a later claim holds it. */
+        private void letGo(int slot, long h1, long h2) {
+            if (!contested.containsKey(slot)) {
+                used[slot] = false;
+                return;
+            }
+            long[] owner = contested.get(slot);
+            if (owner != null && owner[0] == h1 && owner[1] == h2) {
+                contested.put(slot, null); // the slot's keys that lost it are dropped by settle()
+                used[slot] = false;
+            }
+        }
+
+        /** Drops every key that still points at a slot a later claim took. */
+        void settle() {
+            if (contested.isEmpty()) {
+                return;
+            }
+            List<long[]> losers = new ArrayList<>();
+            int step = 16_384;
+            try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+                java.lang.foreign.MemorySegment out = arena.allocate((long) step * CompactIndex.ENTRY_BYTES, 8);
+                for (long pos = 0; pos < index.capacity(); pos += step) {
+                    int n = index.copyLive(pos, step, out, s -> 0);
+                    for (int i = 0; i < n; i++) {
+                        long at = (long) i * CompactIndex.ENTRY_BYTES;
+                        long h1 = out.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, at);
+                        long h2 = out.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, at + 8);
+                        int slot = out.get(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED, at + 16);
+                        if (contested.containsKey(slot)) {
+                            long[] owner = contested.get(slot);
+                            if (owner == null || owner[0] != h1 || owner[1] != h2) {
+                                losers.add(new long[] {h1, h2, slot});
+                            }
+                        }
+                    }
+                }
+            }
+            for (long[] l : losers) {
+                int salt = index.saltIdOf(l[0], l[1]);
+                if (index.removeIfAt(l[0], l[1], (int) l[2]) >= 0) {
+                    salts.removed(salt);
+                }
+            }
+        }
+    }
+
+    /**
      * What was rebuilt.
      *
      * @param snapshot the snapshot applied, or null (none was valid, or there was none)
@@ -57,6 +148,7 @@ final class V2Recovery {
             CompactIndex index, SaltTable salts) throws IOException {
         boolean[] used = new boolean[maxSlots];
         char[] groups = new char[maxSlots];
+        SlotClaims claims = new SlotClaims(index, salts, used);
         List<String> notes = new ArrayList<>();
         Snapshots.Header applied = null;
         long nextSlot = 0;
@@ -71,9 +163,7 @@ final class V2Recovery {
                 @Override
                 public void entry(long h1, long h2, int slot, int size, int crc, int group, int saltId) {
                     if (slot >= 0 && slot < maxSlots) {
-                        index.put(h1, h2, slot, size, crc, saltId);
-                        salts.added(saltId);
-                        used[slot] = true;
+                        claims.put(h1, h2, slot, size, crc, saltId);
                         groups[slot] = (char) group;
                     }
                 }
@@ -99,24 +189,14 @@ final class V2Recovery {
                 if (slot < 0 || slot >= maxSlots) {
                     return;
                 }
-                long replaced = index.put(h1, h2, slot, size, crc, saltId);
-                if (replaced >= 0) { // stored again: the older version's slot is free
-                    salts.removed((int) (replaced >>> 32));
-                    used[(int) replaced] = false;
-                }
-                salts.added(saltId);
-                used[slot] = true;
+                claims.put(h1, h2, slot, size, crc, saltId);
                 groups[slot] = (char) group;
             }
 
             @Override
             public void delete(long h1, long h2, int slot) {
                 counts[1]++;
-                int salt = index.saltIdOf(h1, h2);
-                if (index.removeIfAt(h1, h2, slot) >= 0) {
-                    salts.removed(salt);
-                    used[slot] = false;
-                }
+                claims.delete(h1, h2, slot);
             }
 
             @Override
@@ -125,6 +205,7 @@ final class V2Recovery {
                 salts.define(id, salt);
             }
         });
+        claims.settle();
         long t2 = System.nanoTime();
         return new Outcome(applied, notes, log, nextSlot, used, groups, counts[0], counts[1], counts[2],
                 (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000);

@@ -100,10 +100,9 @@ final class V2FuzzDevice {
     /**
      * Opens a store on the device as it is, then closes it. Documented: the store refuses the device
      * ({@link StoreRefusedException}) or fails with an IOException, each with a message. Once open its
-     * free slots are some of its slots. Not checked: at most one key per slot. A log whose CRCs hold but
+     * free slots are some of its slots, and each key holds a slot of its own: a log whose CRCs hold but
      * that puts several keys on one slot (no store writes that: a slot is reused only once its delete
-     * record is durable) opens with all of them; loads of all but the slot's own key then fail their
-     * CRC32C and miss. Telling which key a slot belongs to needs the replay's state (docs/fuzzing.md).
+     * record is durable) opens with the latest claim of each slot only.
      */
     static void openStore() {
         CORE_LOG.setLevel(java.util.logging.Level.OFF); // a recovery note per input would flood the run
@@ -118,6 +117,10 @@ final class V2FuzzDevice {
             if (core.keyCount() < 0 || core.freeSlots() < 0 || core.freeSlots() > SLOTS) {
                 throw Fuzzing.wrong("keys, free slots of the recovered store", core.keyCount() + ", "
                         + core.freeSlots(), "at least 0, and at most " + SLOTS + " free");
+            }
+            if ((long) core.keyCount() + core.freeSlots() > SLOTS) {
+                throw Fuzzing.wrong("keys + free slots of the recovered store", core.keyCount() + " + "
+                        + core.freeSlots(), "at most " + SLOTS + ": one slot per key, no key on a free slot");
             }
         } finally {
             try {
