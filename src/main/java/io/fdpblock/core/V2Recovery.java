@@ -45,7 +45,7 @@ final class V2Recovery {
                 letGo((int) replaced, h1, h2);
             }
             salts.added(saltId);
-            if ((taken && (replaced < 0 || (int) replaced != slot)) || contested.containsKey(slot)) {
+            if ((taken && (replaced < 0 || (int) replaced != slot)) || isContested(slot)) {
                 contested.put(slot, new long[] {h1, h2});
             }
             used[slot] = true;
@@ -59,9 +59,14 @@ final class V2Recovery {
             }
         }
 
+        /** Empty in every store's recovery: no boxing, no lookup per record then. */
+        private boolean isContested(int slot) {
+            return !contested.isEmpty() && contested.containsKey(slot);
+        }
+
         /** Key (h1, h2) no longer holds {@code slot}: free, unless a later claim holds it. */
         private void letGo(int slot, long h1, long h2) {
-            if (!contested.containsKey(slot)) {
+            if (!isContested(slot)) {
                 used[slot] = false;
                 return;
             }
