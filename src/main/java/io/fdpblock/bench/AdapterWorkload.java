@@ -44,6 +44,11 @@ import java.util.SplittableRandom;
 public final class AdapterWorkload implements AutoCloseable {
     private static final Duration WAIT = Duration.ofSeconds(30);
     private static final String MODEL = "fdpblock-bench/model";
+    /**
+     * Slots the headroom store case leaves free: four times the 16 chunks in flight (3 % of the 2 GiB bench
+     * file), room for the writes in flight while the commit of the deletes before them is made durable.
+     */
+    public static final int HEADROOM_SLOTS = 64;
 
     private final RawBlockL2Adapter adapter;
     private final int chunkBytes;
@@ -56,6 +61,8 @@ public final class AdapterWorkload implements AutoCloseable {
     private final MemorySegment region;
     private final boolean registered;
     private int nextGroup;
+    /** Groups the store cycles through: all, or fewer to leave headroom. */
+    private int activeGroups;
 
     private AdapterWorkload(RawBlockL2Adapter adapter, int chunkBytes, int chunksInFlight, int keysPerTask)
             throws IOException {
@@ -78,6 +85,7 @@ public final class AdapterWorkload implements AutoCloseable {
             groups.add(List.copyOf(keys));
         }
         stored = new boolean[groupCount];
+        activeGroups = groupCount;
         int align = Math.max(4096, adapter.core().device().bufferAlignment());
         region = arena.allocate((long) chunkBytes * tasksInFlight * keysPerTask, align);
         SplittableRandom r = new SplittableRandom(42);
@@ -156,14 +164,53 @@ public final class AdapterWorkload implements AutoCloseable {
         return groups.size() * keysPerTask;
     }
 
+    /** Keys the store cycles through when it leaves {@code headroomSlots} free. */
+    public int keyCount(int headroomSlots) {
+        return groupsFor(headroomSlots) * keysPerTask;
+    }
+
+    private int groupsFor(int headroomSlots) {
+        int free = adapter.core().maxSlots() - keyCount();
+        int groupsLess = Math.max(0, (headroomSlots - free + keysPerTask - 1) / keysPerTask);
+        int n = groups.size() - groupsLess;
+        if (n <= tasksInFlight + 1) {
+            throw new IllegalArgumentException("the device holds only " + adapter.core().maxSlots() + " chunks: too few"
+                    + " to leave " + headroomSlots + " free with " + tasksInFlight + " tasks in flight; use a larger --size");
+        }
+        return n;
+    }
+
     /** The chunk buffers are registered with the device (fixed-buffer I/O). */
     public boolean buffersRegistered() {
         return registered;
     }
 
-    /** Stores chunks for the ramp, then for the measured window. */
+    /** Stores chunks for the ramp, then for the measured window, cycling through every key (a full device). */
     public Measurement store(long rampNanos, long measureNanos) throws IOException {
-        return pipeline(true, rampNanos, measureNanos, Long.MAX_VALUE);
+        return store(rampNanos, measureNanos, 0);
+    }
+
+    /**
+     * Stores chunks for the ramp, then for the measured window, cycling through keys that leave at least
+     * {@code headroomSlots} slots free (the keys beyond them are deleted first, untimed).
+     */
+    public Measurement store(long rampNanos, long measureNanos, int headroomSlots) throws IOException {
+        int n = groupsFor(headroomSlots);
+        List<ObjectKey> beyond = new ArrayList<>();
+        for (int g = n; g < groups.size(); g++) {
+            if (stored[g]) {
+                beyond.addAll(groups.get(g));
+                stored[g] = false;
+            }
+        }
+        adapter.delete(beyond);
+        activeGroups = n;
+        nextGroup = nextGroup >= n ? 0 : nextGroup;
+        try {
+            return pipeline(true, rampNanos, measureNanos, Long.MAX_VALUE);
+        } finally {
+            activeGroups = groups.size();
+        }
     }
 
     /** Deletes every key, then stores every key group once (untimed preparation of the load case). */
@@ -190,7 +237,7 @@ public final class AdapterWorkload implements AutoCloseable {
 
     private long issue(boolean store, int slot, int[] groupOf) {
         int g = nextGroup;
-        nextGroup = g + 1 == groups.size() ? 0 : g + 1;
+        nextGroup = g + 1 >= activeGroups ? 0 : g + 1;
         groupOf[slot] = g;
         List<ObjectKey> keys = groups.get(g);
         if (store) {
@@ -210,6 +257,7 @@ public final class AdapterWorkload implements AutoCloseable {
         Histogram latency = new Histogram(1, 3_600_000_000_000L, 3);
         BlockDevice device = adapter.core().device();
         IoStats stats0 = device.ioStats();
+        Map<String, Object> status0 = adapter.core().status();
         int[] groupOf = new int[tasksInFlight];
         boolean[] busy = new boolean[tasksInFlight];
         long start = System.nanoTime();
@@ -270,6 +318,7 @@ public final class AdapterWorkload implements AutoCloseable {
                     cpu0 = CpuClock.processCpuNanos();
                     ticks0 = CpuClock.userSystemTicks();
                     stats0 = device.ioStats();
+                    status0 = adapter.core().status();
                 }
                 if (now < end && issued < maxTasks) {
                     issuedAt[s] = now;
@@ -284,6 +333,7 @@ public final class AdapterWorkload implements AutoCloseable {
         long cpu1 = CpuClock.processCpuNanos();
         long[] ticks1 = CpuClock.userSystemTicks();
         IoStats during = device.ioStats().minus(stats0);
+        Map<String, Object> status1 = adapter.core().status();
         Map<String, Object> extra = new LinkedHashMap<>();
         extra.put("keys_per_task", keysPerTask);
         extra.put("tasks_in_flight", tasksInFlight);
@@ -296,6 +346,7 @@ public final class AdapterWorkload implements AutoCloseable {
             extra.put("device_ios_per_chunk", Measurement.round((double) during.completions() / okChunks, 3));
         }
         if (store) {
+            describeCommits(extra, status0, status1, okChunks / (double) keysPerTask);
             extra.put("failed_tasks", failedTasks);
             if (failedTasks > 0) { // why: the store's counters (device full, rolled back, ...)
                 extra.put("adapter_status", String.valueOf(adapter.reportStatus()));
@@ -308,6 +359,35 @@ public final class AdapterWorkload implements AutoCloseable {
                     + adapter.reportStatus());
         }
         return new Measurement(okChunks, okChunks * chunkBytes, (t1 - t0) / 1e9, CpuClock.seconds(cpu0, cpu1), extra);
+    }
+
+    /**
+     * What the store's metadata log did in the window (fdpblock_v2): group commits per store task, the mean
+     * time a commit spent writing its chunk and in its flush, and the keys whose put waited for slots freed
+     * by deletes (a slot is reused only once its delete record is durable: a full device's puts wait for a
+     * commit).
+     */
+    private static void describeCommits(Map<String, Object> extra, Map<String, Object> s0, Map<String, Object> s1,
+            double tasks) {
+        if (!(s1.get("log_commits") instanceof Number)) {
+            return; // lmcache_v1: no log
+        }
+        long commits = delta(s0, s1, "log_commits");
+        extra.put("log_commits", commits);
+        if (tasks > 0) {
+            extra.put("log_commits_per_task", Measurement.round(commits / tasks, 3));
+            extra.put("slot_waits_per_task", Measurement.round(delta(s0, s1, "slot_waits") / tasks, 3));
+        }
+        if (commits > 0) {
+            extra.put("log_commit_write_ms_avg", Measurement.round(delta(s0, s1, "log_commit_write_ms")
+                    / (double) commits, 2));
+            extra.put("log_commit_flush_ms_avg", Measurement.round(delta(s0, s1, "log_commit_flush_ms")
+                    / (double) commits, 2));
+        }
+    }
+
+    private static long delta(Map<String, Object> s0, Map<String, Object> s1, String key) {
+        return ((Number) s1.getOrDefault(key, 0L)).longValue() - ((Number) s0.getOrDefault(key, 0L)).longValue();
     }
 
     /** Submit-to-signal latencies of lookup-and-lock tasks. */

@@ -549,9 +549,15 @@ public final class Bench {
                                     : "a load reads each chunk's 4 KiB slot header too and computes no CRC32C)"));
                 }
                 switch (c.kind()) {
-                    case ADAPTER_STORE -> {
+                    case ADAPTER_STORE, ADAPTER_STORE_HEADROOM -> {
+                        int headroom = c.kind() == BenchCase.Kind.ADAPTER_STORE_HEADROOM ? AdapterWorkload.HEADROOM_SLOTS : 0;
+                        if (headroom > 0) {
+                            r.note("keys cycled through leave " + headroom + " slots free (" + w.keyCount(headroom)
+                                    + " of " + w.keyCount() + " keys): each group is deleted just before it is stored"
+                                    + " again, as in the store case, but the device is not full");
+                        }
                         adapterRounds(c, r, fioDir, () -> w.store(o.rampSeconds() * 1_000_000_000L,
-                                o.seconds() * 1_000_000_000L));
+                                o.seconds() * 1_000_000_000L, headroom));
                         populated = false;
                     }
                     case ADAPTER_LOAD, ADAPTER_LOAD_VERIFY_RECOVERY -> {

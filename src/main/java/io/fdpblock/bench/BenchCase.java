@@ -39,6 +39,12 @@ public record BenchCase(String id, Kind kind, IoEngine engine, String rw, int bl
         RAW,
         /** RawBlock adapter storing 1 MiB chunks vs fio sequential write of 1 MiB at the same depth. */
         ADAPTER_STORE,
+        /**
+         * The same store with headroom: the keys cycled through leave {@link AdapterWorkload#HEADROOM_SLOTS}
+         * slots free, as a cache that evicts ahead of its stores does; {@link #ADAPTER_STORE} fills every slot,
+         * so each of its puts waits for the commit of the delete just before it.
+         */
+        ADAPTER_STORE_HEADROOM,
         /** RawBlock adapter loading 1 MiB chunks vs fio sequential read of 1 MiB at the same depth. */
         ADAPTER_LOAD,
         /**
@@ -89,6 +95,7 @@ public record BenchCase(String id, Kind kind, IoEngine engine, String rw, int bl
                     + queueDepth + " " + (engine == IoEngine.URING_CMD ? "uring_cmd" : "io_uring")
                     + (rings > 1 ? " " + rings + " rings" : "");
             case ADAPTER_STORE -> "adapter store " + bs + " QD" + queueDepth;
+            case ADAPTER_STORE_HEADROOM -> "adapter store " + bs + " QD" + queueDepth + " headroom";
             case ADAPTER_LOAD -> "adapter load " + bs + " QD" + queueDepth;
             case ADAPTER_LOAD_VERIFY_RECOVERY -> "adapter load " + bs + " QD" + queueDepth + " noCRC";
             case ADAPTER_LOOKUP -> "adapter lookup 1000 keys";
@@ -101,7 +108,7 @@ public record BenchCase(String id, Kind kind, IoEngine engine, String rw, int bl
         return switch (kind) {
             case RAW -> "fio --ioengine=" + fioEngine() + " --rw=" + rw + " --bs=" + blockSize + " --iodepth="
                     + depthPerRing() + (rings > 1 ? " --numjobs=" + rings + " --group_reporting" : "");
-            case ADAPTER_STORE, ADAPTER_LOAD, ADAPTER_LOAD_VERIFY_RECOVERY -> "fio --ioengine=io_uring --rw=" + rw + " --bs=" + blockSize
+            case ADAPTER_STORE, ADAPTER_STORE_HEADROOM, ADAPTER_LOAD, ADAPTER_LOAD_VERIFY_RECOVERY -> "fio --ioengine=io_uring --rw=" + rw + " --bs=" + blockSize
                     + " --iodepth=" + queueDepth;
             case ADAPTER_LOOKUP -> "none (target: median < 100 us)";
             case PLACEMENT -> "ours: io_uring without placement on the block device, and uring_cmd with the same"
@@ -130,6 +137,8 @@ public record BenchCase(String id, Kind kind, IoEngine engine, String rw, int bl
 
     public static List<BenchCase> adapterCases() {
         return List.of(new BenchCase("adapter-store-1m-qd16", Kind.ADAPTER_STORE, IoEngine.IO_URING, "write", MIB, 16),
+                new BenchCase("adapter-store-1m-qd16-headroom", Kind.ADAPTER_STORE_HEADROOM, IoEngine.IO_URING, "write",
+                        MIB, 16),
                 new BenchCase("adapter-load-1m-qd16", Kind.ADAPTER_LOAD, IoEngine.IO_URING, "read", MIB, 16),
                 new BenchCase("adapter-load-1m-qd16-verify-recovery", Kind.ADAPTER_LOAD_VERIFY_RECOVERY,
                         IoEngine.IO_URING, "read", MIB, 16),

@@ -72,7 +72,8 @@ public final class BenchCommand implements Callable<Integer> {
             + " randread,adapter (ids: randread-4k-qd1, randread-4k-qd32, randwrite-4k-qd1, randwrite-4k-qd32,"
             + " seqwrite-1m-qd16, seqread-1m-qd16, randread-4k-2rings-qd128, nvme-<the first six>,"
             + " placement-randwrite-4k-qd1, placement-randwrite-4k-qd32, placement-seqwrite-1m-qd16,"
-            + " adapter-store-1m-qd16, adapter-load-1m-qd16, adapter-load-1m-qd16-verify-recovery, adapter-lookup-1000)")
+            + " adapter-store-1m-qd16, adapter-store-1m-qd16-headroom, adapter-load-1m-qd16,"
+            + " adapter-load-1m-qd16-verify-recovery, adapter-lookup-1000)")
     List<String> cases;
 
     @Option(names = "--no-prewrite", negatable = false, description = "Do not write the whole file once before the"

@@ -86,6 +86,9 @@ final class MetaLog {
     private Thread writer;
     private final AtomicLong bytesWritten = new AtomicLong();
     private final AtomicLong commits = new AtomicLong();
+    /** Time the commits spent writing their chunks, and in their flush (where a store's puts wait). */
+    private final AtomicLong writeNanos = new AtomicLong();
+    private final AtomicLong flushNanos = new AtomicLong();
     private MemorySegment writeBuffer;
     private final Arena arena = Arena.ofShared();
 
@@ -310,6 +313,16 @@ final class MetaLog {
         return commits.get();
     }
 
+    /** Nanoseconds the commits spent writing their chunks. */
+    long writeNanos() {
+        return writeNanos.get();
+    }
+
+    /** Nanoseconds the commits spent in their flush. */
+    long flushNanos() {
+        return flushNanos.get();
+    }
+
     String failure() {
         IOException f = failure;
         return f == null ? null : f.getMessage();
@@ -345,8 +358,12 @@ final class MetaLog {
             IOException failed = null;
             if (batch.position() > 0) {
                 try {
+                    long t0 = System.nanoTime();
                     write(batch);
+                    long t1 = System.nanoTime();
                     device.flush(); // the chunks, and every slot written before them, are durable
+                    flushNanos.addAndGet(System.nanoTime() - t1);
+                    writeNanos.addAndGet(t1 - t0);
                     commits.incrementAndGet();
                 } catch (IOException e) {
                     failed = e;

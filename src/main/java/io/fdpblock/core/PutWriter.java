@@ -75,6 +75,7 @@ final class PutWriter {
                 if (slot < 0 && core.releaser.slotsComing()) { // freed by deletes, not yet durable or deallocated
                     waiting = waiting == null ? new ArrayList<>() : waiting;
                     waiting.add(i);
+                    core.slotWaits.incrementAndGet();
                     continue;
                 }
                 if (slot < 0) {
@@ -87,6 +88,7 @@ final class PutWriter {
             }
             if (!accepted.isEmpty()) {
                 core.ops.add(accepted.size());
+                commitEarlyIfShortLocked();
             }
             if (waiting != null) {
                 core.ops.add(1); // a close waits for the retry
@@ -152,6 +154,20 @@ final class PutWriter {
         core.meta.wantFreeSlots();
         if (!core.releaser.whenSlotsFreed(retry)) { // they came in the meantime
             retry.run();
+        }
+    }
+
+    /**
+     * Under the core's lock, after a put took slots: when the free slots left are fewer than twice the keys
+     * being written now while slots freed by deletes wait for their records to be durable, asks for that
+     * commit now. Else it would come only when a put finds no slot at all, and then every put after it
+     * waits for the commit (its write and flush) with the device idle; asked while some slots are left,
+     * the commit runs beside the writes that took them (a commit takes about as long as a write: by the
+     * time it is durable, up to two rounds of writes may have taken slots).
+     */
+    private void commitEarlyIfShortLocked() {
+        if (core.releaser.slotsComing() && core.slots.freeSlots() < 2 * core.inflight.writes()) {
+            core.meta.wantFreeSlots();
         }
     }
 

@@ -87,6 +87,8 @@ public final class RawBlockCore implements AutoCloseable {
     final AtomicLong crcMismatches = new AtomicLong();
     final AtomicLong rolledBackKeys = new AtomicLong();
     final AtomicLong deviceFullRejects = new AtomicLong();
+    /** Keys whose put found no free slot and waited for slots freed by deletes (their records to be durable). */
+    final AtomicLong slotWaits = new AtomicLong();
     final AtomicLong oversizeRejects = new AtomicLong();
     final Recovery.Result recovered;
 

@@ -47,6 +47,7 @@ final class StoreStatus {
         s.put("crc_mismatches", core.crcMismatches.get());
         s.put("rolled_back_keys", core.rolledBackKeys.get());
         s.put("device_full_rejects", core.deviceFullRejects.get());
+        s.put("slot_waits", core.slotWaits.get());
         s.put("oversize_rejects", core.oversizeRejects.get());
         synchronized (core.abandoned) {
             s.put("abandoned_io_batches", core.abandoned.size());

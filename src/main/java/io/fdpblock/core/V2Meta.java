@@ -298,6 +298,8 @@ final class V2Meta implements MetaStore {
         s.put("log_next_lsn", log.nextLsn());
         s.put("log_bytes_since_snapshot", log.bytesSinceSnapshot());
         s.put("log_commits", log.commits());
+        s.put("log_commit_write_ms", log.writeNanos() / 1_000_000);
+        s.put("log_commit_flush_ms", log.flushNanos() / 1_000_000);
         s.put("log_bytes_written", log.bytesWritten());
         s.put("snapshot_seq", newest == null ? 0 : newest.seq());
         s.put("snapshots_written", snapshotsWritten);

@@ -65,11 +65,25 @@ class BenchHostTest {
     @Test
     void adapterStoresLoadsAndLooksUp() throws IOException {
         Path f = dir.resolve("adapter.img");
-        try (AdapterWorkload w = AdapterWorkload.open(f, 96L << 20, 1 << 20, 16, 4)) {
+        try (AdapterWorkload w = AdapterWorkload.open(f, 200L << 20, 1 << 20, 16, 4)) {
             assertThat(w.keyCount()).isGreaterThan(16);
+            w.populate(); // every key stored: the device is full
             Measurement s = w.store(0, 200_000_000L);
             assertThat(s.ops()).isPositive();
             assertThat(s.extra()).containsEntry("failed_tasks", 0L);
+            // a full device: every put of a group deleted just before waits for that delete's commit
+            assertThat(((Number) s.extra().get("log_commits")).longValue()).isPositive();
+            assertThat(((Number) s.extra().get("slot_waits_per_task")).doubleValue()).isPositive();
+            assertThat(s.extra()).containsKeys("log_commits_per_task", "log_commit_write_ms_avg",
+                    "log_commit_flush_ms_avg");
+            // headroom: the keys beyond it are deleted first, and the store cycles through the others only
+            int fewer = w.keyCount(AdapterWorkload.HEADROOM_SLOTS);
+            assertThat(fewer).isLessThanOrEqualTo(w.adapter().core().maxSlots() - AdapterWorkload.HEADROOM_SLOTS)
+                    .isGreaterThan(w.keyCount() - AdapterWorkload.HEADROOM_SLOTS - 4);
+            Measurement h = w.store(0, 200_000_000L, AdapterWorkload.HEADROOM_SLOTS);
+            assertThat(h.ops()).isPositive();
+            assertThat(h.extra()).containsEntry("failed_tasks", 0L);
+            assertThat(w.adapter().core().keyCount()).isLessThanOrEqualTo(fewer);
             w.populate();
             Measurement l = w.load(0, 200_000_000L);
             assertThat(l.ops()).isPositive();

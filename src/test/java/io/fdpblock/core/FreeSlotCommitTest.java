@@ -1,0 +1,114 @@
+package io.fdpblock.core;
+
+import io.fdpblock.device.BlockDevice;
+import io.fdpblock.device.BlockDevices;
+import io.fdpblock.device.IoEngine;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * fdpblock_v2 reuses a deleted key's slot only once its delete record is durable. When the free slots run
+ * short while such slots wait, the put that took the last ones asks for the commit, so that the next puts
+ * find slots instead of all waiting for it; with free slots to spare, nothing is committed before the
+ * interval.
+ */
+@Tag("unit")
+class FreeSlotCommitTest {
+    private static final long SLOT = 16 << 10;
+    /** Far beyond any test: a commit seen here was asked for, not the interval's. */
+    private static final int INTERVAL_MS = 600_000;
+
+    private final Arena arena = Arena.ofShared();
+
+    @AfterEach
+    void close() {
+        arena.close();
+    }
+
+    private static RawBlockCore open(int slots) throws Exception {
+        long meta = RawBlockCoreConfig.v2MetaBytesFor(4096, slots);
+        RawBlockCoreConfig cfg = RawBlockCoreConfig.builder("memory", SLOT).capacityBytes(meta + slots * SLOT)
+                .metaTotalBytes(meta).metaEnablePeriodic(false).metaSyncIntervalMs(INTERVAL_MS)
+                .ioEngine(IoEngine.MEMORY).build();
+        BlockDevice dev = BlockDevices.memory(meta + slots * SLOT, 4096);
+        return RawBlockCore.open(cfg, dev);
+    }
+
+    private List<PutRequest> puts(int from, int count) {
+        List<PutRequest> l = new ArrayList<>();
+        for (int i = from; i < from + count; i++) {
+            l.add(PutRequest.of("m@0x00000000@" + i, arena.allocate(4096, 4096).fill((byte) i)));
+        }
+        return l;
+    }
+
+    private static List<String> keys(int from, int count) {
+        List<String> l = new ArrayList<>();
+        for (int i = from; i < from + count; i++) {
+            l.add("m@0x00000000@" + i);
+        }
+        return l;
+    }
+
+    private static long stat(RawBlockCore core, String key) {
+        return ((Number) core.status().get(key)).longValue();
+    }
+
+    @Test
+    void aPutTakingTheLastFreeSlotsWhileDeletedOnesWaitAsksForTheCommit() throws Exception {
+        try (RawBlockCore core = open(8)) {
+            assertThat(core.put(puts(0, 6))).containsOnly(true); // 2 slots left free
+            long commits = stat(core, "log_commits");
+            assertThat(core.delete(keys(0, 4), false)).containsOnly(true); // 4 slots wait for their record
+            assertThat(core.freeSlots()).isEqualTo(2);
+            // takes the last 2: no put waits, but the next one would
+            assertThat(core.putWithOutcome(puts(10, 2))).containsOnly(PutOutcome.STORED);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (core.freeSlots() < 4 && System.nanoTime() < deadline) {
+                Thread.sleep(5);
+            }
+            assertThat(core.freeSlots()).as("the deleted slots are back, long before the interval").isEqualTo(4);
+            assertThat(stat(core, "log_commits")).isGreaterThan(commits);
+            assertThat(stat(core, "slot_waits")).as("no put waited for them").isZero();
+            // and the next puts find those slots at once
+            assertThat(core.putWithOutcome(puts(20, 4))).containsOnly(PutOutcome.STORED);
+            assertThat(stat(core, "slot_waits")).isZero();
+        }
+    }
+
+    @Test
+    void withFreeSlotsToSpareNothingIsCommittedBeforeTheInterval() throws Exception {
+        try (RawBlockCore core = open(16)) {
+            assertThat(core.put(puts(0, 6))).containsOnly(true);
+            long commits = stat(core, "log_commits");
+            assertThat(core.delete(keys(0, 4), false)).containsOnly(true);
+            assertThat(core.putWithOutcome(puts(10, 2))).containsOnly(PutOutcome.STORED); // 8 of 10 free left
+            Thread.sleep(200);
+            assertThat(stat(core, "log_commits")).isEqualTo(commits);
+            assertThat(core.freeSlots()).as("the deleted slots still wait for their record").isEqualTo(8);
+        }
+    }
+
+    @Test
+    void aPutFindingNoSlotWaitsForTheCommitAndCountsAsASlotWait() throws Exception {
+        try (RawBlockCore core = open(8)) {
+            assertThat(core.put(puts(0, 8))).containsOnly(true);
+            assertThat(core.delete(keys(0, 2), false)).containsOnly(true);
+            CompletableFuture<PutOutcome[]> put = new CompletableFuture<>();
+            core.putOutcomesAsync(puts(10, 2), put::complete);
+            assertThat(put.get(10, TimeUnit.SECONDS)).containsOnly(PutOutcome.STORED);
+            assertThat(stat(core, "slot_waits")).isEqualTo(2);
+            assertThat(stat(core, "log_commits")).isPositive();
+        }
+    }
+}
