@@ -36,10 +36,17 @@ final class KvCacheJob {
      * that has its own salt, repeat ratio and history; without, new prefixes draw a salt from {@code salts}
      * and repeats draw from every request so far. With {@code settle}, each request waits for its stores to
      * reach L2 before the next one starts: every computed chunk is stored (none skipped because L1 is full of
-     * chunks still on their way), and what L2 holds at each request does not depend on thread timing.
+     * chunks still on their way), and what L2 holds at each request does not depend on thread timing. With
+     * {@code sessions}, the requests are multi-turn sessions over shared documents ({@link SessionWorkload},
+     * documents taking {@code salts} in turn) and the repeat ratio, max chunks and tenants are not used.
      */
     record Spec(int requests, double repeatRatio, List<String> salts, int maxChunks, int chunkBytes, String model,
-            int kvRank, long seed, List<Tenant> tenants, boolean settle) {
+            int kvRank, long seed, List<Tenant> tenants, boolean settle, SessionWorkload.Params sessions) {
+        Spec(int requests, double repeatRatio, List<String> salts, int maxChunks, int chunkBytes, String model,
+                int kvRank, long seed, List<Tenant> tenants, boolean settle) {
+            this(requests, repeatRatio, salts, maxChunks, chunkBytes, model, kvRank, seed, tenants, settle, null);
+        }
+
         Spec(int requests, double repeatRatio, List<String> salts, int maxChunks, int chunkBytes, String model,
                 int kvRank, long seed) {
             this(requests, repeatRatio, salts, maxChunks, chunkBytes, model, kvRank, seed, List.of(), false);
@@ -162,10 +169,20 @@ final class KvCacheJob {
         long t0 = System.nanoTime();
         try (ProgressBar bar = progress ? new ProgressBarBuilder().setTaskName("KV requests").setInitialMax(spec.requests())
                 .setStyle(ProgressBarStyle.ASCII).setUpdateIntervalMillis(250).build() : null) {
+            SessionWorkload sessions = spec.sessions() == null ? null
+                    : new SessionWorkload(spec.sessions(), spec.salts(), spec.seed());
             for (int r = 0; r < spec.requests() && !stop.getAsBoolean(); r++) {
-                Prefix p = spec.tenants().isEmpty() ? next(rnd, seen, spec.repeatRatio(), 0, null)
-                        : nextOfTenant(rnd, seenBy, shares);
-                request(p, res);
+                if (sessions != null) {
+                    SessionWorkload.Turn t = sessions.next();
+                    List<ObjectKey> keys = new ArrayList<>(t.documentChunks() + t.sessionChunks());
+                    for (long[] c : SessionWorkload.chunks(t)) {
+                        keys.add(key(c[0], (int) c[1], t.salt()));
+                    }
+                    request(keys, res);
+                } else {
+                    request(keys(spec.tenants().isEmpty() ? next(rnd, seen, spec.repeatRatio(), 0, null)
+                            : nextOfTenant(rnd, seenBy, shares)), res);
+                }
                 if (spec.settle() && !sm.awaitStoresIdle(Duration.ofMinutes(1))) {
                     throw new IllegalStateException("the stores of request " + r + " did not finish within a minute");
                 }
@@ -230,12 +247,17 @@ final class KvCacheJob {
         return next(rnd, seenBy.get(i), t.repeatRatio(), t.window(), t.salt());
     }
 
-    private void request(Prefix p, Result res) throws Exception {
-        long start = System.nanoTime();
+    private List<ObjectKey> keys(Prefix p) {
         List<ObjectKey> keys = new ArrayList<>(p.length());
         for (int i = 0; i < p.length(); i++) {
             keys.add(key(p.id(), i, p.salt()));
         }
+        return keys;
+    }
+
+    /** One request for {@code keys} (a prefix: a chunk is useful only after all those before it). */
+    private void request(List<ObjectKey> keys, Result res) throws Exception {
+        long start = System.nanoTime();
         res.requests++;
         res.keysRequested += keys.size();
         PrefetchHandle h = sm.submitPrefetchTask(keys, layout);

@@ -31,7 +31,8 @@ import java.util.concurrent.Callable;
  * a chart and the figures as JSON.
  */
 @Command(name = "waf", mixinStandardHelpOptions = true,
-        description = {"Placement and eviction policies compared on the KV-cache job (`run`'s, and a multi-tenant one):"
+        description = {"Placement and eviction policies compared on the KV-cache job (`run`'s, a multi-tenant one, and"
+                + " multi-turn sessions over shared documents):"
                 + " each case runs the job over a temp file that acts as an FDP namespace (8 placement ids, reclaim"
                 + " units of --ru-size), traces it, and replays the trace through the FDP SSD model (initially"
                 + " isolated handles, --op over-provisioning, greedy GC). Prints WAF and the L2 hit ratio per case,"
@@ -42,8 +43,13 @@ public final class WafCommand implements Callable<Integer> {
     /** One policy combination. */
     record Case(String name, String label, boolean fdp, String placement, String eviction, String order) {}
 
-    /** One workload. */
-    record Workload(String name, String label, List<KvCacheJob.Tenant> tenants, int requests) {}
+    /** One workload ({@code sessions} non-null: multi-turn sessions, {@link SessionWorkload}). */
+    record Workload(String name, String label, List<KvCacheJob.Tenant> tenants, int requests,
+            SessionWorkload.Params sessions) {
+        Workload(String name, String label, List<KvCacheJob.Tenant> tenants, int requests) {
+            this(name, label, tenants, requests, null);
+        }
+    }
 
     static final List<Case> CASES = List.of(
             new Case("reference", "no placement + per-key LRU (reference)", false, "none", "lru", null),
@@ -77,6 +83,17 @@ public final class WafCommand implements Callable<Integer> {
             + " (default ${DEFAULT-VALUE}; it reuses more, so it writes less per request)")
     int tenantRequests;
 
+    @Option(names = "--session-requests", defaultValue = "40000", description = "Requests (turns) per case of the"
+            + " sessions workload (default ${DEFAULT-VALUE})")
+    int sessionRequests;
+
+    @Option(names = "--sessions", defaultValue = SessionWorkload.Params.DEFAULT, description = "The sessions workload:"
+            + " docs (shared prefixes: system prompts, documents), zipf (their popularity's exponent), doc-chunks (a"
+            + " document's chunks, 1..n), active (sessions open at once), turns (mean turns of a session, geometric),"
+            + " new (chunks a turn adds, 1..n), session-chunks (longest conversation); names left out keep their"
+            + " default; default ${DEFAULT-VALUE}")
+    String sessions;
+
     @Option(names = "--chunk-tokens", defaultValue = "5", description = "Tokens per chunk (default ${DEFAULT-VALUE}: 60 KiB"
             + " chunks in 64 KiB slots, 128 to an 8 MiB reclaim unit)")
     int chunkTokens;
@@ -108,7 +125,8 @@ public final class WafCommand implements Callable<Integer> {
     List<String> cases;
 
     @Option(names = "--workloads", split = ",", defaultValue = "run,tenants",
-            description = "run (the main job's: salts, repeats from all history) and/or tenants (--tenants)")
+            description = "run (the main job's: salts, repeats from all history), tenants (--tenants) and/or sessions"
+                    + " (--sessions: multi-turn sessions over shared documents of Zipf popularity); default run,tenants")
     List<String> workloads;
 
     @Option(names = "--tenants", defaultValue = DEFAULT_TENANTS, description = "The multi-tenant workload: salt=share/repeat"
@@ -159,7 +177,13 @@ public final class WafCommand implements Callable<Integer> {
                         requests);
                 case "tenants" -> new Workload("tenants", "multi-tenant: " + tenants, parseTenants(tenants),
                         tenantRequests);
-                default -> throw new IllegalArgumentException("--workloads: unknown workload '" + w + "'; known: run, tenants");
+                case "sessions" -> {
+                    SessionWorkload.Params sp = SessionWorkload.Params.parse(sessions);
+                    yield new Workload("sessions", "multi-turn sessions over Zipf-popular documents: " + sp, List.of(),
+                            sessionRequests, sp);
+                }
+                default -> throw new IllegalArgumentException("--workloads: unknown workload '" + w + "'; known: run,"
+                        + " tenants, sessions");
             });
         }
         Files.createDirectories(out);
@@ -196,6 +220,10 @@ public final class WafCommand implements Callable<Integer> {
         settings.put("op", op);
         settings.put("gc", gc);
         settings.put("tenants", tenants);
+        if (wls.stream().anyMatch(w -> w.sessions() != null)) {
+            settings.put("session_requests", sessionRequests);
+            settings.put("sessions", SessionWorkload.Params.parse(sessions).toString());
+        }
         settings.put("meta_format", metaFormat);
         settings.put("seed", seed);
         json.put("settings", settings);
@@ -232,7 +260,7 @@ public final class WafCommand implements Callable<Integer> {
             String json = KvJobSetup.adapterJson(new KvJobSetup.Store(img.toString(), size, chunkBytes, "io_uring",
                     metaFormat, false), c.fdp(), c.placement(), true);
             KvCacheJob.Spec spec = new KvCacheJob.Spec(w.requests(), 0.6, List.of("rag:app1", "chat:app2", "code:app3", ""),
-                    maxChunks, chunkBytes, "Qwen/Qwen2.5-0.5B", 0, seed, w.tenants(), true);
+                    maxChunks, chunkBytes, "Qwen/Qwen2.5-0.5B", 0, seed, w.tenants(), true, w.sessions());
             try (TracedAdapter t = TracedAdapter.open(json, trace, ruSize);
                     StorageManager sm = KvJobSetup.manager(chunkBytes, l1Chunks).adapter(t.adapter())
                             .eviction(KvJobSetup.eviction(c.eviction(), c.order()), evictAt, evictTo).build()) {
