@@ -57,7 +57,9 @@ class BenchHostTest {
                 Measurement m = r.run(10_000_000L, 100_000_000L);
                 r.release();
                 assertThat(m.ops()).as(mode.name()).isPositive();
-                assertThat(m.cpuSeconds()).isPositive();
+                // measured (NaN when unknown); it may read 0: the process's CPU time moves in clock ticks (10 ms),
+                // and a 100 ms window spent mostly waiting for the disk can fall between two
+                assertThat(m.cpuSeconds()).isNotNaN().isGreaterThanOrEqualTo(0.0);
             }
         }
     }
