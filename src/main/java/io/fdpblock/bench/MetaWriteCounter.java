@@ -1,13 +1,10 @@
 package io.fdpblock.bench;
 
-import io.fdpblock.device.AlignedBufferPool;
 import io.fdpblock.device.BlockDevice;
+import io.fdpblock.device.ForwardingBlockDevice;
 import io.fdpblock.device.IoBatch;
-import io.fdpblock.device.IoEngine;
 
 import java.io.IOException;
-import java.lang.foreign.MemorySegment;
-import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -16,8 +13,7 @@ import java.util.concurrent.atomic.LongAdder;
  * benchmark reports as metadata bytes written, measured at the device rather than taken from the
  * store's own counters.
  */
-final class MetaWriteCounter implements BlockDevice {
-    private final BlockDevice device;
+final class MetaWriteCounter extends ForwardingBlockDevice {
     private final long metaEnd;
     private final LongAdder metaBytes = new LongAdder();
     private final LongAdder metaWrites = new LongAdder();
@@ -26,7 +22,7 @@ final class MetaWriteCounter implements BlockDevice {
 
     /** @param metaEnd the first byte after the metadata area (the store's data base) */
     MetaWriteCounter(BlockDevice device, long metaEnd) {
-        this.device = device;
+        super(device);
         this.metaEnd = metaEnd;
     }
 
@@ -64,91 +60,39 @@ final class MetaWriteCounter implements BlockDevice {
                 syncs++;
             }
         }
-        device.submit(batch, callback); // counted only once accepted: a refused batch wrote nothing
+        inner.submit(batch, callback); // counted only once accepted: a refused batch wrote nothing
         metaBytes.add(meta);
         metaWrites.add(writes);
         dataBytes.add(data);
         flushes.add(syncs);
     }
 
-    @Override
-    public String path() {
-        return device.path();
-    }
 
-    @Override
-    public IoEngine engine() {
-        return device.engine();
-    }
 
-    @Override
-    public long sizeBytes() {
-        return device.sizeBytes();
-    }
 
-    @Override
-    public int logicalBlockSize() {
-        return device.logicalBlockSize();
-    }
 
-    @Override
-    public int maxTransferBytes() {
-        return device.maxTransferBytes();
-    }
 
-    @Override
-    public int bufferAlignment() {
-        return device.bufferAlignment();
-    }
 
-    @Override
-    public boolean supportsPlacement() {
-        return device.supportsPlacement();
-    }
 
-    @Override
-    public List<Integer> placementIds() throws IOException {
-        return device.placementIds();
-    }
 
-    @Override
-    public long reclaimUnitBytes() throws IOException {
-        return device.reclaimUnitBytes();
-    }
 
-    @Override
-    public boolean supportsDeallocate() {
-        return device.supportsDeallocate();
-    }
 
-    @Override
-    public AlignedBufferPool buffers() {
-        return device.buffers();
-    }
 
-    @Override
-    public boolean registerBuffers(MemorySegment region) throws IOException {
-        return device.registerBuffers(region);
-    }
 
     @Override
     public long fixedBufferOps() {
-        return device.fixedBufferOps();
+        return inner.fixedBufferOps();
     }
 
-    @Override
-    public void unregisterBuffers(MemorySegment region) throws IOException {
-        device.unregisterBuffers(region);
-    }
 
     @Override
     public void flush() throws IOException {
-        device.flush();
+        inner.flush();
         flushes.increment();
     }
 
     @Override
     public void close() {
-        device.close();
+        inner.close();
     }
 }

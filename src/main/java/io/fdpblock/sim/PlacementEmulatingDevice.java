@@ -1,13 +1,11 @@
 package io.fdpblock.sim;
 
-import io.fdpblock.device.AlignedBufferPool;
 import io.fdpblock.device.BlockDevice;
+import io.fdpblock.device.ForwardingBlockDevice;
 import io.fdpblock.device.IoBatch;
-import io.fdpblock.device.IoEngine;
 import io.fdpblock.nvme.PlacementId;
 
 import java.io.IOException;
-import java.lang.foreign.MemorySegment;
 import java.util.List;
 
 /**
@@ -17,8 +15,7 @@ import java.util.List;
  * ignores both; wrapped in a {@link TracingBlockDevice} the trace then carries what an FDP SSD would have
  * been sent, for {@link FdpSsdModel}. Everything else is the wrapped device's.
  */
-public final class PlacementEmulatingDevice implements BlockDevice {
-    private final BlockDevice inner;
+public final class PlacementEmulatingDevice extends ForwardingBlockDevice {
     private final List<Integer> placementIds;
     private final long reclaimUnitBytes;
 
@@ -40,7 +37,7 @@ public final class PlacementEmulatingDevice implements BlockDevice {
             throw new IllegalArgumentException("emulated reclaim unit of " + reclaimUnitBytes + " bytes must be a positive"
                     + " multiple of " + inner.path() + "'s block size (" + inner.logicalBlockSize() + " bytes)");
         }
-        this.inner = inner;
+        super(inner);
         this.placementIds = List.copyOf(placementIds);
         this.reclaimUnitBytes = reclaimUnitBytes;
     }
@@ -56,15 +53,6 @@ public final class PlacementEmulatingDevice implements BlockDevice {
         inner.submit(batch, callback);
     }
 
-    @Override public String path() { return inner.path(); }
-    @Override public IoEngine engine() { return inner.engine(); }
-    @Override public long sizeBytes() { return inner.sizeBytes(); }
-    @Override public int logicalBlockSize() { return inner.logicalBlockSize(); }
-    @Override public int maxTransferBytes() { return inner.maxTransferBytes(); }
-    @Override public int bufferAlignment() { return inner.bufferAlignment(); }
-    @Override public AlignedBufferPool buffers() { return inner.buffers(); }
-    @Override public boolean registerBuffers(MemorySegment region) throws IOException { return inner.registerBuffers(region); }
-    @Override public void unregisterBuffers(MemorySegment region) throws IOException { inner.unregisterBuffers(region); }
     @Override public void flush() throws IOException { inner.flush(); }
     @Override public void close() { inner.close(); }
 

@@ -1,16 +1,13 @@
 package io.fdpblock.sim;
 
-import io.fdpblock.device.AlignedBufferPool;
 import io.fdpblock.device.BlockDevice;
+import io.fdpblock.device.ForwardingBlockDevice;
 import io.fdpblock.device.IoBatch;
-import io.fdpblock.device.IoEngine;
 import io.fdpblock.nvme.PlacementId;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
-import java.util.List;
 
 /**
  * A {@link BlockDevice} that records every write, flush and deallocation that reaches the device it
@@ -25,14 +22,13 @@ import java.util.List;
  * <p>Thread-safe like any device: completions on the device's I/O thread, flushes and deallocations
  * from any thread append to one {@link TraceWriter}.
  */
-public final class TracingBlockDevice implements BlockDevice {
+public final class TracingBlockDevice extends ForwardingBlockDevice {
     private static final System.Logger LOG = System.getLogger("io.fdpblock.sim");
-    private final BlockDevice inner;
     private final TraceWriter trace;
     private final int lbaBytes;
 
     private TracingBlockDevice(BlockDevice inner, TraceWriter trace) {
-        this.inner = inner;
+        super(inner);
         this.trace = trace;
         this.lbaBytes = inner.logicalBlockSize();
     }
@@ -128,19 +124,6 @@ public final class TracingBlockDevice implements BlockDevice {
         }
     }
 
-    @Override public String path() { return inner.path(); }
-    @Override public IoEngine engine() { return inner.engine(); }
-    @Override public long sizeBytes() { return inner.sizeBytes(); }
-    @Override public int logicalBlockSize() { return inner.logicalBlockSize(); }
-    @Override public int maxTransferBytes() { return inner.maxTransferBytes(); }
-    @Override public int bufferAlignment() { return inner.bufferAlignment(); }
-    @Override public boolean supportsPlacement() { return inner.supportsPlacement(); }
-    @Override public List<Integer> placementIds() throws IOException { return inner.placementIds(); }
-    @Override public long reclaimUnitBytes() throws IOException { return inner.reclaimUnitBytes(); }
-    @Override public boolean supportsDeallocate() { return inner.supportsDeallocate(); }
-    @Override public AlignedBufferPool buffers() { return inner.buffers(); }
-    @Override public boolean registerBuffers(MemorySegment region) throws IOException { return inner.registerBuffers(region); }
-    @Override public void unregisterBuffers(MemorySegment region) throws IOException { inner.unregisterBuffers(region); }
 
     @Override
     public String toString() {
