@@ -567,6 +567,8 @@ class IoUringBlockDevice extends AbstractBlockDevice {
         int inFlight;
         /** I/O SQEs prepared and not yet handed to the kernel. */
         int unsubmitted;
+        /** Completions are being handed out ({@link #reap}). */
+        private boolean reaping;
         boolean wakeArmed;
         /** This ring is failing: nothing is re-armed. */
         boolean failing;
@@ -812,11 +814,22 @@ class IoUringBlockDevice extends AbstractBlockDevice {
             return sqe;
         }
 
-        /** Submits now if the policy says so, with what is already in the kernel. */
+        /**
+         * Submits now if the policy says so, with what is already in the kernel; but not for the last
+         * completion of a reap on a ring whose owner enters the kernel right after it: that call submits
+         * it, and a call of its own would be a second system call for the same moment (two per I/O
+         * whenever completions come one at a time, e.g. 1 MiB I/Os).
+         */
         final void maybeSubmit() throws IOException {
-            if (policy.submitNow(unsubmitted, inFlight - unsubmitted)) {
+            if (policy.submitNow(unsubmitted, inFlight - unsubmitted)
+                    && !(reaping && entersAfterReap() && ring.reapLeft() == 0)) {
                 submitPending();
             }
+        }
+
+        /** Whether this ring's owner submits and waits again right after every reap (a reactor's loop). */
+        boolean entersAfterReap() {
+            return false;
         }
 
         final void submitPending() throws IOException {
@@ -835,7 +848,12 @@ class IoUringBlockDevice extends AbstractBlockDevice {
 
         final void reap(Ring.CompletionHandler handler) {
             tick();
-            ring.reap(handler);
+            reaping = true;
+            try {
+                ring.reap(handler);
+            } finally {
+                reaping = false;
+            }
             completions = reapedIo;
         }
 
@@ -1129,6 +1147,11 @@ class IoUringBlockDevice extends AbstractBlockDevice {
             if (!closing && !failing) {
                 armWake();
             }
+        }
+
+        @Override
+        boolean entersAfterReap() {
+            return true; // loop(): after a reap, fill() then submitWaitAndReap, which submits what is prepared
         }
 
         private void loop() throws Throwable {

@@ -13,6 +13,10 @@ import java.util.Locale;
  * plugs a multi-SQE submission until its end. {@link #ADAPTIVE} takes the middle: it never holds back more
  * than an eighth of what the device already has queued, so the device is never short of work on account
  * of batching, and the calls saved grow with the depth.
+ *
+ * <p>Under every policy, what the reactor's last completion callback of a reap prepares goes with the
+ * reactor's next wait, which follows at once: one {@code io_uring_enter} submits it and waits, where a
+ * call of its own made two per I/O whenever completions come one at a time.
  */
 public enum SubmitPolicy {
     /** Every SQE is submitted as soon as it is prepared: one {@code io_uring_enter} per I/O. */

@@ -118,6 +118,8 @@ public final class Ring implements AutoCloseable {
     private final boolean[] supportedOps;
     /** Our copy of {@code sq->sqe_tail}; written back to the struct before each submit. */
     private int sqeTail;
+    /** See {@link #reapLeft()}. */
+    private int reapLeft;
     private boolean closed;
 
     private Ring(Arena arena, MemorySegment ring, int features) {
@@ -474,6 +476,14 @@ public final class Ring implements AutoCloseable {
         throw Errno.exception(call + "(ring fd=" + ringFd + ")", errno);
     }
 
+    /**
+     * During {@link #reap}: the completions it will still hand out after the one being handled (0 for the
+     * last; more may have arrived since it started).
+     */
+    public int reapLeft() {
+        return reapLeft;
+    }
+
     /** Completions ready now (without entering the kernel). */
     public int completionsReady() {
         return (int) INT.getAcquire(cqTail, 0L) - (int) INT.get(cqHead, 0L);
@@ -485,6 +495,7 @@ public final class Ring implements AutoCloseable {
      * @return how many were reaped
      */
     public int reap(CompletionHandler handler) {
+        reapLeft = 0;
         int head = (int) INT.get(cqHead, 0L);
         int tail = (int) INT.getAcquire(cqTail, 0L);
         if (head == tail) {
@@ -501,6 +512,7 @@ public final class Ring implements AutoCloseable {
                 long extra = big ? cqes.get(ValueLayout.JAVA_LONG, cqe + CQE_BIG) : 0L;
                 head++;
                 n++;
+                reapLeft = tail - head;
                 handler.onCompletion(userData, res, flags, extra);
             }
         } finally {

@@ -104,6 +104,10 @@ class RingsAndSubmissionTest {
             assertThat(d.wakeups()).as("only the first submission, from another thread, may wake the reactor")
                     .isLessThanOrEqualTo(1);
             assertThat(d.completions()).isGreaterThanOrEqualTo(chain);
+            // each read is prepared by the last (only) completion of its reap: the reactor's next wait hands
+            // it over, one io_uring_enter per read (a call of its own before that wait made two)
+            assertThat(d.enters()).as("io_uring_enter calls for a chain of %d reads", chain)
+                    .isBetween((long) chain - 1, chain + 3L);
         }
     }
 
