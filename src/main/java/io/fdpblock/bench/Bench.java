@@ -26,7 +26,8 @@ import java.util.Map;
 /**
  * {@code fdpblock bench}: our engines and the RawBlock adapter side by side with fio, on the same file (or
  * NVMe namespace), same sizes, same queue depth, same duration, O_DIRECT and registered buffers and
- * files on both sides. Every case runs {@code rounds} times, ours then fio; the table shows medians and
+ * files on both sides. Every case runs {@code rounds} times, ours then fio in odd rounds, fio then ours in
+ * even ones; the table shows medians and
  * ours/fio ratios; {@code bench-results.json} keeps every figure and {@code bench-results.png} draws them.
  */
 public final class Bench {
@@ -147,7 +148,7 @@ public final class Bench {
         Instant started = Instant.now();
         loadAtStart = loadAverage();
         out.printf(Locale.ROOT, "fdpblock bench: %s (%s), %d round(s) of %d s (+%d s ramp) per side per case,"
-                        + " ours then fio, O_DIRECT, registered buffers and files on both sides; ours: %s%n",
+                        + " ours then fio (fio first in even rounds), O_DIRECT, registered buffers and files on both sides; ours: %s%n",
                 o.file(), human(o.sizeBytes()), o.rounds(), o.seconds(), o.rampSeconds(),
                 describePipeline(o.pipeline()) + ", submit policy " + o.submitPolicy().name().toLowerCase(Locale.ROOT));
         if (fio == null) {
@@ -316,6 +317,10 @@ public final class Bench {
         try (BlockDevice dev = BlockDevices.open(target, opts)) {
             long region = Math.min(o.sizeBytes(), dev.sizeBytes()) / c.blockSize() * c.blockSize();
             for (int round = 1; round <= o.rounds(); round++) {
+                List<String> fioArgs = fioCan ? Fio.jobArgs(c, target, region, o.seconds(), o.rampSeconds(), maxCommand)
+                        : null;
+                Path fioJson = fioDir.resolve(c.id() + "-round" + round + ".json");
+                FioRun ref = fioFirst(round) ? fioRound(fioArgs, fioJson) : null;
                 Measurement ours = null;
                 String oursError = null;
                 List<PipelinedIo> lanes = new ArrayList<>();
@@ -334,19 +339,11 @@ public final class Bench {
                 } finally {
                     lanes.forEach(PipelinedIo::release);
                 }
-                Measurement ref = null;
-                String fioError = fio == null ? "fio not installed" : null;
-                if (fioCan) {
-                    List<String> args = Fio.jobArgs(c, target, region, o.seconds(), o.rampSeconds(), maxCommand);
-                    try {
-                        ref = fio.run(args, fioDir.resolve(c.id() + "-round" + round + ".json"),
-                                o.seconds() + o.rampSeconds() + 120L);
-                    } catch (IOException e) {
-                        fioError = e.getMessage();
-                    }
+                if (ref == null) {
+                    ref = fioRound(fioArgs, fioJson);
                 }
-                r.add(new CaseResult.Round(round, ours, oursError, ref, fioError));
-                progress(c, round, ours, oursError, ref, fioError);
+                r.add(new CaseResult.Round(round, ours, oursError, ref.measurement(), ref.error()));
+                progress(c, round, ours, oursError, ref.measurement(), ref.error());
             }
         }
     }
@@ -607,8 +604,12 @@ public final class Bench {
     }
 
     private void adapterRounds(BenchCase c, CaseResult r, Path fioDir, Side ours) throws IOException {
-        long region = o.sizeBytes();
+        BenchCase job = new BenchCase(c.id(), BenchCase.Kind.RAW, IoEngine.IO_URING, c.rw(), c.blockSize(),
+                c.queueDepth());
+        List<String> fioArgs = fio == null ? null : Fio.jobArgs(job, o.file(), o.sizeBytes(), o.seconds(), o.rampSeconds());
         for (int round = 1; round <= o.rounds(); round++) {
+            Path fioJson = fioDir.resolve(c.id() + "-round" + round + ".json");
+            FioRun ref = fioFirst(round) ? fioRound(fioArgs, fioJson) : null;
             Measurement m = null;
             String err = null;
             try {
@@ -616,20 +617,36 @@ public final class Bench {
             } catch (IOException | RuntimeException e) {
                 err = e.getMessage();
             }
-            Measurement ref = null;
-            String fioError = fio == null ? "fio not installed" : null;
-            if (fio != null) {
-                BenchCase job = new BenchCase(c.id(), BenchCase.Kind.RAW, IoEngine.IO_URING, c.rw(), c.blockSize(),
-                        c.queueDepth());
-                try {
-                    ref = fio.run(Fio.jobArgs(job, o.file(), region, o.seconds(), o.rampSeconds()),
-                            fioDir.resolve(c.id() + "-round" + round + ".json"), o.seconds() + o.rampSeconds() + 120L);
-                } catch (IOException e) {
-                    fioError = e.getMessage();
-                }
+            if (ref == null) {
+                ref = fioRound(fioArgs, fioJson);
             }
-            r.add(new CaseResult.Round(round, m, err, ref, fioError));
-            progress(c, round, m, err, ref, fioError);
+            r.add(new CaseResult.Round(round, m, err, ref.measurement(), ref.error()));
+            progress(c, round, m, err, ref.measurement(), ref.error());
+        }
+    }
+
+    /**
+     * Whether fio runs before ours in {@code round}: every second round, so that whatever the side that runs
+     * second in a round meets (a host cache the first one warmed, a virtual disk's write-back still
+     * draining, its burst allowance spent) does not always fall on the same side.
+     */
+    private static boolean fioFirst(int round) {
+        return round % 2 == 0;
+    }
+
+    /** fio's side of a round: its measurement, or why there is none. */
+    private record FioRun(Measurement measurement, String error) {
+    }
+
+    /** @param args fio's job, or null when fio cannot run the case */
+    private FioRun fioRound(List<String> args, Path json) {
+        if (args == null) {
+            return new FioRun(null, fio == null ? "fio not installed" : null);
+        }
+        try {
+            return new FioRun(fio.run(args, json, o.seconds() + o.rampSeconds() + 120L), null);
+        } catch (IOException e) {
+            return new FioRun(null, e.getMessage());
         }
     }
 
