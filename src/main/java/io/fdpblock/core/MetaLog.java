@@ -79,7 +79,12 @@ final class MetaLog {
     private long reclaimLsn;
     /** Guarded by {@link #lock}: the newest durable snapshot's start (the next snapshot is due a quarter on). */
     private long snapshotLsn;
+    /** Guarded by {@link #lock}: {@link #commitNow} waits for a commit of everything appended. */
     private boolean commitRequested;
+    /** Guarded by {@link #lock}: {@link #requestCommit} wants the pending deletes committed. */
+    private boolean deletesRequested;
+    /** Guarded by {@link #lock}: delete records among those not yet taken by a commit. */
+    private int pendingDeletes;
     private boolean stopping;
     private IOException failure;
     private final List<Waiter> waiters = new ArrayList<>();
@@ -159,6 +164,7 @@ final class MetaLog {
         try {
             ensure(21);
             pending.put(DELETE).putInt(slot).putLong(h1).putLong(h2);
+            pendingDeletes++;
             return appended();
         } finally {
             lock.unlock();
@@ -244,11 +250,16 @@ final class MetaLog {
         }
     }
 
-    /** Asks for a commit now (e.g. a put found no free slot while deleted ones wait for their record). */
+    /**
+     * Asks for a commit now, for the slots of deletes whose records wait to be committed (e.g. a put found
+     * no free slot while deleted ones wait for their record). Only once such a delete record is pending:
+     * one already in the commit being written frees its slots when that commit ends, and a commit of puts
+     * alone would cost a flush and free nothing.
+     */
     void requestCommit() {
         lock.lock();
         try {
-            commitRequested = true;
+            deletesRequested = true;
             work.signal();
         } finally {
             lock.unlock();
@@ -350,6 +361,8 @@ final class MetaLog {
                 ticket = appendedTicket;
                 pendingSince = 0;
                 commitRequested = false;
+                deletesRequested = false;
+                pendingDeletes = 0;
             } catch (InterruptedException e) {
                 continue; // the log is stopped by stop(), never by an interrupt
             } finally {
@@ -432,7 +445,8 @@ final class MetaLog {
         if (pending.position() == 0) {
             return false;
         }
-        return stopping || eager || commitRequested || syncIntervalMs == 0 || pending.position() >= maxChunkBody
+        return stopping || eager || commitRequested || (deletesRequested && pendingDeletes > 0) || syncIntervalMs == 0
+                || pending.position() >= maxChunkBody
                 || System.nanoTime() - pendingSince >= TimeUnit.MILLISECONDS.toNanos(syncIntervalMs);
     }
 

@@ -3,12 +3,14 @@ package io.fdpblock.core;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.nvme.PlacementId;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -96,6 +98,32 @@ class FreeSlotCommitTest {
             Thread.sleep(200);
             assertThat(stat(core, "log_commits")).isEqualTo(commits);
             assertThat(core.freeSlots()).as("the deleted slots still wait for their record").isEqualTo(8);
+        }
+    }
+
+    @Test
+    void aCommitAskedForSlotsWaitsForADeleteRecordToCommit() throws Exception {
+        V2Layout layout = V2Layout.create(4096, 4096, 8192, RawBlockCoreConfig.v2MetaBytesFor(4096, 64) + 64L * 8192,
+                0, 1 << 20, 42);
+        try (BlockDevice device = BlockDevices.memory(layout.metaTotalBytes(), 4096)) {
+            MetaLog log = new MetaLog(device, layout, 0, 0, 0, INTERVAL_MS, PlacementId.NONE, () -> { });
+            log.start("slots-request");
+            try {
+                log.appendPut(1, 2, 0, 512, 7, 0, 0, "m@0x00000000@0".getBytes(StandardCharsets.UTF_8));
+                log.requestCommit();
+                Thread.sleep(200);
+                assertThat(log.commits()).as("puts alone free no slot: no commit (and its flush) before the interval")
+                        .isZero();
+                long ticket = log.appendDelete(1, 2, 0);
+                CompletableFuture<Long> durable = new CompletableFuture<>();
+                log.whenDurable(ticket, durable::complete);
+                assertThat(durable.get(10, TimeUnit.SECONDS)).as("the request stands: the delete commits at once")
+                        .isEqualTo(ticket);
+                assertThat(log.commits()).isEqualTo(1);
+            } finally {
+                log.stop(10_000);
+                log.release();
+            }
         }
     }
 
