@@ -49,6 +49,10 @@ public final class AdapterWorkload implements AutoCloseable {
      * file), room for the writes in flight while the commit of the deletes before them is made durable.
      */
     public static final int HEADROOM_SLOTS = 64;
+    /** Fraction of the slots stored at which the eviction-rounds store case deletes the oldest keys. */
+    public static final double EVICT_HIGH = 0.95;
+    /** Fraction of the slots stored that an eviction round deletes down to. */
+    public static final double EVICT_LOW = 0.90;
 
     private final RawBlockL2Adapter adapter;
     private final int chunkBytes;
@@ -63,6 +67,12 @@ public final class AdapterWorkload implements AutoCloseable {
     private int nextGroup;
     /** Groups the store cycles through: all, or fewer to leave headroom. */
     private int activeGroups;
+    /** Groups stored now (their {@link #stored} flag set). */
+    private int storedGroups;
+    /** The eviction-rounds store: when {@link #storedGroups} reach the first, delete down to the second; else 0. */
+    private int evictAtGroups;
+    private int evictToGroups;
+    private long evictionRounds;
 
     private AdapterWorkload(RawBlockL2Adapter adapter, int chunkBytes, int chunksInFlight, int keysPerTask)
             throws IOException {
@@ -204,6 +214,7 @@ public final class AdapterWorkload implements AutoCloseable {
             }
         }
         adapter.delete(beyond);
+        storedGroups -= beyond.size() / keysPerTask;
         activeGroups = n;
         nextGroup = nextGroup >= n ? 0 : nextGroup;
         try {
@@ -213,12 +224,51 @@ public final class AdapterWorkload implements AutoCloseable {
         }
     }
 
+    /**
+     * Stores chunks for the ramp, then for the measured window, cycling through every key as a cache under
+     * an eviction controller does: whenever the groups stored reach {@link #EVICT_HIGH} of all, the oldest
+     * (the next ones in the cycle) are deleted in one call down to {@link #EVICT_LOW}, counted in our time.
+     */
+    public Measurement storeEvictingInRounds(long rampNanos, long measureNanos) throws IOException {
+        return storeEvictingInRounds(rampNanos, measureNanos, Long.MAX_VALUE);
+    }
+
+    /** {@link #storeEvictingInRounds(long, long)} of at most {@code maxTasks} store tasks. */
+    Measurement storeEvictingInRounds(long rampNanos, long measureNanos, long maxTasks) throws IOException {
+        evictAtGroups = (int) (groups.size() * EVICT_HIGH);
+        evictToGroups = (int) (groups.size() * EVICT_LOW);
+        evictionRounds = 0;
+        try {
+            Measurement m = pipeline(true, rampNanos, measureNanos, maxTasks);
+            m.extra().put("eviction_rounds_with_ramp", evictionRounds);
+            return m;
+        } finally {
+            evictAtGroups = 0;
+            evictToGroups = 0;
+        }
+    }
+
+    /** An eviction round, before group {@code from} is stored: the oldest groups stored, in one delete. */
+    private void evictRound(int from) {
+        List<ObjectKey> keys = new ArrayList<>();
+        for (int i = 0, g = from; i < groups.size() && storedGroups > evictToGroups; i++, g = (g + 1) % groups.size()) {
+            if (stored[g]) { // groups in flight are not stored yet: never deleted here
+                keys.addAll(groups.get(g));
+                stored[g] = false;
+                storedGroups--;
+            }
+        }
+        adapter.delete(keys);
+        evictionRounds++;
+    }
+
     /** Deletes every key, then stores every key group once (untimed preparation of the load case). */
     public Measurement populate() throws IOException {
         List<ObjectKey> all = new ArrayList<>(keyCount());
         groups.forEach(all::addAll);
         adapter.delete(all);
         Arrays.fill(stored, false);
+        storedGroups = 0;
         nextGroup = 0;
         Measurement m = pipeline(true, 0, Long.MAX_VALUE / 4, groups.size());
         nextGroup = 0;
@@ -241,9 +291,13 @@ public final class AdapterWorkload implements AutoCloseable {
         groupOf[slot] = g;
         List<ObjectKey> keys = groups.get(g);
         if (store) {
+            if (evictAtGroups > 0 && storedGroups >= evictAtGroups) {
+                evictRound(g);
+            }
             if (stored[g]) {
                 adapter.delete(keys);
                 stored[g] = false;
+                storedGroups--;
             }
             return adapter.submitStoreTask(keys, taskObjects.get(slot));
         }
@@ -297,7 +351,10 @@ public final class AdapterWorkload implements AutoCloseable {
                     }
                     good = r.success() ? keysPerTask : 0;
                     failedTasks += r.success() ? 0 : 1;
-                    stored[groupOf[s]] = true; // delete before the next store of this group, whatever happened
+                    if (!stored[groupOf[s]]) { // delete before the next store of this group, whatever happened
+                        stored[groupOf[s]] = true;
+                        storedGroups++;
+                    }
                 } else {
                     Bitmap b = adapter.queryLoadResult(taskId[s]);
                     if (b == null) {

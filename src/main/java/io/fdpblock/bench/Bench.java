@@ -546,6 +546,15 @@ public final class Bench {
                                     : "a load reads each chunk's 4 KiB slot header too and computes no CRC32C)"));
                 }
                 switch (c.kind()) {
+                    case ADAPTER_STORE_EVICT_ROUNDS -> {
+                        r.note("every key cycled through (" + w.keyCount() + "); whenever the stored keys reach "
+                                + Math.round(AdapterWorkload.EVICT_HIGH * 100) + " % of the slots, the oldest are deleted"
+                                + " in one call down to " + Math.round(AdapterWorkload.EVICT_LOW * 100) + " %, as an"
+                                + " eviction controller with those watermarks does");
+                        adapterRounds(c, r, fioDir, () -> w.storeEvictingInRounds(o.rampSeconds() * 1_000_000_000L,
+                                o.seconds() * 1_000_000_000L));
+                        populated = false;
+                    }
                     case ADAPTER_STORE, ADAPTER_STORE_HEADROOM -> {
                         int headroom = c.kind() == BenchCase.Kind.ADAPTER_STORE_HEADROOM ? AdapterWorkload.HEADROOM_SLOTS : 0;
                         if (headroom > 0) {

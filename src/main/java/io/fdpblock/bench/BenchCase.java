@@ -45,6 +45,13 @@ public record BenchCase(String id, Kind kind, IoEngine engine, String rw, int bl
          * so each of its puts waits for the commit of the delete just before it.
          */
         ADAPTER_STORE_HEADROOM,
+        /**
+         * The store as a cache under an eviction controller runs it: every key group of the device cycled
+         * through, and whenever the stored keys reach {@link AdapterWorkload#EVICT_HIGH} of the slots, the
+         * oldest are deleted in one call down to {@link AdapterWorkload#EVICT_LOW} (the watermarks of the
+         * README's {@code StorageManager} example), instead of one group before each store.
+         */
+        ADAPTER_STORE_EVICT_ROUNDS,
         /** RawBlock adapter loading 1 MiB chunks vs fio sequential read of 1 MiB at the same depth. */
         ADAPTER_LOAD,
         /**
@@ -96,6 +103,7 @@ public record BenchCase(String id, Kind kind, IoEngine engine, String rw, int bl
                     + (rings > 1 ? " " + rings + " rings" : "");
             case ADAPTER_STORE -> "adapter store " + bs + " QD" + queueDepth;
             case ADAPTER_STORE_HEADROOM -> "adapter store " + bs + " QD" + queueDepth + " headroom";
+            case ADAPTER_STORE_EVICT_ROUNDS -> "adapter store " + bs + " QD" + queueDepth + " evict 95-90%";
             case ADAPTER_LOAD -> "adapter load " + bs + " QD" + queueDepth;
             case ADAPTER_LOAD_VERIFY_RECOVERY -> "adapter load " + bs + " QD" + queueDepth + " noCRC";
             case ADAPTER_LOOKUP -> "adapter lookup 1000 keys";
@@ -108,7 +116,8 @@ public record BenchCase(String id, Kind kind, IoEngine engine, String rw, int bl
         return switch (kind) {
             case RAW -> "fio --ioengine=" + fioEngine() + " --rw=" + rw + " --bs=" + blockSize + " --iodepth="
                     + depthPerRing() + (rings > 1 ? " --numjobs=" + rings + " --group_reporting" : "");
-            case ADAPTER_STORE, ADAPTER_STORE_HEADROOM, ADAPTER_LOAD, ADAPTER_LOAD_VERIFY_RECOVERY -> "fio --ioengine=io_uring --rw=" + rw + " --bs=" + blockSize
+            case ADAPTER_STORE, ADAPTER_STORE_HEADROOM, ADAPTER_STORE_EVICT_ROUNDS, ADAPTER_LOAD,
+                    ADAPTER_LOAD_VERIFY_RECOVERY -> "fio --ioengine=io_uring --rw=" + rw + " --bs=" + blockSize
                     + " --iodepth=" + queueDepth;
             case ADAPTER_LOOKUP -> "none (target: median < 100 us)";
             case PLACEMENT -> "ours: io_uring without placement on the block device, and uring_cmd with the same"
@@ -139,6 +148,8 @@ public record BenchCase(String id, Kind kind, IoEngine engine, String rw, int bl
         return List.of(new BenchCase("adapter-store-1m-qd16", Kind.ADAPTER_STORE, IoEngine.IO_URING, "write", MIB, 16),
                 new BenchCase("adapter-store-1m-qd16-headroom", Kind.ADAPTER_STORE_HEADROOM, IoEngine.IO_URING, "write",
                         MIB, 16),
+                new BenchCase("adapter-store-1m-qd16-evict-rounds", Kind.ADAPTER_STORE_EVICT_ROUNDS, IoEngine.IO_URING,
+                        "write", MIB, 16),
                 new BenchCase("adapter-load-1m-qd16", Kind.ADAPTER_LOAD, IoEngine.IO_URING, "read", MIB, 16),
                 new BenchCase("adapter-load-1m-qd16-verify-recovery", Kind.ADAPTER_LOAD_VERIFY_RECOVERY,
                         IoEngine.IO_URING, "read", MIB, 16),

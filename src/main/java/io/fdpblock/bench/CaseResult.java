@@ -168,7 +168,7 @@ public final class CaseResult {
                     t.add(new Target("bandwidth ours/fio", ">=", 1.0, throughputRatio()));
                 }
             }
-            case ADAPTER_STORE, ADAPTER_STORE_HEADROOM, ADAPTER_LOAD, ADAPTER_LOAD_VERIFY_RECOVERY -> {
+            case ADAPTER_STORE, ADAPTER_STORE_HEADROOM, ADAPTER_STORE_EVICT_ROUNDS, ADAPTER_LOAD, ADAPTER_LOAD_VERIFY_RECOVERY -> {
                 t.add(new Target("bandwidth ours/fio", ">=", 0.95, throughputRatio()));
                 // CPU per byte <= 2x fio's (issue 12: with verify_payload "recovery")
                 t.add(new Target("MB per CPU-second ours/fio", ">=", 0.5, cpuEfficiencyRatio()));
