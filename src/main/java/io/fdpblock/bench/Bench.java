@@ -631,7 +631,38 @@ public final class Bench {
             }
             r.add(new CaseResult.Round(round, m, err, ref.measurement(), ref.error()));
             progress(c, round, m, err, ref.measurement(), ref.error());
+            if (m != null && fioArgs != null && c.rw().equals("write")) {
+                fioWithOursFlushes(c, round, m, fioArgs, fioDir);
+            }
         }
+    }
+
+    /**
+     * A store makes its deletes and puts durable with a flush per log commit; fio's sequential job never
+     * flushes. After each store round, fio runs once more with a flush ({@code --fdatasync}) every as many
+     * MiB as ours wrote per commit, so the JSON (and a line per round) says what that durability costs on
+     * this device: {@code fio_same_flushes_mb_per_sec}, {@code fio_same_flushes_every_mib},
+     * {@code ours_over_fio_same_flushes}. The target stays against fio without flushes.
+     */
+    private void fioWithOursFlushes(BenchCase c, int round, Measurement ours, List<String> fioArgs, Path fioDir) {
+        Object commits = ours.extra().get("log_commits");
+        if (!(commits instanceof Number n) || n.longValue() <= 0) {
+            return;
+        }
+        long everyMib = Math.max(1, Math.round(ours.bytes() / (double) BenchCase.MIB / n.longValue()));
+        List<String> args = new ArrayList<>(fioArgs);
+        args.add("--fdatasync=" + everyMib);
+        FioRun f = fioRound(args, fioDir.resolve(c.id() + "-round" + round + "-fdatasync.json"));
+        ours.extra().put("fio_same_flushes_every_mib", everyMib);
+        if (f.measurement() == null) {
+            ours.extra().put("fio_same_flushes_error", String.valueOf(f.error()));
+            return;
+        }
+        double mbs = f.measurement().mbPerSec();
+        ours.extra().put("fio_same_flushes_mb_per_sec", Measurement.round(mbs, 2));
+        ours.extra().put("ours_over_fio_same_flushes", Measurement.round(ours.mbPerSec() / mbs, 3));
+        out.printf(Locale.ROOT, "%-28s round %d/%d  fio with a flush every %d MiB, as ours' commits: %,.1f MB/s"
+                + " (ours/that %.2fx)%n", c.label(), round, o.rounds(), everyMib, mbs, ours.mbPerSec() / mbs);
     }
 
     /**
