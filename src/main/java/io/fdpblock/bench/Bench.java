@@ -27,8 +27,8 @@ import java.util.Map;
  * {@code fdpblock bench}: our engines and the RawBlock adapter side by side with fio, on the same file (or
  * NVMe namespace), same sizes, same queue depth, same duration, O_DIRECT and registered buffers and
  * files on both sides. Every case runs {@code rounds} times, ours then fio in odd rounds, fio then ours in
- * even ones; the table shows medians and
- * ours/fio ratios; {@code bench-results.json} keeps every figure and {@code bench-results.png} draws them.
+ * even ones; the table shows medians and ours/fio ratios; {@code bench-results.json} keeps every figure
+ * and {@code bench-results.png} draws them.
  */
 public final class Bench {
     /**
@@ -148,7 +148,8 @@ public final class Bench {
         Instant started = Instant.now();
         loadAtStart = loadAverage();
         out.printf(Locale.ROOT, "fdpblock bench: %s (%s), %d round(s) of %d s (+%d s ramp) per side per case,"
-                        + " ours then fio (fio first in even rounds), O_DIRECT, registered buffers and files on both sides; ours: %s%n",
+                        + " ours then fio (fio first in even rounds), O_DIRECT, registered buffers and files on both"
+                        + " sides; ours: %s%n",
                 o.file(), human(o.sizeBytes()), o.rounds(), o.seconds(), o.rampSeconds(),
                 describePipeline(o.pipeline()) + ", submit policy " + o.submitPolicy().name().toLowerCase(Locale.ROOT));
         if (fio == null) {
@@ -615,7 +616,8 @@ public final class Bench {
     private void adapterRounds(BenchCase c, CaseResult r, Path fioDir, Side ours) throws IOException {
         BenchCase job = new BenchCase(c.id(), BenchCase.Kind.RAW, IoEngine.IO_URING, c.rw(), c.blockSize(),
                 c.queueDepth());
-        List<String> fioArgs = fio == null ? null : Fio.jobArgs(job, o.file(), o.sizeBytes(), o.seconds(), o.rampSeconds());
+        List<String> fioArgs = fio == null ? null
+                : Fio.jobArgs(job, o.file(), o.sizeBytes(), o.seconds(), o.rampSeconds());
         for (int round = 1; round <= o.rounds(); round++) {
             Path fioJson = fioDir.resolve(c.id() + "-round" + round + ".json");
             FioRun ref = fioFirst(round) ? fioRound(fioArgs, fioJson) : null;

@@ -91,8 +91,8 @@ class BenchHostTest {
             Measurement e = w.storeEvictingInRounds(0, Long.MAX_VALUE / 4, 2L * groups);
             assertThat(e.ops()).isEqualTo(2L * groups * w.keysPerTask());
             assertThat(e.extra()).containsEntry("failed_tasks", 0L);
-            assertThat((Long) e.extra().get("eviction_rounds_with_ramp")).as("two passes over the keys, about 5 %% of them a round")
-                    .isGreaterThan(groups / 10L);
+            assertThat((Long) e.extra().get("eviction_rounds_with_ramp"))
+                    .as("two passes over the keys, about 5 %% of them a round").isGreaterThan(groups / 10L);
             assertThat(w.adapter().core().keyCount()).as("at most 95 %% of the %d groups stored, and the tasks in flight"
                     + " then", groups).isLessThanOrEqualTo(((int) (groups * AdapterWorkload.EVICT_HIGH) + w.tasksInFlight())
                     * w.keysPerTask());
