@@ -56,7 +56,7 @@ cat >"$work/command" <<CMD
 # Written by bench-guest.sh: fdpblock bench, suite $suite, in guest \$FDPBLOCK_GUEST.
 cd /fdp/project || exit 125
 echo "fdp-guest: fdpblock bench $devices${quoted}"
-exec /fdp/jdk/bin/java $java_opts \\
+exec /fdp/jdk/bin/java $java_opts -XX:ErrorFile=/fdp/work/hs_err_pid%p.log \\
   --enable-native-access=ALL-UNNAMED -Djava.io.tmpdir=/tmp -Djdk.console=java.base \\
   -jar target/fdpblock.jar bench $devices --out /fdp/work/bench${quoted}
 CMD

@@ -62,7 +62,8 @@ class EmulatedFdpDeviceTierTest {
     private static final Duration GUEST_TIMEOUT = Duration.ofMinutes(30);
     private static final String GUEST_JAVA_OPTIONS =
             "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx768m --enable-native-access=ALL-UNNAMED"
-            + " -Djdk.console=java.base"; // else System.console() is never null and the launcher runs stty
+            + " -Djdk.console=java.base" // else System.console() is never null and the launcher runs stty
+            + " -XX:ErrorFile=/fdp/work/hs_err_pid%p.log"; // a JVM crash's report lands beside the reports, on the host
     private static final int CONSOLE_TAIL_LINES = 80;
 
     @TestFactory
