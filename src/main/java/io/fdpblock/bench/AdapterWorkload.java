@@ -67,9 +67,7 @@ public final class AdapterWorkload implements AutoCloseable {
     private int nextGroup;
     /** Groups the store cycles through: all, or fewer to leave headroom. */
     private int activeGroups;
-    /** Groups stored now (their {@link #stored} flag set). */
-    private int storedGroups;
-    /** The eviction-rounds store: when {@link #storedGroups} reach the first, delete down to the second; else 0. */
+    /** The eviction-rounds store: when the groups stored reach the first, delete down to the second; else 0. */
     private int evictAtGroups;
     private int evictToGroups;
     private long evictionRounds;
@@ -214,7 +212,6 @@ public final class AdapterWorkload implements AutoCloseable {
             }
         }
         adapter.delete(beyond);
-        storedGroups -= beyond.size() / keysPerTask;
         activeGroups = n;
         nextGroup = nextGroup >= n ? 0 : nextGroup;
         try {
@@ -249,7 +246,7 @@ public final class AdapterWorkload implements AutoCloseable {
     }
 
     /** An eviction round, before group {@code from} is stored: the oldest groups stored, in one delete. */
-    private void evictRound(int from) {
+    private void evictRound(int from, int storedGroups) {
         List<ObjectKey> keys = new ArrayList<>();
         for (int i = 0, g = from; i < groups.size() && storedGroups > evictToGroups; i++, g = (g + 1) % groups.size()) {
             if (stored[g]) { // groups in flight are not stored yet: never deleted here
@@ -262,13 +259,21 @@ public final class AdapterWorkload implements AutoCloseable {
         evictionRounds++;
     }
 
+    /** Groups stored now (their {@link #stored} flag set). */
+    private int storedGroups() {
+        int n = 0;
+        for (boolean s : stored) {
+            n += s ? 1 : 0;
+        }
+        return n;
+    }
+
     /** Deletes every key, then stores every key group once (untimed preparation of the load case). */
     public Measurement populate() throws IOException {
         List<ObjectKey> all = new ArrayList<>(keyCount());
         groups.forEach(all::addAll);
         adapter.delete(all);
         Arrays.fill(stored, false);
-        storedGroups = 0;
         nextGroup = 0;
         Measurement m = pipeline(true, 0, Long.MAX_VALUE / 4, groups.size());
         nextGroup = 0;
@@ -291,13 +296,15 @@ public final class AdapterWorkload implements AutoCloseable {
         groupOf[slot] = g;
         List<ObjectKey> keys = groups.get(g);
         if (store) {
-            if (evictAtGroups > 0 && storedGroups >= evictAtGroups) {
-                evictRound(g);
+            if (evictAtGroups > 0) {
+                int storedGroups = storedGroups();
+                if (storedGroups >= evictAtGroups) {
+                    evictRound(g, storedGroups);
+                }
             }
             if (stored[g]) {
                 adapter.delete(keys);
                 stored[g] = false;
-                storedGroups--;
             }
             return adapter.submitStoreTask(keys, taskObjects.get(slot));
         }
@@ -351,10 +358,7 @@ public final class AdapterWorkload implements AutoCloseable {
                     }
                     good = r.success() ? keysPerTask : 0;
                     failedTasks += r.success() ? 0 : 1;
-                    if (!stored[groupOf[s]]) { // delete before the next store of this group, whatever happened
-                        stored[groupOf[s]] = true;
-                        storedGroups++;
-                    }
+                    stored[groupOf[s]] = true; // delete before the next store of this group, whatever happened
                 } else {
                     Bitmap b = adapter.queryLoadResult(taskId[s]);
                     if (b == null) {

@@ -317,9 +317,9 @@ public final class Bench {
                 .withBuffers(c.blockSize(), c.queueDepth()).withIoRings(c.rings()).withSubmitPolicy(o.submitPolicy());
         try (BlockDevice dev = BlockDevices.open(target, opts)) {
             long region = Math.min(o.sizeBytes(), dev.sizeBytes()) / c.blockSize() * c.blockSize();
+            List<String> fioArgs = fioCan ? Fio.jobArgs(c, target, region, o.seconds(), o.rampSeconds(), maxCommand)
+                    : null;
             for (int round = 1; round <= o.rounds(); round++) {
-                List<String> fioArgs = fioCan ? Fio.jobArgs(c, target, region, o.seconds(), o.rampSeconds(), maxCommand)
-                        : null;
                 Path fioJson = fioDir.resolve(c.id() + "-round" + round + ".json");
                 FioRun ref = fioFirst(round) ? fioRound(fioArgs, fioJson) : null;
                 Measurement ours = null;
