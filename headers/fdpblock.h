@@ -20,6 +20,7 @@
 #include <sys/ioctl.h>
 #include <sys/file.h>        /* flock: one store owns a device */
 #include <sys/stat.h>
+#include <sys/mman.h>        /* I/O buffers on transparent huge pages: few DMA segments per large I/O */
 #include <sys/uio.h>
 #include <errno.h>
 #include <string.h>

@@ -231,6 +231,51 @@ public class FdpNative extends FdpNative$shared {
     public static int POLLNVAL() {
         return POLLNVAL;
     }
+    private static final int PROT_READ = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * #define PROT_READ 1
+     * }
+     */
+    public static int PROT_READ() {
+        return PROT_READ;
+    }
+    private static final int PROT_WRITE = (int)2L;
+    /**
+     * {@snippet lang=c :
+     * #define PROT_WRITE 2
+     * }
+     */
+    public static int PROT_WRITE() {
+        return PROT_WRITE;
+    }
+    private static final int MAP_PRIVATE = (int)2L;
+    /**
+     * {@snippet lang=c :
+     * #define MAP_PRIVATE 2
+     * }
+     */
+    public static int MAP_PRIVATE() {
+        return MAP_PRIVATE;
+    }
+    private static final int MAP_ANONYMOUS = (int)32L;
+    /**
+     * {@snippet lang=c :
+     * #define MAP_ANONYMOUS 32
+     * }
+     */
+    public static int MAP_ANONYMOUS() {
+        return MAP_ANONYMOUS;
+    }
+    private static final int MADV_HUGEPAGE = (int)14L;
+    /**
+     * {@snippet lang=c :
+     * #define MADV_HUGEPAGE 14
+     * }
+     */
+    public static int MADV_HUGEPAGE() {
+        return MADV_HUGEPAGE;
+    }
 
     private static class fstat {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
@@ -1956,6 +2001,194 @@ public class FdpNative extends FdpNative$shared {
                 traceDowncall("flock", __fd, __operation);
             }
             return (int)mh$.invokeExact(__fd, __operation);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class mmap {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            FdpNative.C_POINTER,
+            FdpNative.C_POINTER,
+            FdpNative.C_LONG,
+            FdpNative.C_INT,
+            FdpNative.C_INT,
+            FdpNative.C_INT,
+            FdpNative.C_LONG
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("mmap");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern void *mmap(void *__addr, size_t __len, int __prot, int __flags, int __fd, __off_t __offset)
+     * }
+     */
+    public static FunctionDescriptor mmap$descriptor() {
+        return mmap.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern void *mmap(void *__addr, size_t __len, int __prot, int __flags, int __fd, __off_t __offset)
+     * }
+     */
+    public static MethodHandle mmap$handle() {
+        return mmap.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern void *mmap(void *__addr, size_t __len, int __prot, int __flags, int __fd, __off_t __offset)
+     * }
+     */
+    public static MemorySegment mmap$address() {
+        return mmap.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern void *mmap(void *__addr, size_t __len, int __prot, int __flags, int __fd, __off_t __offset)
+     * }
+     */
+    public static MemorySegment mmap(MemorySegment __addr, long __len, int __prot, int __flags, int __fd, long __offset) {
+        var mh$ = mmap.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("mmap", __addr, __len, __prot, __flags, __fd, __offset);
+            }
+            return (MemorySegment)mh$.invokeExact(__addr, __len, __prot, __flags, __fd, __offset);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class munmap {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            FdpNative.C_INT,
+            FdpNative.C_POINTER,
+            FdpNative.C_LONG
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("munmap");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern int munmap(void *__addr, size_t __len)
+     * }
+     */
+    public static FunctionDescriptor munmap$descriptor() {
+        return munmap.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern int munmap(void *__addr, size_t __len)
+     * }
+     */
+    public static MethodHandle munmap$handle() {
+        return munmap.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern int munmap(void *__addr, size_t __len)
+     * }
+     */
+    public static MemorySegment munmap$address() {
+        return munmap.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern int munmap(void *__addr, size_t __len)
+     * }
+     */
+    public static int munmap(MemorySegment __addr, long __len) {
+        var mh$ = munmap.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("munmap", __addr, __len);
+            }
+            return (int)mh$.invokeExact(__addr, __len);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class madvise {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            FdpNative.C_INT,
+            FdpNative.C_POINTER,
+            FdpNative.C_LONG,
+            FdpNative.C_INT
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("madvise");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern int madvise(void *__addr, size_t __len, int __advice)
+     * }
+     */
+    public static FunctionDescriptor madvise$descriptor() {
+        return madvise.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern int madvise(void *__addr, size_t __len, int __advice)
+     * }
+     */
+    public static MethodHandle madvise$handle() {
+        return madvise.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern int madvise(void *__addr, size_t __len, int __advice)
+     * }
+     */
+    public static MemorySegment madvise$address() {
+        return madvise.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern int madvise(void *__addr, size_t __len, int __advice)
+     * }
+     */
+    public static int madvise(MemorySegment __addr, long __len, int __advice) {
+        var mh$ = madvise.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("madvise", __addr, __len, __advice);
+            }
+            return (int)mh$.invokeExact(__addr, __len, __advice);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {

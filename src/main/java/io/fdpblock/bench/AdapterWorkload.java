@@ -11,6 +11,7 @@ import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
 import io.fdpblock.core.RawBlockL2Adapter;
 import io.fdpblock.linux.EventFd;
+import io.fdpblock.linux.IoMemory;
 import org.HdrHistogram.Histogram;
 
 import java.io.IOException;
@@ -95,7 +96,7 @@ public final class AdapterWorkload implements AutoCloseable {
         stored = new boolean[groupCount];
         activeGroups = groupCount;
         int align = Math.max(4096, adapter.core().device().bufferAlignment());
-        region = arena.allocate((long) chunkBytes * tasksInFlight * keysPerTask, align);
+        region = IoMemory.allocate(arena, (long) chunkBytes * tasksInFlight * keysPerTask, align); // as a user should
         SplittableRandom r = new SplittableRandom(42);
         for (long o = 0; o < region.byteSize(); o += 8) {
             region.set(ValueLayout.JAVA_LONG, o, r.nextLong());

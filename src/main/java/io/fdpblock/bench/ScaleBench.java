@@ -13,6 +13,7 @@ import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.linux.IoMemory;
 import io.fdpblock.linux.NativeFile;
 import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
@@ -713,7 +714,7 @@ public final class ScaleBench {
 
         Filler(Arena arena, int payloadBytes) {
             this.payloadBytes = payloadBytes;
-            this.buffers = arena.allocate((long) o.putsInFlight() * o.keysPerPut() * payloadBytes, 4096);
+            this.buffers = IoMemory.allocate(arena, (long) o.putsInFlight() * o.keysPerPut() * payloadBytes);
         }
 
         Fill fill(RawBlockCore core, long n, String name, DataPuncher puncher) throws IOException {

@@ -14,6 +14,7 @@ import io.fdpblock.l2.L2Adapters;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
 import io.fdpblock.linux.EventFd;
+import io.fdpblock.linux.IoMemory;
 import org.HdrHistogram.Histogram;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -22,6 +23,7 @@ import picocli.CommandLine.Spec;
 
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -412,8 +414,9 @@ public final class RunCommand implements Callable<Integer> {
             if (!sample.isEmpty()) {
                 Bitmap locked = await(a, a.submitLookupAndLockTask(sample), false);
                 List<MemoryObj> bufs = new ArrayList<>();
+                MemorySegment region = IoMemory.allocate(arena, (long) sample.size() * chunkBytes);
                 for (int i = 0; i < sample.size(); i++) {
-                    bufs.add(MemoryObj.of(arena.allocate(chunkBytes, 4096)));
+                    bufs.add(MemoryObj.of(region.asSlice((long) i * chunkBytes, chunkBytes)));
                 }
                 Bitmap loaded = await(a, a.submitLoadTask(sample, bufs), true);
                 a.submitUnlock(sample);

@@ -5,6 +5,8 @@ import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
 
 import java.io.IOException;
+import io.fdpblock.linux.IoMemory;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -107,7 +109,7 @@ public final class L1Manager implements AutoCloseable {
         }
         this.chunkBytes = chunkBytes;
         this.stride = (chunkBytes + (long) ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
-        this.region = arena.allocate(stride * chunkCount, ALIGNMENT);
+        this.region = IoMemory.allocate(arena, stride * chunkCount, ALIGNMENT); // huge pages: few DMA segments per chunk
         this.chunks = new MemorySegment[chunkCount];
         this.free = new int[chunkCount];
         for (int i = 0; i < chunkCount; i++) {

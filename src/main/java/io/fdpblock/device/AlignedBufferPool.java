@@ -1,5 +1,7 @@
 package io.fdpblock.device;
 
+import io.fdpblock.linux.IoMemory;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
@@ -39,7 +41,7 @@ public final class AlignedBufferPool implements AutoCloseable {
         this.bufferSize = bufferSize;
         this.alignment = alignment;
         long total = (long) bufferSize * count;
-        this.region = count == 0 ? MemorySegment.NULL : arena.allocate(total, Math.max(alignment, 4096));
+        this.region = count == 0 ? MemorySegment.NULL : IoMemory.allocate(arena, total, Math.max(alignment, 4096));
         this.slices = new MemorySegment[count];
         this.free = new int[count];
         this.inUse = new boolean[count];

@@ -57,6 +57,9 @@ final class Syscalls {
     private static final MethodHandle EVENTFD_WRITE =
             capture(FdpNative.eventfd_write$address(), FdpNative.eventfd_write$descriptor());
     private static final MethodHandle POLL = capture(FdpNative.poll$address(), FdpNative.poll$descriptor());
+    private static final MethodHandle MMAP = capture(FdpNative.mmap$address(), FdpNative.mmap$descriptor());
+    private static final MethodHandle MUNMAP = capture(FdpNative.munmap$address(), FdpNative.munmap$descriptor());
+    private static final MethodHandle MADVISE = capture(FdpNative.madvise$address(), FdpNative.madvise$descriptor());
 
     private static MethodHandle capture(MemorySegment address, FunctionDescriptor descriptor) {
         return LINKER.downcallHandle(address, descriptor, CAPTURE_ERRNO);
@@ -218,6 +221,39 @@ final class Syscalls {
             return r >= 0 ? r : -errno(capture);
         } catch (Throwable t) {
             throw unexpected("poll", t);
+        }
+    }
+
+    /** An anonymous private read-write mapping: its address, or -errno (mmap's MAP_FAILED is -1). */
+    static long mmapAnonymous(long length) {
+        MemorySegment capture = PER_THREAD.get().capture;
+        try {
+            MemorySegment m = (MemorySegment) MMAP.invokeExact(capture, MemorySegment.NULL, length,
+                    FdpNative.PROT_READ() | FdpNative.PROT_WRITE(), FdpNative.MAP_PRIVATE() | FdpNative.MAP_ANONYMOUS(),
+                    -1, 0L);
+            return m.address() != -1L ? m.address() : -errno(capture);
+        } catch (Throwable t) {
+            throw unexpected("mmap", t);
+        }
+    }
+
+    static int munmap(long address, long length) {
+        MemorySegment capture = PER_THREAD.get().capture;
+        try {
+            int r = (int) MUNMAP.invokeExact(capture, MemorySegment.ofAddress(address), length);
+            return r == 0 ? 0 : -errno(capture);
+        } catch (Throwable t) {
+            throw unexpected("munmap", t);
+        }
+    }
+
+    static int madvise(long address, long length, int advice) {
+        MemorySegment capture = PER_THREAD.get().capture;
+        try {
+            int r = (int) MADVISE.invokeExact(capture, MemorySegment.ofAddress(address), length, advice);
+            return r == 0 ? 0 : -errno(capture);
+        } catch (Throwable t) {
+            throw unexpected("madvise", t);
         }
     }
 
