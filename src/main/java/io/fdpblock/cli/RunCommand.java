@@ -309,6 +309,7 @@ public final class RunCommand implements Callable<Integer> {
                 L2Adapter adapter = sm.adapters().get(0);
                 KvCacheJob job = new KvCacheJob(sm, adapter, jobSpec);
                 r = job.run(!noProgress, stop::requested);
+                sm.stopControllers(); // no eviction round between this count and the close
                 status = adapter.reportStatus();
                 managerStatus = sm.status();
             } // closes the adapter: final checkpoint, a failure thrown (exit 3); a traced one after the manager

@@ -277,6 +277,17 @@ public final class StorageManager implements AutoCloseable {
     // ------------------------------------------------------------------ lifecycle
 
     /**
+     * Stops the background work (eviction rounds, queued stores, prefetches; the locks they hold are
+     * released) and keeps the adapters open: what they hold then changes only through the caller's own
+     * calls, e.g. to read the key count a reopen must find before {@link #close()}. Idempotent; close does it too.
+     */
+    public void stopControllers() {
+        evictionControllers.forEach(EvictionController::stop);
+        storeController.stop();
+        prefetchController.stop();
+    }
+
+    /**
      * Stops both controllers (releasing every lock they hold), unregisters L1 from the devices, closes
      * the adapters it created, then frees L1 if it made it. Idempotent.
      *
@@ -292,9 +303,7 @@ public final class StorageManager implements AutoCloseable {
             }
             closed = true;
         }
-        evictionControllers.forEach(EvictionController::stop);
-        storeController.stop();
-        prefetchController.stop();
+        stopControllers();
         l1.unregisterAll();
         RuntimeException failure = null;
         for (L2Adapter a : owned) {

@@ -178,6 +178,21 @@ class StorageManagerTest {
     }
 
     @Test
+    void stoppedControllersLeaveTheAdaptersOpenAndTheHeldKeysAsTheyAre() throws Exception {
+        try (StorageManager sm = StorageManager.builder().l1(CHUNK, 4).adapterJson("{\"type\":\"mock\"}")
+                .storePolicy("skip_l1").eviction("lru", 0.5, 0.1).build()) {
+            L2Adapter a = sm.adapters().get(0);
+            sm.stopControllers();
+            sm.stopControllers();
+            EvictionController ec = sm.evictionControllers().get(0);
+            assertThatThrownBy(ec::start).as("stopped for good: its thread was joined")
+                    .isInstanceOf(IllegalStateException.class);
+            assertThat(a.reportStatus()).as("the adapter stays open").containsKey("is_healthy");
+            assertThat(ec.evictIfNeeded()).as("nothing held, nothing to evict").isEqualTo(EvictionRound.NONE);
+        }
+    }
+
+    @Test
     void aFailedCloseOfAnOwnedAdapterIsThrownAfterEverythingIsClosed() throws Exception {
         StorageManager sm = StorageManager.create(CHUNK, 4, "{\"type\":\"failing_close\"}", "{\"type\":\"mock\"}");
         L2Adapter failing = sm.adapters().get(0);
