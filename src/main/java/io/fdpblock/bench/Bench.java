@@ -11,6 +11,7 @@ import io.fdpblock.device.SubmitPolicy;
 import io.fdpblock.nvme.PlacementId;
 import io.fdpblock.nvme.WriteStreams;
 import io.fdpblock.uring.Uring;
+import io.fdpblock.linux.IoMemory;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -149,9 +150,10 @@ public final class Bench {
         loadAtStart = loadAverage();
         out.printf(Locale.ROOT, "fdpblock bench: %s (%s), %d round(s) of %d s (+%d s ramp) per side per case,"
                         + " ours then fio (fio first in even rounds), O_DIRECT, registered buffers and files on both"
-                        + " sides; ours: %s%n",
+                        + " sides; ours: %s; our buffers: %s, fio's: its own (malloc)%n",
                 o.file(), human(o.sizeBytes()), o.rounds(), o.seconds(), o.rampSeconds(),
-                describePipeline(o.pipeline()) + ", submit policy " + o.submitPolicy().name().toLowerCase(Locale.ROOT));
+                describePipeline(o.pipeline()) + ", submit policy " + o.submitPolicy().name().toLowerCase(Locale.ROOT),
+                IoMemory.hugePages());
         if (fio == null) {
             out.println("fio not found" + (o.fioPath() != null ? " at " + o.fioPath() : " on the PATH")
                     + ": run `make bench` (which installs it: apt-get install -y fio); running our side only.");
@@ -345,6 +347,7 @@ public final class Bench {
                 }
                 r.add(new CaseResult.Round(round, ours, oursError, ref.measurement(), ref.error()));
                 progress(c, round, ours, oursError, ref.measurement(), ref.error());
+                fioWithHugePages(c, r, round, ours, fioArgs, fioDir);
             }
         }
     }
@@ -636,7 +639,45 @@ public final class Bench {
             if (m != null && fioArgs != null && c.rw().equals("write")) {
                 fioWithOursFlushes(c, round, m, fioArgs, fioDir);
             }
+            fioWithHugePages(c, r, round, m, fioArgs, fioDir);
         }
+    }
+
+    /**
+     * Our buffers are on huge pages ({@link IoMemory}), fio's on whatever malloc gives: for 1 MiB I/O
+     * that alone can double a device's throughput (a request takes one DMA segment per physically
+     * contiguous run of pages, and a virtio queue without indirect descriptors holds 256). After each
+     * round of a 1 MiB case, fio runs once more with its buffers on huge pages ({@code --mem=shmhuge},
+     * hugetlb pages reserved by the administrator), so the JSON says how ours compares like for like:
+     * {@code fio_hugepages_mb_per_sec}, {@code ours_over_fio_hugepages}. The target stays against plain fio.
+     */
+    private void fioWithHugePages(BenchCase c, CaseResult r, int round, Measurement ours, List<String> fioArgs,
+            Path fioDir) {
+        if (ours == null || fioArgs == null || c.blockSize() < BenchCase.MIB) {
+            return;
+        }
+        long[] pages = Fio.hugetlbPages(); // free, size in bytes
+        long need = Fio.hugetlbPagesNeeded(fioArgs, pages[1]);
+        if (pages[0] < need) {
+            if (round == 1) {
+                r.note("fio with huge-page buffers (--mem=shmhuge) not run: " + pages[0] + " hugetlb pages free, " + need
+                        + " needed; reserve them (as root: echo " + need + " > /proc/sys/vm/nr_hugepages) to compare"
+                        + " with fio like for like");
+            }
+            return;
+        }
+        List<String> args = new ArrayList<>(fioArgs);
+        args.add("--mem=shmhuge");
+        FioRun f = fioRound(args, fioDir.resolve(c.id() + "-round" + round + "-hugepages.json"));
+        if (f.measurement() == null) {
+            ours.extra().put("fio_hugepages_error", String.valueOf(f.error()));
+            return;
+        }
+        double mbs = f.measurement().mbPerSec();
+        ours.extra().put("fio_hugepages_mb_per_sec", Measurement.round(mbs, 2));
+        ours.extra().put("ours_over_fio_hugepages", Measurement.round(ours.mbPerSec() / mbs, 3));
+        out.printf(Locale.ROOT, "%-28s round %d/%d  fio with its buffers on huge pages: %,.1f MB/s (ours/that %.2fx)%n",
+                c.label(), round, o.rounds(), mbs, ours.mbPerSec() / mbs);
     }
 
     /**
@@ -742,7 +783,35 @@ public final class Bench {
         p.printf(Locale.ROOT, "targets met: %d of %d judged%s%n", met, judged,
                 fio == null ? " (fio missing: ratios cannot be judged; run `make bench`)" : "");
         p.println(CPU_ACCOUNTING + ".");
+        printHugePageReference(p);
         printWhy(p);
+    }
+
+    /** The 1 MiB cases against fio with its buffers on huge pages, as ours are (medians of the rounds run). */
+    private void printHugePageReference(PrintStream p) {
+        List<String> rows = new ArrayList<>();
+        for (CaseResult r : results) {
+            List<Measurement> ours = r.rounds().stream().map(CaseResult.Round::ours)
+                    .filter(m -> m != null && m.extra().get("fio_hugepages_mb_per_sec") instanceof Number).toList();
+            if (!ours.isEmpty()) {
+                rows.add(String.format(Locale.ROOT, "%-26s %12s %12s %7s %6d", r.benchCase().label(),
+                        num(Stats.median(ours, Measurement::mbPerSec), 1),
+                        num(Stats.median(ours, m -> ((Number) m.extra().get("fio_hugepages_mb_per_sec")).doubleValue()), 1),
+                        ratio(Stats.median(ours, m -> ((Number) m.extra().get("ours_over_fio_hugepages")).doubleValue())),
+                        ours.size()));
+            }
+        }
+        if (rows.isEmpty()) {
+            return;
+        }
+        p.println();
+        p.println("Like for like (MB/s, medians): fio again with its buffers on huge pages (--mem=shmhuge), as ours are"
+                + " (IoMemory); ratio = median of the rounds' ours/that");
+        String head = String.format(Locale.ROOT, "%-26s %12s %12s %7s %6s", "case", "ours", "fio huge", "ratio",
+                "rounds");
+        p.println(head);
+        p.println("-".repeat(head.length()));
+        rows.forEach(p::println);
     }
 
     /** Why a ratio is what it is: depth in flight, latency, system calls per I/O (medians of the rounds). */
@@ -806,6 +875,7 @@ public final class Bench {
         opts.put("prewrite", o.prewrite());
         opts.put("pipeline", o.pipeline().name().toLowerCase());
         opts.put("submit_policy", o.submitPolicy().name().toLowerCase());
+        opts.put("io_buffers", IoMemory.hugePages()); // what backs our buffers (IoMemory); fio mallocs its own
         opts.put("adapter_keys_per_task", o.adapterKeysPerTask());
         opts.put("lookup_iterations", o.lookupIterations());
         m.put("options", opts);

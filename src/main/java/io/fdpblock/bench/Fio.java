@@ -142,6 +142,41 @@ public final class Fio {
         return a;
     }
 
+    /** {free hugetlb pages, their size in bytes} from /proc/meminfo ({0, 2 MiB} when unreadable). */
+    static long[] hugetlbPages() {
+        long free = 0;
+        long size = 2L << 20;
+        try {
+            for (String l : Files.readAllLines(Path.of("/proc/meminfo"))) {
+                if (l.startsWith("HugePages_Free:")) {
+                    free = Long.parseLong(l.replaceAll("[^0-9]", ""));
+                } else if (l.startsWith("Hugepagesize:")) {
+                    size = Long.parseLong(l.replaceAll("[^0-9]", "")) * 1024;
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            return new long[] {0, size};
+        }
+        return new long[] {free, size};
+    }
+
+    /** Huge pages fio's buffers take for {@code jobArgs}: iodepth x bs per job, plus one for alignment. */
+    static long hugetlbPagesNeeded(List<String> jobArgs, long pageBytes) {
+        long bs = 0;
+        long depth = 1;
+        long jobs = 1;
+        for (String a : jobArgs) {
+            if (a.startsWith("--bs=")) {
+                bs = Long.parseLong(a.substring(5));
+            } else if (a.startsWith("--iodepth=")) {
+                depth = Long.parseLong(a.substring(10));
+            } else if (a.startsWith("--numjobs=")) {
+                jobs = Long.parseLong(a.substring(10));
+            }
+        }
+        return jobs * ((bs * depth + pageBytes - 1) / pageBytes + 1);
+    }
+
     /**
      * Runs one job and reads its result.
      *

@@ -85,6 +85,14 @@ class BenchReportTest {
                 .noneMatch(a -> a.startsWith("--ramp_time"));
     }
 
+    @Test
+    void fiosHugePageBuffersAreCountedPerJobWithAPageForAlignment() {
+        BenchCase seq = BenchCase.rawCases(IoEngine.IO_URING).get(4); // seqwrite 1m QD16: 16 MiB of buffers
+        assertThat(Fio.hugetlbPagesNeeded(Fio.jobArgs(seq, Path.of("/x"), 1L << 30, 5, 1), 2L << 20)).isEqualTo(9);
+        assertThat(Fio.hugetlbPagesNeeded(List.of("--bs=4096", "--iodepth=64", "--numjobs=2"), 2L << 20))
+                .as("256 KiB per job still takes a page, and one more").isEqualTo(4);
+    }
+
     private static CaseResult result(BenchCase c, double oursIops, double oursCpu, Double fioIops, double fioCpu) {
         CaseResult r = new CaseResult(c);
         for (int i = 1; i <= 3; i++) {
