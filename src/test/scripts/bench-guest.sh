@@ -75,6 +75,10 @@ rc=$(cat "$work/exit-code" 2>/dev/null || echo none)
 if [ "$rc" != 0 ]; then
   echo "bench-guest: suite $suite: the bench in the guest did not succeed (exit code $rc); the guest's console:" \
     "$work/console.log" >&2
+  for report in "$work"/hs_err_pid*.log; do # the JVM crashed: where, in one line, and the whole report
+    [ -f "$report" ] || continue
+    echo "bench-guest: the guest JVM crashed in $(sed -n 's/^# \(J\|j\|V\|C\) /\1 /p' "$report" | head -n1); report: $report" >&2
+  done
   exit 1
 fi
 echo "bench-guest: suite $suite: figures in $work/bench/bench-results.json"
