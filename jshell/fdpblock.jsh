@@ -17,8 +17,8 @@ import io.fdpblock.l2.*;
 /** A shared arena for buffers made in this session. */
 Arena SESSION = Arena.ofShared();
 
-/** An aligned off-heap buffer (O_DIRECT and passthru want 4 KiB alignment). */
-MemorySegment aligned(long bytes) { return SESSION.allocate(bytes, 4096); }
+/** An aligned off-heap buffer (O_DIRECT and passthru want 4 KiB alignment; from 2 MiB up on huge pages: IoMemory). */
+MemorySegment aligned(long bytes) { return IoMemory.allocate(SESSION, bytes, 4096); }
 
 /** Opens an NVMe namespace by its generic character device, e.g. /dev/ng0n1. */
 NvmeNamespace nvme(String device) throws Exception { return NvmeNamespace.open(device); }

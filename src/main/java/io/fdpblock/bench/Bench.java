@@ -666,18 +666,8 @@ public final class Bench {
             }
             return;
         }
-        List<String> args = new ArrayList<>(fioArgs);
-        args.add("--mem=shmhuge");
-        FioRun f = fioRound(args, fioDir.resolve(c.id() + "-round" + round + "-hugepages.json"));
-        if (f.measurement() == null) {
-            ours.extra().put("fio_hugepages_error", String.valueOf(f.error()));
-            return;
-        }
-        double mbs = f.measurement().mbPerSec();
-        ours.extra().put("fio_hugepages_mb_per_sec", Measurement.round(mbs, 2));
-        ours.extra().put("ours_over_fio_hugepages", Measurement.round(ours.mbPerSec() / mbs, 3));
-        out.printf(Locale.ROOT, "%-28s round %d/%d  fio with its buffers on huge pages: %,.1f MB/s (ours/that %.2fx)%n",
-                c.label(), round, o.rounds(), mbs, ours.mbPerSec() / mbs);
+        fioVariant(c, round, ours, fioArgs, fioDir, "--mem=shmhuge", "hugepages",
+                "fio with its buffers on huge pages");
     }
 
     /**
@@ -693,19 +683,29 @@ public final class Bench {
             return;
         }
         long everyMib = Math.max(1, Math.round(ours.bytes() / (double) BenchCase.MIB / n.longValue()));
-        List<String> args = new ArrayList<>(fioArgs);
-        args.add("--fdatasync=" + everyMib);
-        FioRun f = fioRound(args, fioDir.resolve(c.id() + "-round" + round + "-fdatasync.json"));
         ours.extra().put("fio_same_flushes_every_mib", everyMib);
+        fioVariant(c, round, ours, fioArgs, fioDir, "--fdatasync=" + everyMib, "same_flushes",
+                "fio with a flush every " + everyMib + " MiB, as ours' commits");
+    }
+
+    /**
+     * fio's job once more with {@code option} added, after ours' round: {@code fio_<name>_mb_per_sec} and
+     * {@code ours_over_fio_<name>} in ours' extras (or {@code fio_<name>_error}), and a line saying so.
+     */
+    private void fioVariant(BenchCase c, int round, Measurement ours, List<String> fioArgs, Path fioDir, String option,
+            String name, String what) {
+        List<String> args = new ArrayList<>(fioArgs);
+        args.add(option);
+        FioRun f = fioRound(args, fioDir.resolve(c.id() + "-round" + round + "-" + name.replace('_', '-') + ".json"));
         if (f.measurement() == null) {
-            ours.extra().put("fio_same_flushes_error", String.valueOf(f.error()));
+            ours.extra().put("fio_" + name + "_error", String.valueOf(f.error()));
             return;
         }
         double mbs = f.measurement().mbPerSec();
-        ours.extra().put("fio_same_flushes_mb_per_sec", Measurement.round(mbs, 2));
-        ours.extra().put("ours_over_fio_same_flushes", Measurement.round(ours.mbPerSec() / mbs, 3));
-        out.printf(Locale.ROOT, "%-28s round %d/%d  fio with a flush every %d MiB, as ours' commits: %,.1f MB/s"
-                + " (ours/that %.2fx)%n", c.label(), round, o.rounds(), everyMib, mbs, ours.mbPerSec() / mbs);
+        ours.extra().put("fio_" + name + "_mb_per_sec", Measurement.round(mbs, 2));
+        ours.extra().put("ours_over_fio_" + name, Measurement.round(ours.mbPerSec() / mbs, 3));
+        out.printf(Locale.ROOT, "%-28s round %d/%d  %s: %,.1f MB/s (ours/that %.2fx)%n", c.label(), round, o.rounds(),
+                what, mbs, ours.mbPerSec() / mbs);
     }
 
     /**

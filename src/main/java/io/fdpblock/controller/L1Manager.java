@@ -3,10 +3,9 @@ package io.fdpblock.controller;
 import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
-
-import java.io.IOException;
 import io.fdpblock.linux.IoMemory;
 
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;

@@ -1,5 +1,7 @@
 package io.fdpblock.linux;
 
+import io.fdpblock.ffi.FdpNative;
+
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
@@ -58,7 +60,7 @@ public final class IoMemory {
         long base = (mapped + HUGE_PAGE - 1) & -HUGE_PAGE;
         unmap(mapped, base - mapped);
         unmap(base + length, mapped + HUGE_PAGE - base);
-        int r = Syscalls.madvise(base, length, io.fdpblock.ffi.FdpNative.MADV_HUGEPAGE());
+        int r = Syscalls.madvise(base, length, FdpNative.MADV_HUGEPAGE());
         if (r < 0 && adviceRefused == null) {
             adviceRefused = "madvise(MADV_HUGEPAGE) refused: " + Errno.describe(-r);
             LOG.log(System.Logger.Level.INFO, "I/O buffers stay on 4 KiB pages (" + adviceRefused + "; "
