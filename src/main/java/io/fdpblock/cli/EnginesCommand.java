@@ -4,6 +4,7 @@ import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.linux.IoMemory;
 import io.fdpblock.uring.Uring;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -112,7 +113,8 @@ public final class EnginesCommand implements Callable<Integer> {
 
     private int check(PrintStream out, List<IoEngine> list, Path file) throws IOException {
         out.printf("fdpblock engines: %s device file %s, %d x 4 KiB + %d x 1 MiB random blocks per engine,"
-                + " queue depth %d, O_DIRECT%n%n", Cli.human(size), file, small, large, queueDepth);
+                + " queue depth %d, O_DIRECT; I/O buffers on %s%n%n", Cli.human(size), file, small, large, queueDepth,
+                IoMemory.hugePages());
         out.printf("%-9s %-13s %7s %10s %8s %10s %9s  %s%n", "engine", "phase", "ops", "bytes", "seconds", "IOPS",
                 "MB/s", "verified");
         long failures = 0;
