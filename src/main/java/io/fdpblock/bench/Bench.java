@@ -666,7 +666,7 @@ public final class Bench {
             }
             return;
         }
-        fioVariant(c, round, ours, fioArgs, fioDir, "--mem=shmhuge", "hugepages",
+        fioVariant(c, round, ours, fioArgs, fioDir, List.of("--mem=shmhuge"), "hugepages",
                 "fio with its buffers on huge pages");
     }
 
@@ -684,18 +684,23 @@ public final class Bench {
         }
         long everyMib = Math.max(1, Math.round(ours.bytes() / (double) BenchCase.MIB / n.longValue()));
         ours.extra().put("fio_same_flushes_every_mib", everyMib);
-        fioVariant(c, round, ours, fioArgs, fioDir, "--fdatasync=" + everyMib, "same_flushes",
-                "fio with a flush every " + everyMib + " MiB, as ours' commits");
+        long[] pages = Fio.hugetlbPages();
+        boolean huge = pages[0] >= Fio.hugetlbPagesNeeded(fioArgs, pages[1]); // like for like when it can be
+        ours.extra().put("fio_same_flushes_on_huge_pages", huge);
+        fioVariant(c, round, ours, fioArgs, fioDir,
+                huge ? List.of("--fdatasync=" + everyMib, "--mem=shmhuge") : List.of("--fdatasync=" + everyMib),
+                "same_flushes", "fio with a flush every " + everyMib + " MiB, as ours' commits"
+                        + (huge ? ", its buffers on huge pages" : ""));
     }
 
     /**
-     * fio's job once more with {@code option} added, after ours' round: {@code fio_<name>_mb_per_sec} and
+     * fio's job once more with {@code options} added, after ours' round: {@code fio_<name>_mb_per_sec} and
      * {@code ours_over_fio_<name>} in ours' extras (or {@code fio_<name>_error}), and a line saying so.
      */
-    private void fioVariant(BenchCase c, int round, Measurement ours, List<String> fioArgs, Path fioDir, String option,
-            String name, String what) {
+    private void fioVariant(BenchCase c, int round, Measurement ours, List<String> fioArgs, Path fioDir,
+            List<String> options, String name, String what) {
         List<String> args = new ArrayList<>(fioArgs);
-        args.add(option);
+        args.addAll(options);
         FioRun f = fioRound(args, fioDir.resolve(c.id() + "-round" + round + "-" + name.replace('_', '-') + ".json"));
         if (f.measurement() == null) {
             ours.extra().put("fio_" + name + "_error", String.valueOf(f.error()));
