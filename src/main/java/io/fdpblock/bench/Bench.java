@@ -656,12 +656,12 @@ public final class Bench {
         if (ours == null || fioArgs == null || c.blockSize() < BenchCase.MIB) {
             return;
         }
-        long[] pages = Fio.hugetlbPages(); // free, size in bytes
-        long need = Fio.hugetlbPagesNeeded(fioArgs, pages[1]);
-        if (pages[0] < need) {
+        Fio.HugePageRoom room = Fio.hugePageRoom(fioArgs);
+        if (!room.enough()) {
             if (round == 1) {
-                r.note("fio with huge-page buffers (--mem=shmhuge) not run: " + pages[0] + " hugetlb pages free, " + need
-                        + " needed; reserve them (as root: echo " + need + " > /proc/sys/vm/nr_hugepages) to compare"
+                r.note("fio with huge-page buffers (--mem=shmhuge) not run: " + room.free() + " hugetlb pages free, "
+                        + room.needed() + " needed; reserve them (as root: echo " + room.needed()
+                        + " > /proc/sys/vm/nr_hugepages) to compare"
                         + " with fio like for like");
             }
             return;
@@ -684,8 +684,7 @@ public final class Bench {
         }
         long everyMib = Math.max(1, Math.round(ours.bytes() / (double) BenchCase.MIB / n.longValue()));
         ours.extra().put("fio_same_flushes_every_mib", everyMib);
-        long[] pages = Fio.hugetlbPages();
-        boolean huge = pages[0] >= Fio.hugetlbPagesNeeded(fioArgs, pages[1]); // like for like when it can be
+        boolean huge = Fio.hugePageRoom(fioArgs).enough(); // like for like when it can be
         ours.extra().put("fio_same_flushes_on_huge_pages", huge);
         fioVariant(c, round, ours, fioArgs, fioDir,
                 huge ? List.of("--fdatasync=" + everyMib, "--mem=shmhuge") : List.of("--fdatasync=" + everyMib),

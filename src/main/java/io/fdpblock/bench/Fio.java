@@ -142,8 +142,21 @@ public final class Fio {
         return a;
     }
 
+    /** Hugetlb pages free here, and how many fio's buffers for a job take. */
+    record HugePageRoom(long free, long needed) {
+        boolean enough() {
+            return free >= needed;
+        }
+    }
+
+    /** {@link HugePageRoom} for {@code jobArgs}, from /proc/meminfo. */
+    static HugePageRoom hugePageRoom(List<String> jobArgs) {
+        long[] pages = hugetlbPages();
+        return new HugePageRoom(pages[0], hugetlbPagesNeeded(jobArgs, pages[1]));
+    }
+
     /** {free hugetlb pages, their size in bytes} from /proc/meminfo ({0, 2 MiB} when unreadable). */
-    static long[] hugetlbPages() {
+    private static long[] hugetlbPages() {
         long free = 0;
         long size = 2L << 20;
         try {

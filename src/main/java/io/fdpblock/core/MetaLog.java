@@ -83,8 +83,8 @@ final class MetaLog {
     private boolean commitRequested;
     /** Guarded by {@link #lock}: {@link #requestCommit} wants the pending deletes committed. */
     private boolean deletesRequested;
-    /** Guarded by {@link #lock}: delete records among those not yet taken by a commit. */
-    private int pendingDeletes;
+    /** Guarded by {@link #lock}: a delete record is among those not yet taken by a commit. */
+    private boolean deletePending;
     private boolean stopping;
     private IOException failure;
     private final List<Waiter> waiters = new ArrayList<>();
@@ -164,7 +164,7 @@ final class MetaLog {
         try {
             ensure(21);
             pending.put(DELETE).putInt(slot).putLong(h1).putLong(h2);
-            pendingDeletes++;
+            deletePending = true;
             return appended();
         } finally {
             lock.unlock();
@@ -362,7 +362,7 @@ final class MetaLog {
                 pendingSince = 0;
                 commitRequested = false;
                 deletesRequested = false;
-                pendingDeletes = 0;
+                deletePending = false;
             } catch (InterruptedException e) {
                 continue; // the log is stopped by stop(), never by an interrupt
             } finally {
@@ -445,7 +445,7 @@ final class MetaLog {
         if (pending.position() == 0) {
             return false;
         }
-        return stopping || eager || commitRequested || (deletesRequested && pendingDeletes > 0) || syncIntervalMs == 0
+        return stopping || eager || commitRequested || (deletesRequested && deletePending) || syncIntervalMs == 0
                 || pending.position() >= maxChunkBody
                 || System.nanoTime() - pendingSince >= TimeUnit.MILLISECONDS.toNanos(syncIntervalMs);
     }
