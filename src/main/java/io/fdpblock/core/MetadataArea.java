@@ -114,7 +114,7 @@ final class MetadataArea {
         /** Never written: a new store. */
         record Zeros() implements Contents {}
 
-        /** This store's first checkpoint, cut off before its header: nothing was ever committed. */
+        /** The empty checkpoint a new store commits first, cut off before its header: nothing was committed. */
         record UncommittedCheckpoint() implements Contents {}
 
         /** Our container headers, none of them usable: an existing store that cannot be read. */
@@ -147,6 +147,15 @@ final class MetadataArea {
                 }
                 long payload = header + blockAlign;
                 if (startsWithOurPayload(payload, buf)) {
+                    // A store commits an empty checkpoint (seq 1, container 0) before anything else, and
+                    // format zeroes the start of both payloads: any other JSON of ours without its header
+                    // is a committed store whose headers were destroyed, never something to start over on.
+                    String headless = c == 0 ? headlessCheckpointProblem(payload, buf) : "checkpoint JSON without"
+                            + " its header (only checkpoints after the first go there)";
+                    if (headless != null) {
+                        return new Contents.Unreadable(problems + "; container " + c + "'s payload area holds "
+                                + headless + ": the store's container headers were overwritten or zeroed");
+                    }
                     uncommitted = true; // the rest of this payload area is our JSON (and older bytes of ours)
                     continue;
                 }
@@ -184,6 +193,38 @@ final class MetadataArea {
             }
         }
         return null;
+    }
+
+    /**
+     * Reads the checkpoint JSON that starts at {@code offset} (up to its first zero byte, within 1 MiB).
+     *
+     * @return null when it is the empty checkpoint a new store commits first, else what it is
+     */
+    private String headlessCheckpointProblem(long offset, MemorySegment buf) throws IOException {
+        MemorySegment chunk = buf.asSlice(0, Math.min(SCAN_CHUNK, payloadRoom()));
+        IoBatch b = new IoBatch(1);
+        b.read(offset, chunk);
+        device.execute(b);
+        long end = firstZero(chunk);
+        if (end < 0) {
+            return "checkpoint JSON of more than " + chunk.byteSize() + " bytes without its header";
+        }
+        try {
+            int entries = CheckpointCodec.decode(chunk.asSlice(0, end).toArray(ValueLayout.JAVA_BYTE)).entries().size();
+            return entries == 0 ? null : "a checkpoint of " + entries + " keys without its header";
+        } catch (IOException | RuntimeException e) {
+            String why = String.valueOf(e.getMessage()).lines().findFirst().orElse("");
+            return "checkpoint JSON without its header that does not parse (" + why + ")";
+        }
+    }
+
+    private static long firstZero(MemorySegment seg) {
+        for (long i = 0; i < seg.byteSize(); i++) {
+            if (seg.get(ValueLayout.JAVA_BYTE, i) == 0) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     private boolean startsWithOurPayload(long offset, MemorySegment buf) throws IOException {
@@ -250,16 +291,25 @@ final class MetadataArea {
     }
 
     /**
-     * Formats the area, as asked by {@code "format": true}: zeros both container headers, so the
-     * area holds no checkpoint any more.
+     * Formats the area, as asked by {@code "format": true}: zeroes all of it (headers first), so that it
+     * reads as a new device's: no checkpoint, and no old JSON that {@link #classify} would take for a store
+     * whose headers were destroyed. A crash part way leaves the old store, a refusal (format again) or
+     * the zeroed area, never an old checkpoint's keys in a store opened as new.
      */
     void format() throws IOException {
         try (Arena arena = Arena.ofShared()) {
-            MemorySegment zero = arena.allocate(blockAlign, blockAlign);
+            MemorySegment zero = arena.allocate(SCAN_CHUNK, blockAlign);
             IoBatch b = new IoBatch(2);
-            b.write(containerOffset(0), zero);
-            b.write(containerOffset(1), zero);
+            b.write(containerOffset(0), zero.asSlice(0, blockAlign));
+            b.write(containerOffset(1), zero.asSlice(0, blockAlign));
             device.execute(b);
+            device.flush(); // no checkpoint any more, before the payloads go
+            IoBatch each = new IoBatch(1);
+            for (long off = 0; off < metaTotalBytes; off += SCAN_CHUNK) {
+                each.reset();
+                each.write(off, zero.asSlice(0, Math.min(SCAN_CHUNK, metaTotalBytes - off)));
+                device.execute(each);
+            }
             device.flush();
         }
     }

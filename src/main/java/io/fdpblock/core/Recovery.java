@@ -107,8 +107,8 @@ final class Recovery {
     private Result newStore(MetadataArea.Contents contents) throws IOException {
         String note = switch (contents) {
             case MetadataArea.Contents.Zeros z -> "new store: the metadata area is all zeros";
-            case MetadataArea.Contents.UncommittedCheckpoint u -> "new store: its first checkpoint was cut off before"
-                    + " its header, so nothing had been committed yet";
+            case MetadataArea.Contents.UncommittedCheckpoint u -> "new store: its empty first checkpoint was cut off"
+                    + " before its header, so nothing had been committed yet";
             case MetadataArea.Contents.Unreadable u -> throw new StoreRefusedException(
                     StoreRefusedException.Reason.UNREADABLE, "raw_block on " + device.path() + ": the store's"
                     + " checkpoints cannot be read (" + u.problems() + "). Nothing was changed; \"format\": true starts"

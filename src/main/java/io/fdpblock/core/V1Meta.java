@@ -40,6 +40,13 @@ final class V1Meta implements MetaStore {
             dirtyCount++; // the next checkpoint persists the cleanup
         }
         checkpointer = new Checkpointer(area, layout, core.placement.metadata(), this::snapshot, this::persisted, r.seq());
+        if (r.seq() == 0) {
+            // A new (or formatted) store commits an empty checkpoint (seq 1, container 0) before anything
+            // else: from then on, checkpoint JSON without its header is a committed store whose headers
+            // were destroyed, which recovery refuses instead of starting over (MetadataArea.classify).
+            dirtyCount++;
+            checkpointer.checkpoint();
+        }
         fitsFullIndex = Checkpointer.fitsFullIndex(core.device.path(), core.slots.maxSlots(), area.payloadRoom(),
                 core.config);
         return r;

@@ -84,7 +84,9 @@ class CliCommandsTest {
             for (int i = 0; i < 3; i++) {
                 MemorySegment payload = arena.allocate(4096, 4096).fill((byte) i);
                 core.put(List.of(PutRequest.of(KeyCodec.encode("org/m", 1, new byte[] {(byte) i}, "", 0), payload)));
-                core.checkpointNow(); // seq 1 in container 0, seq 2 in container 1, seq 3 in container 0
+                if (i > 0) { // seq 1 (container 0) is the new store's empty checkpoint
+                    core.checkpointNow(); // seq 2 in container 1 (keys 0, 1), seq 3 in container 0 (all three)
+                }
             }
         }
         return file;

@@ -64,25 +64,24 @@ class MigrationPowerLossTest {
             Map<String, byte[]> first = batch(0, 24);
             MigrationTest.put(core, first, new ObjectMeta(List.of(4), "uint8", null, null));
             expected.putAll(first);
-            core.checkpointNow();
+            core.checkpointNow(); // lmcache_v1: seq 2 in container 1 (seq 1, container 0, is the new store's empty one)
             Map<String, byte[]> second = batch(24, 44);
             MigrationTest.put(core, second, null);
             expected.putAll(second);
             String gone = new ArrayList<>(first.keySet()).get(3);
             assertThat(core.delete(List.of(gone), false)).containsExactly(true);
             expected.remove(gone);
-            if (from == V1 && !newestInContainer0) {
-                core.checkpointNow(); // seq 2: container 1; close writes nothing more
-            }
-        } // lmcache_v1: close writes seq 2 (container 1) or, after the one above, nothing; v2: commits the log
+        } // lmcache_v1: close writes seq 3 (container 0); v2: commits the log
         if (from == V1) {
-            if (newestInContainer0) {
+            if (!newestInContainer0) {
                 try (RawBlockCore core = RawBlockCore.open(config(from), device)) {
                     Map<String, byte[]> third = batch(44, 48);
                     MigrationTest.put(core, third, null);
                     expected.putAll(third);
-                } // seq 3: container 0
+                } // seq 4: container 1
             }
+            assertThat(MetadataArea.newestFirst(new MetadataArea(device, 4096, META).readContainers()).get(0).index())
+                    .as("the container of the newest checkpoint").isEqualTo(newestInContainer0 ? 0 : 1);
             for (int slot : new int[] {0, 5, 9}) {
                 RecoveryTest.patch(device, META + slot * SLOT + 24, 4096 - 24, s -> s.fill((byte) 0));
             }

@@ -121,15 +121,17 @@ class MigrationTest {
                 String k = key(i, i % 3 == 0 ? "" : "rag:t" + (i % 2));
                 (i < 4 ? withMeta : plain).put(k, payload(k, 1 + (int) ((i * 7919L) % (SLOT - 4096))));
             }
+            // seq 1 in container 0 is the new store's empty checkpoint
             put(core, withMeta, meta);
+            core.checkpointNow(); // seq 2 in container 1
             put(core, plain, null);
             expected.putAll(withMeta);
             expected.putAll(plain);
-            core.checkpointNow(); // seq 1 in container 0
+            core.checkpointNow(); // seq 3 in container 0: every key
             String gone = key(5, "rag:t1");
             assertThat(core.delete(List.of(gone), false)).containsExactly(true);
             expected.remove(gone);
-        } // seq 2 in container 1: the newest
+        } // seq 4 in container 1: the newest
         long dataBase = META;
         // three slots as LMCache wrote them: no key and no CRC32C in their header
         List<Long> lmcacheSlots = List.of(dataBase, dataBase + 2 * SLOT, dataBase + 7 * SLOT);
@@ -147,7 +149,7 @@ class MigrationTest {
         assertThat(toV2.slotHeadersCompleted()).isEqualTo(3);
         assertThat(toV2.objectMetaDropped()).isEqualTo(4);
         assertThat(toV2.steps()).anyMatch(s -> s.contains("committed"));
-        assertThat(toV2.oldMetadata()).contains("lmcache_v1 checkpoint seq 2 in container 1");
+        assertThat(toV2.oldMetadata()).contains("lmcache_v1 checkpoint seq 4 in container 1");
         assertThat(toV2.steps()).noneMatch(s -> s.contains("into lmcache_v1 container 1")); // it held them already
 
         byte[] afterV2 = image();
@@ -278,12 +280,14 @@ class MigrationTest {
                 m -> assertThat(m).contains("1 of 4 entries disagree with their slot header").contains(second)
                         .contains("identity differs").contains("Nothing was changed"));
 
-        // the only checkpoint's payload fails its CRC
+        // both checkpoints' payloads (the new store's empty seq 1 and seq 2 with the keys) fail their CRC
         Files.delete(file);
         storeSome(config(V1, META).build());
         try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
-            f.seek(4096 + 3);
-            f.write('#');
+            for (long container : new long[] {0, META / 2 / 4096 * 4096}) {
+                f.seek(container + 4096 + 3);
+                f.write('#');
+            }
         }
         assertRefused(Migration.Options.to(V2), MigrationRefusedException.Reason.NEEDS_OPTION,
                 m -> assertThat(m).contains("container 0 is unreadable (payload fails its CRC-32)")

@@ -26,6 +26,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 @Tag("host")
 class NeverFormatSilentlyTest {
     private static final RawBlockCoreConfig.MetaFormat V1 = RawBlockCoreConfig.MetaFormat.LMCACHE_V1;
+    private static final long CONTAINER_1 = CoreFixture.META / 2 / 4096 * 4096;
 
     @TempDir
     Path dir;
@@ -103,8 +104,10 @@ class NeverFormatSilentlyTest {
     void checkpointsThatAreAllUnreadableAreRefusedNotOpenedEmpty(IoEngine engine) throws Exception {
         try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
             storeOne(f);
-            // break the payload of the only checkpoint (container 0): its CRC-32 no longer matches
-            RecoveryTest.patch(f.device, 4096, 4096, s -> s.set(ValueLayout.JAVA_BYTE, 5, (byte) '#'));
+            // break the payloads of both checkpoints (the new store's empty seq 1 and seq 2 with the key)
+            for (long container : new long[] {0, CONTAINER_1}) {
+                RecoveryTest.patch(f.device, container + 4096, 4096, s -> s.set(ValueLayout.JAVA_BYTE, 5, (byte) '#'));
+            }
             byte[] before = image(f.device);
             assertThatThrownBy(f::open).isInstanceOf(StoreRefusedException.class)
                     .hasMessageContaining("cannot be read").hasMessageContaining("payload fails its CRC-32")
@@ -133,12 +136,70 @@ class NeverFormatSilentlyTest {
         try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
             RawBlockCore fresh = f.open();
             assertThat((String) fresh.status().get("recovery")).contains("new store");
+            assertThat(fresh.status()).containsEntry("checkpoint_seq", 1L); // the empty first checkpoint
             fresh.close();
-            // the first checkpoint's payload landed, its header did not: nothing was committed yet
-            RecoveryTest.patch(f.device, 4096, 4096, s -> s.copyFrom(MemorySegment.ofArray(
-                    "{\"version\":1,\"device_path\":\"x\"".getBytes(java.nio.charset.StandardCharsets.US_ASCII))));
+            // the empty first checkpoint's payload landed, its header did not: nothing was committed yet
             RecoveryTest.patch(f.device, 0, 4096, s -> s.fill((byte) 0));
             RawBlockCore again = f.open();
+            assertThat((String) again.status().get("recovery")).contains("cut off before its header");
+            assertThat(again.keyCount()).isZero();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = IoEngine.class, names = {"MEMORY", "IO_URING"})
+    void aStoreWhoseContainerHeadersWereZeroedIsRefusedNotOpenedAsNew(IoEngine engine) throws Exception {
+        try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
+            String key = storeOne(f); // seq 1 (container 0, empty), seq 2 (container 1) with the key
+            byte[] intact = image(f.device);
+            for (long container : new long[] {0, CONTAINER_1}) {
+                RecoveryTest.patch(f.device, container, 4096, s -> s.fill((byte) 0));
+            }
+            byte[] before = image(f.device);
+            assertThatThrownBy(f::open).isInstanceOf(StoreRefusedException.class)
+                    .hasMessageContaining("container 1's payload area holds checkpoint JSON without its header")
+                    .hasMessageContaining("headers were overwritten or zeroed")
+                    .hasMessageContaining("\"format\": true")
+                    .satisfies(e -> assertThat(((StoreRefusedException) e).reason())
+                            .isEqualTo(StoreRefusedException.Reason.UNREADABLE));
+            assertThat(image(f.device)).isEqualTo(before);
+
+            // the newest checkpoint in container 0 (seq 3), container 1's payload lost as well
+            for (long container : new long[] {0, CONTAINER_1}) {
+                RecoveryTest.patch(f.device, container, 4096,
+                        s -> s.copyFrom(MemorySegment.ofArray(intact).asSlice(container, 4096)));
+            }
+            RawBlockCore core = f.open();
+            assertThat(core.exists(List.of(key), false)).containsExactly(true);
+            String second = CoreFixture.key(2);
+            core.put(List.of(PutRequest.of(second, f.payload(second, 100))));
+            core.close();
+            assertThat(f.open().status()).containsEntry("checkpoint_seq", 3L);
+            RecoveryTest.patch(f.device, 0, 4096, s -> s.fill((byte) 0));
+            RecoveryTest.patch(f.device, CONTAINER_1, 2 * 4096, s -> s.fill((byte) 0));
+            assertThatThrownBy(f::open).isInstanceOf(StoreRefusedException.class)
+                    .hasMessageContaining("container 0's payload area holds a checkpoint of 2 keys without its header");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = IoEngine.class, names = {"MEMORY", "IO_URING"})
+    void formatLeavesNoOldCheckpointBytesBehind(IoEngine engine) throws Exception {
+        try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
+            String key = storeOne(f);
+            RawBlockCore formatted = f.open(f.config().format(true).build());
+            assertThat(formatted.keyCount()).isZero();
+            formatted.close();
+            byte[] after = image(f.device);
+            // all of the metadata area is zeros but for the new store's empty checkpoint (seq 1, container 0)
+            assertThat(MetadataArea.foreignIn(f.device, CONTAINER_1, CoreFixture.META,
+                    Arena.ofAuto().allocate(MetadataArea.SCAN_CHUNK, 4096))).isNull();
+            String json = new String(after, 4096, 4096, java.nio.charset.StandardCharsets.US_ASCII);
+            assertThat(json).doesNotContain(key).contains("\"entries\":{}");
+            // and if its header goes, the device still opens as a new store, not as the old one or a refusal
+            RecoveryTest.patch(f.device, 0, 4096, s -> s.fill((byte) 0));
+            RawBlockCore again = f.open();
+            assertThat(again.keyCount()).isZero();
             assertThat((String) again.status().get("recovery")).contains("cut off before its header");
         }
     }

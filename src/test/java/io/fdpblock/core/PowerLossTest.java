@@ -103,6 +103,99 @@ class PowerLossTest {
         }
     }
 
+    /**
+     * {@code "format": true} interrupted by a power loss at a random operation: what the device then
+     * opens as (without format) is the old store's newest or older checkpoint, read back exactly, or a
+     * refusal that names format, or an empty store; never keys that were not stored, never other bytes.
+     * Formatting again always gives an empty store that works.
+     */
+    @Test
+    void aPowerLossInsideFormatLeavesTheOldStoreARefusalOrAnEmptyStore() throws Exception {
+        long size = META + SLOTS * SLOT;
+        java.util.function.Supplier<RawBlockCoreConfig.Builder> config = () -> RawBlockCoreConfig
+                .builder("power-loss", SLOT).capacityBytes(size).metaTotalBytes(META).metaEnablePeriodic(false)
+                .metaFormat(RawBlockCoreConfig.MetaFormat.LMCACHE_V1);
+        Map<String, Integer> outcomes = new java.util.TreeMap<>();
+        List<String> failures = new ArrayList<>();
+        int runs = runs();
+        for (int run = 0; run < runs; run++) {
+            long seed = 0xF0F0F0F0L * (run + 1);
+            SplittableRandom rnd = new SplittableRandom(seed);
+            PowerLossDevice device = new PowerLossDevice(size, 4096, run % 2 == 1, seed);
+            Set<String> stored = new HashSet<>();
+            try (Arena arena = Arena.ofShared()) {
+                // an old store with two checkpoints that hold keys (seq 2 and 3), every write flushed
+                try (RawBlockCore core = RawBlockCore.open(config.get().build(), device)) {
+                    for (int round = 0; round < 2; round++) {
+                        List<PutRequest> reqs = new ArrayList<>();
+                        for (int k = 0; k < 4; k++) {
+                            String key = "m@0x00000000@" + Integer.toHexString(round * 4 + k) + "@old";
+                            byte[] data = payloadOf(key, new SplittableRandom(key.hashCode() * 31L));
+                            reqs.add(PutRequest.of(key, arena.allocate(data.length, 4096)
+                                    .copyFrom(MemorySegment.ofArray(data))));
+                            stored.add(key);
+                        }
+                        core.put(reqs);
+                        core.checkpointNow();
+                    }
+                }
+                // about 16 operations to format this area and commit the new store's first checkpoint
+                device.crashAtOp(1 + rnd.nextInt(20));
+                try {
+                    RawBlockCore.open(config.get().format(true).build(), device).close();
+                } catch (IOException | RuntimeException e) {
+                    // the power went during it
+                }
+                PowerLossDevice back = device.afterPowerLoss(seed + 1);
+                device.release();
+                try {
+                    String outcome;
+                    try (RawBlockCore reopened = RawBlockCore.open(config.get().build(), back)) {
+                        Set<String> keys = reopened.keySizes().keySet();
+                        outcome = keys.isEmpty() ? "empty store" : keys.equals(stored) ? "old store, every key"
+                                : "old store, an older checkpoint's keys";
+                        for (String key : keys) {
+                            byte[] want = payloadOf(key, new SplittableRandom(key.hashCode() * 31L));
+                            MemorySegment dest = arena.allocate(SLOT, 4096);
+                            boolean hit = reopened.load(List.of(new LoadRequest(key, dest)))[0];
+                            if (!stored.contains(key) || !hit
+                                    || dest.asSlice(0, want.length).mismatch(MemorySegment.ofArray(want)) != -1) {
+                                failures.add("seed " + seed + ": " + key + " (stored: " + stored.contains(key)
+                                        + ", loaded: " + hit + ") does not read back as stored");
+                            }
+                        }
+                    } catch (StoreRefusedException e) {
+                        outcome = "refused (" + e.reason() + ")";
+                        if (!e.getMessage().contains("\"format\": true")) {
+                            failures.add("seed " + seed + ": a refusal that does not say how to go on: " + e.getMessage());
+                        }
+                    }
+                    outcomes.merge(outcome, 1, Integer::sum);
+                    String fresh = "m@0x00000000@ffff@new";
+                    try (RawBlockCore formatted = RawBlockCore.open(config.get().format(true).build(), back)) {
+                        if (formatted.keyCount() != 0) {
+                            failures.add("seed " + seed + ": format kept " + formatted.keyCount() + " keys");
+                        }
+                        byte[] data = payloadOf(fresh, new SplittableRandom(fresh.hashCode() * 31L));
+                        formatted.put(List.of(PutRequest.of(fresh, arena.allocate(data.length, 4096)
+                                .copyFrom(MemorySegment.ofArray(data)))));
+                    }
+                    try (RawBlockCore again = RawBlockCore.open(config.get().build(), back)) {
+                        if (!again.keySizes().keySet().equals(Set.of(fresh))) {
+                            failures.add("seed " + seed + ": after format and one put: " + again.keySizes().keySet());
+                        }
+                    }
+                } finally {
+                    back.release();
+                }
+            }
+        }
+        System.out.println("power loss inside format, lmcache_v1, " + runs + " runs: " + outcomes);
+        assertThat(failures).isEmpty();
+        assertThat(outcomes).containsKeys("empty store", "old store, every key")
+                .as("a crash between zeroing the headers and the payloads").containsKey("refused (UNREADABLE)");
+    }
+
     /** The payload of a key: its bytes follow from its name, so any surviving copy must equal it. */
     private static byte[] payloadOf(String key, SplittableRandom sizes) {
         int size = 1 + sizes.nextInt((int) (SLOT - 4096));

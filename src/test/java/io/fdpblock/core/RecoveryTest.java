@@ -116,25 +116,33 @@ class RecoveryTest {
             core.put(List.of(PutRequest.of(key, f.payload(key, 100))
                     .withMeta(new ObjectMeta(List.of(4), "uint8", "BINARY", null))));
             core.close();
-            byte[][] header = new byte[1][];
-            patch(f.device, 0, 32, s -> header[0] = s.toArray(ValueLayout.JAVA_BYTE));
-            MemorySegment h = MemorySegment.ofArray(header[0]);
-            assertThat(new String(header[0], 0, 8, StandardCharsets.US_ASCII)).isEqualTo("LMCIDX01");
-            assertThat(h.get(U32, 8)).isEqualTo(1);
-            assertThat(h.get(U64, 12)).isEqualTo(1L);
-            int len = (int) h.get(U64, 20);
-            byte[][] payload = new byte[1][];
-            patch(f.device, 4096, len, s -> payload[0] = s.toArray(ValueLayout.JAVA_BYTE));
-            String json = new String(payload[0], StandardCharsets.UTF_8);
+            // seq 1 (container 0) is the empty checkpoint the new store committed at open; close wrote seq 2
+            assertThat(containerJson(f, 0, 1)).endsWith("\"next_slot\":0,\"entries\":{}}");
+            long container1 = (CoreFixture.META / 2) / 4096 * 4096;
+            String json = containerJson(f, container1, 2);
             assertThat(json).startsWith("{\"version\":1,\"device_path\":")
                     .contains(",\"block_align\":4096,\"header_bytes\":4096,\"slot_bytes\":65536,\"meta_total_bytes\":1048576,"
                             + "\"meta_magic\":\"LMCIDX01\",\"meta_version\":1,\"data_base_offset\":1048576,\"next_slot\":1,")
                     .endsWith("\"entries\":{\"" + key + "\":{\"offset\":1048576,\"size\":100,\"shape\":[4],"
                             + "\"dtype\":\"uint8\",\"fmt\":\"BINARY\",\"cached_positions\":null}}}");
-            CRC32 crc = new CRC32();
-            crc.update(payload[0]);
-            assertThat(h.get(U32, 28)).isEqualTo((int) crc.getValue());
         }
+    }
+
+    /** The payload of the container at {@code offset} after checking its LMCache header: magic, version, seq, CRC-32. */
+    private static String containerJson(CoreFixture f, long offset, long seq) throws Exception {
+        byte[][] header = new byte[1][];
+        patch(f.device, offset, 32, s -> header[0] = s.toArray(ValueLayout.JAVA_BYTE));
+        MemorySegment h = MemorySegment.ofArray(header[0]);
+        assertThat(new String(header[0], 0, 8, StandardCharsets.US_ASCII)).isEqualTo("LMCIDX01");
+        assertThat(h.get(U32, 8)).isEqualTo(1);
+        assertThat(h.get(U64, 12)).isEqualTo(seq);
+        int len = (int) h.get(U64, 20);
+        byte[][] payload = new byte[1][];
+        patch(f.device, offset + 4096, len, s -> payload[0] = s.toArray(ValueLayout.JAVA_BYTE));
+        CRC32 crc = new CRC32();
+        crc.update(payload[0]);
+        assertThat(h.get(U32, 28)).isEqualTo((int) crc.getValue());
+        return new String(payload[0], StandardCharsets.UTF_8);
     }
 
 
@@ -191,19 +199,18 @@ class RecoveryTest {
     @EnumSource(value = IoEngine.class, names = {"MEMORY", "IO_URING"})
     void aFlippedCrcByteInTheNewestContainerLetsTheOlderOneWin(IoEngine engine) throws Exception {
         try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
-            RawBlockCore core = f.open();
+            RawBlockCore core = f.open(); // seq 1 in container 0: the new store's empty checkpoint
             core.put(List.of(PutRequest.of(CoreFixture.key(1), f.payload(CoreFixture.key(1), 100))));
-            core.checkpointNow(); // seq 1 in container 0: key 1
+            core.checkpointNow(); // seq 2 in container 1: key 1
             core.put(List.of(PutRequest.of(CoreFixture.key(2), f.payload(CoreFixture.key(2), 100))));
-            core.close(); // seq 2 in container 1: keys 1, 2
-            long container1 = (CoreFixture.META / 2) / 4096 * 4096;
-            patch(f.device, container1 + 28, 1,
+            core.close(); // seq 3 in container 0: keys 1, 2
+            patch(f.device, 28, 1,
                     s -> s.set(ValueLayout.JAVA_BYTE, 0, (byte) (s.get(ValueLayout.JAVA_BYTE, 0) ^ 0x40)));
             RawBlockCore again = f.open();
-            assertThat(again.status()).containsEntry("checkpoint_seq", 1L);
+            assertThat(again.status()).containsEntry("checkpoint_seq", 2L);
             assertThat(again.exists(List.of(CoreFixture.key(1), CoreFixture.key(2)), false)).containsExactly(true, false);
             assertThat((String) again.status().get("recovery")).contains("fell back")
-                    .contains("container 1 (seq 2): payload fails its CRC-32");
+                    .contains("container 0 (seq 3): payload fails its CRC-32");
             assertThat(again.status()).containsEntry("recovery_fell_back", true);
         }
     }
