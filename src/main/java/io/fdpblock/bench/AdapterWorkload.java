@@ -426,8 +426,8 @@ public final class AdapterWorkload implements AutoCloseable {
     /**
      * What the store's metadata log did in the window (fdpblock_v2): group commits per store task, the mean
      * time a commit spent writing its chunk and in its flush, and the keys whose put waited for slots freed
-     * by deletes (a slot is reused only once its delete record is durable: a full device's puts wait for a
-     * commit).
+     * by deletes (under {@code verify_payload} "recovery" a slot is reused only once its delete record is
+     * durable: a full device's puts then wait for a commit).
      */
     private static void describeCommits(Map<String, Object> extra, Map<String, Object> s0, Map<String, Object> s1,
             double tasks) {

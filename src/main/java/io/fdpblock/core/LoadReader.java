@@ -207,7 +207,7 @@ final class LoadReader {
         } finally {
             core.lock.unlock();
         }
-        if (nFreed > 0) { // deleted during the load: reused only once the delete is durable
+        if (nFreed > 0) { // deleted during the load: released as a delete's slots are (SlotReleaser)
             core.ops.add(1);
             core.releaser.releaseWhenDurable(core.meta, ticket, freed, nFreed);
         }

@@ -113,7 +113,8 @@ public final class RawBlockCore implements AutoCloseable {
         long ru = placement.reclaimUnitBytes();
         int groupSlots = ru > slotBytes ? (int) Math.min(ru / slotBytes, maxSlots) : 1;
         this.slots = new SlotAllocator((int) maxSlots, config.fdpSlotAffinityEnabled(), groupSlots);
-        this.releaser = new SlotReleaser(device, lock, slots, dataBase, slotBytes, ops);
+        this.releaser = new SlotReleaser(device, lock, slots, dataBase, slotBytes, ops,
+                config.verifyPayload() == RawBlockCoreConfig.VerifyPayload.ALWAYS);
         if (format.v2()) {
             CompactIndex compact = new CompactIndex(maxSlots);
             this.index = compact;
@@ -354,7 +355,7 @@ public final class RawBlockCore implements AutoCloseable {
         } finally {
             lock.unlock();
         }
-        deletions.release(); // a slot is reused only once its delete is durable (fdpblock_v2)
+        deletions.release(); // "recovery": a slot is reused only once its delete is durable (SlotReleaser)
         return out;
     }
 

@@ -74,6 +74,9 @@ public final class RawBlockCoreConfig {
          * in {@code crc_mismatches}. A matching CRC also tells another key's bytes apart, so a load whose
          * CRC is known does not read the slot header. A header without a CRC (LMCache wrote the slot) is
          * checked for magic, key identity and length, and its payload served unchecked, as LMCache does.
+         * Because every load checks the CRC, fdpblock_v2 reuses a deleted key's slot at once and commits
+         * its log with one flush (a slot that a power loss leaves with other or torn bytes under a
+         * recovered entry is a miss, never served).
          */
         ALWAYS("always"),
         /**
@@ -86,7 +89,10 @@ public final class RawBlockCoreConfig {
          * served. Open verifies as under {@code always}: with {@code meta_verify_on_load} (lmcache_v1)
          * each recovered entry's slot header is checked (magic, identity, length; a mismatch drops the
          * entry), and fdpblock_v2 checks its log and snapshot records' own checksums; payload CRCs are
-         * checked at open under neither setting (that would read the whole device).
+         * checked at open under neither setting (that would read the whole device). So that a power loss
+         * cannot leave a recovered entry over torn bytes behind an intact header, fdpblock_v2 then reuses
+         * a deleted key's slot only once the delete's record is durable, and flushes the slots before it
+         * writes the records that point at them (two flushes per log commit instead of one).
          */
         RECOVERY("recovery");
 

@@ -25,6 +25,8 @@ final class SlotReleaser {
     private final long dataBase;
     private final long slotBytes;
     private final OpCounter ops;
+    /** Whether every load checks its payload's CRC32C ({@code verify_payload} "always"): see {@link #releaseExpectedWhenDurable}. */
+    private final boolean loadsCheckPayload;
     private final AtomicLong deallocatedSlots = new AtomicLong();
     private final AtomicLong deallocateFailures = new AtomicLong();
     /** Slots freed by a delete whose record is not durable yet, or being deallocated: free soon. */
@@ -33,7 +35,8 @@ final class SlotReleaser {
     private final List<Runnable> waiters = new ArrayList<>();
 
     SlotReleaser(BlockDevice device, ReentrantLock lock, SlotAllocator slots, long dataBase, long slotBytes,
-            OpCounter ops) {
+            OpCounter ops, boolean loadsCheckPayload) {
+        this.loadsCheckPayload = loadsCheckPayload;
         this.device = device;
         this.lock = lock;
         this.slots = slots;
@@ -56,10 +59,9 @@ final class SlotReleaser {
     }
 
     /**
-     * Releases slots freed by a delete once its record is durable ({@code ticket} of {@code meta}): a
-     * recovery replaying the log must never find the deleted key pointing at another key's bytes. The
-     * caller has counted one operation ({@code ops.add(1)}, under the core's lock so that a close waits
-     * for it); it is done once the slots are released.
+     * Releases slots freed by a delete, once its record is durable ({@code ticket} of {@code meta}) where
+     * that matters. The caller has counted one operation ({@code ops.add(1)}, under the core's lock so
+     * that a close waits for it); it is done once the slots are released.
      */
     void releaseWhenDurable(MetaStore meta, long ticket, int[] freed, int count) {
         expect(count);
@@ -74,8 +76,22 @@ final class SlotReleaser {
         coming.addAndGet(count);
     }
 
-    /** {@link #releaseWhenDurable} for slots already {@link #expect}ed. */
+    /**
+     * {@link #releaseWhenDurable} for slots already {@link #expect}ed.
+     *
+     * <p>A slot reused before the delete's record is durable can, after a power loss, hold another key's
+     * bytes (whole or torn) under the deleted key's recovered entry. When every load checks the payload's
+     * CRC32C against the entry's ({@code verify_payload} "always"), those bytes are a miss, never served,
+     * so the slot is reused at once: a full device's puts then wait for no commit and its flush. Under
+     * "recovery" a load checks only the slot header, which a torn write may leave as the deleted key's:
+     * its slots wait for the record to be durable.
+     */
     void releaseExpectedWhenDurable(MetaStore meta, long ticket, int[] freed, int count) {
+        if (loadsCheckPayload) {
+            release(freed, count, true);
+            ops.done(1);
+            return;
+        }
         meta.whenDurable(ticket, t -> {
             release(freed, count, true);
             ops.done(1);

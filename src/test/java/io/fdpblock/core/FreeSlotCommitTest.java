@@ -3,10 +3,13 @@ package io.fdpblock.core;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.device.PowerLossDevice;
 import io.fdpblock.nvme.PlacementId;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -19,10 +22,12 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * fdpblock_v2 reuses a deleted key's slot only once its delete record is durable. When the free slots run
- * short while such slots wait, the put that took the last ones asks for the commit, so that the next puts
- * find slots instead of all waiting for it; with free slots to spare, nothing is committed before the
- * interval.
+ * fdpblock_v2 with {@code verify_payload} "recovery" reuses a deleted key's slot only once its delete
+ * record is durable. When the free slots run short while such slots wait, the put that took the last ones
+ * asks for the commit, so that the next puts find slots instead of all waiting for it; with free slots to
+ * spare, nothing is committed before the interval. With "always" (every load checks the payload's CRC32C)
+ * the slot is reused at once, and a power loss before the delete is durable never serves the new key's
+ * bytes as the deleted key's.
  */
 @Tag("unit")
 class FreeSlotCommitTest {
@@ -37,13 +42,17 @@ class FreeSlotCommitTest {
         arena.close();
     }
 
-    private static RawBlockCore open(int slots) throws Exception {
+    private static RawBlockCoreConfig config(int slots, RawBlockCoreConfig.VerifyPayload verify) {
         long meta = RawBlockCoreConfig.v2MetaBytesFor(4096, slots);
-        RawBlockCoreConfig cfg = RawBlockCoreConfig.builder("memory", SLOT).capacityBytes(meta + slots * SLOT)
-                .metaTotalBytes(meta).metaEnablePeriodic(false).metaSyncIntervalMs(INTERVAL_MS)
-                .ioEngine(IoEngine.MEMORY).build();
-        BlockDevice dev = BlockDevices.memory(meta + slots * SLOT, 4096);
-        return RawBlockCore.open(cfg, dev);
+        return RawBlockCoreConfig.builder("memory", SLOT).capacityBytes(meta + slots * SLOT).metaTotalBytes(meta)
+                .metaEnablePeriodic(false).metaSyncIntervalMs(INTERVAL_MS).ioEngine(IoEngine.MEMORY)
+                .verifyPayload(verify).build();
+    }
+
+    /** A store whose deleted slots wait for their record ({@code verify_payload} "recovery"). */
+    private static RawBlockCore open(int slots) throws Exception {
+        RawBlockCoreConfig cfg = config(slots, RawBlockCoreConfig.VerifyPayload.RECOVERY);
+        return RawBlockCore.open(cfg, BlockDevices.memory(cfg.capacityBytes(), 4096));
     }
 
     private List<PutRequest> puts(int from, int count) {
@@ -106,7 +115,7 @@ class FreeSlotCommitTest {
         V2Layout layout = V2Layout.create(4096, 4096, 8192, RawBlockCoreConfig.v2MetaBytesFor(4096, 64) + 64L * 8192,
                 0, 1 << 20, 42);
         try (BlockDevice device = BlockDevices.memory(layout.metaTotalBytes(), 4096)) {
-            MetaLog log = new MetaLog(device, layout, 0, 0, 0, INTERVAL_MS, PlacementId.NONE, () -> { });
+            MetaLog log = new MetaLog(device, layout, 0, 0, 0, INTERVAL_MS, false, PlacementId.NONE, () -> { });
             log.start("slots-request");
             try {
                 log.appendPut(1, 2, 0, 512, 7, 0, 0, "m@0x00000000@0".getBytes(StandardCharsets.UTF_8));
@@ -137,6 +146,55 @@ class FreeSlotCommitTest {
             assertThat(put.get(10, TimeUnit.SECONDS)).containsOnly(PutOutcome.STORED);
             assertThat(stat(core, "slot_waits")).isEqualTo(2);
             assertThat(stat(core, "log_commits")).isPositive();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(RawBlockCoreConfig.VerifyPayload.class)
+    void aSlotReusedBeforeItsDeleteIsDurableNeverServesAnotherKeysBytes(RawBlockCoreConfig.VerifyPayload verify)
+            throws Exception {
+        boolean always = verify == RawBlockCoreConfig.VerifyPayload.ALWAYS;
+        RawBlockCoreConfig cfg = config(2, verify);
+        PowerLossDevice device = new PowerLossDevice(cfg.capacityBytes(), 4096, false, 7);
+        List<PutRequest> two = puts(0, 2);
+        PutRequest third = puts(2, 1).get(0);
+        try {
+            RawBlockCore core = RawBlockCore.open(cfg, device);
+            assertThat(core.put(two)).containsOnly(true); // the device is full
+            core.checkpointNow(); // both keys durable
+            int slot0 = core.index.get(two.get(0).key()).slot();
+            long commits = stat(core, "log_commits");
+            assertThat(core.delete(List.of(two.get(0).key()), false)).containsOnly(true); // its record waits
+            CompletableFuture<PutOutcome[]> put = new CompletableFuture<>();
+            core.putOutcomesAsync(List.of(third), put::complete);
+            assertThat(put.get(10, TimeUnit.SECONDS)).containsOnly(PutOutcome.STORED);
+            assertThat(core.index.get(third.key()).slot()).as("the deleted key's slot").isEqualTo(slot0);
+            assertThat(stat(core, "slot_waits")).isEqualTo(always ? 0 : 1);
+            assertThat(stat(core, "log_commits")).as("a commit only where the slot waited for it")
+                    .isEqualTo(always ? commits : commits + 1);
+            device.flush(); // the new key's bytes are durable; its record and (always) the delete's are not
+            device.powerLoss();
+            try {
+                core.close();
+            } catch (java.io.IOException | RuntimeException e) {
+                // its final commit fails: the power is gone
+            }
+            PowerLossDevice back = device.afterPowerLoss(8);
+            try (RawBlockCore reopened = RawBlockCore.open(cfg, back)) {
+                // always: the delete was lost, so the deleted key is back, pointing at the new key's bytes
+                assertThat(reopened.exists(List.of(two.get(0).key(), two.get(1).key(), third.key()), false))
+                        .containsExactly(always, true, false);
+                MemorySegment into = arena.allocate(4096, 4096);
+                assertThat(reopened.load(List.of(new LoadRequest(two.get(0).key(), into))))
+                        .as("another key's bytes are a miss").containsExactly(false);
+                assertThat(stat(reopened, "crc_mismatches")).isEqualTo(always ? 1 : 0);
+                assertThat(reopened.load(List.of(new LoadRequest(two.get(1).key(), into)))).containsExactly(true);
+                assertThat(into.mismatch(two.get(1).payload())).isEqualTo(-1);
+            } finally {
+                back.release();
+            }
+        } finally {
+            device.release();
         }
     }
 }

@@ -42,7 +42,12 @@ class PowerLossTest {
      *
      * @param syncMs fdpblock_v2's meta_sync_interval_ms, or -1 for lmcache_v1
      */
-    record Variant(String name, boolean deallocates, boolean verifyOnLoad, int syncMs) {
+    record Variant(String name, boolean deallocates, boolean verifyOnLoad, int syncMs,
+            RawBlockCoreConfig.VerifyPayload verifyPayload) {
+        Variant(String name, boolean deallocates, boolean verifyOnLoad, int syncMs) {
+            this(name, deallocates, verifyOnLoad, syncMs, RawBlockCoreConfig.VerifyPayload.ALWAYS);
+        }
+
         boolean v2() {
             return syncMs >= 0;
         }
@@ -57,6 +62,8 @@ class PowerLossTest {
         long wrongBytesServed;
         long phantomKeys;
         long recoveryFailures;
+        /** Recovered keys whose slot held other bytes (a slot reused before the delete was durable): misses. */
+        long crcMisses;
         long dropped;
         long torn;
         long kept;
@@ -67,7 +74,8 @@ class PowerLossTest {
             return runs + " runs, " + crashPoints + " crash points, writes at the crash: " + dropped + " dropped, "
                     + torn + " torn, " + kept + " kept; keys required " + keysRequired + ", lost " + keysLost
                     + ", wrong bytes served " + wrongBytesServed + ", keys never stored that appeared " + phantomKeys
-                    + ", recoveries that failed " + recoveryFailures;
+                    + ", recoveries that failed " + recoveryFailures + ", recovered keys missed on their CRC32C "
+                    + crcMisses;
         }
     }
 
@@ -89,7 +97,9 @@ class PowerLossTest {
                 new Variant("fdpblock_v2, meta_sync_interval_ms 0 (every acknowledged put is durable)", false, true, 0),
                 new Variant("fdpblock_v2, meta_sync_interval_ms 1000, FDP-like device", true, true, 1000),
                 new Variant("fdpblock_v2, meta_sync_interval_ms 2 (timed group commits all through the run)", false,
-                        true, 2));
+                        true, 2),
+                new Variant("fdpblock_v2, meta_sync_interval_ms 2, verify_payload recovery (a deleted slot is reused"
+                        + " once its record is durable)", false, true, 2, RawBlockCoreConfig.VerifyPayload.RECOVERY));
         int runs = runs();
         for (Variant v : variants) {
             Tally t = new Tally();
@@ -218,7 +228,7 @@ class PowerLossTest {
         RawBlockCoreConfig config = RawBlockCoreConfig.builder("power-loss", SLOT).capacityBytes(meta + SLOTS * SLOT)
                 .metaTotalBytes(meta).metaEnablePeriodic(false).metaVerifyOnLoad(v.verifyOnLoad())
                 .metaFormat(v.v2() ? RawBlockCoreConfig.MetaFormat.FDPBLOCK_V2 : RawBlockCoreConfig.MetaFormat.LMCACHE_V1)
-                .metaSyncIntervalMs(Math.max(0, v.syncMs())).build();
+                .metaSyncIntervalMs(Math.max(0, v.syncMs())).verifyPayload(v.verifyPayload()).build();
         Set<String> everAttempted = new HashSet<>(); // committed, maybe recovered, maybe never acknowledged
         Set<String> durableAcks = new HashSet<>(); // fdpblock_v2 with sync 0: acknowledged means durable
         // fdpblock_v2: the log commits completed when each key was acknowledged; once two more have
@@ -391,6 +401,7 @@ class PowerLossTest {
                                 + " lost (" + recovered.status().get("recovery") + ")");
                     }
                 }
+                t.crcMisses += ((Number) recovered.status().get("crc_mismatches")).longValue();
                 // the recovered store works: a new key goes in and survives a clean reopen
                 String fresh = "m@0x00000000@ffff@after";
                 byte[] data = payloadOf(fresh, new SplittableRandom(fresh.hashCode() * 31L));

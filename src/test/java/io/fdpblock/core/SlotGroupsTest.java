@@ -70,8 +70,10 @@ class SlotGroupsTest {
         try (CoreFixture f = new CoreFixture(IoEngine.IO_URING, dir, 32, format)) {
             f.device.emulatePlacement(List.of(0, 1, 2, 3), GROUP * SLOT);
             LoadGate gate = new LoadGate(f.device);
+            // "recovery": fdpblock_v2 then reuses a deleted key's slots only once the delete is durable (under
+            // "always" at once), the release this test holds a group's eviction behind
             RawBlockCoreConfig config = f.config().fdpEnabled(true).metaCheckpointPlacementId(3)
-                    .metaSyncIntervalMs(60_000).build();
+                    .metaSyncIntervalMs(60_000).verifyPayload(RawBlockCoreConfig.VerifyPayload.RECOVERY).build();
             List<String> a = keys(0, 4); // id 1 fills group 0
             List<String> b = keys(10, 12); // id 2 starts group 1
             RawBlockCore core = RawBlockCore.open(config, gate);
