@@ -3,8 +3,9 @@ package io.fdpblock.core;
 /**
  * Deletes of committed keys, made the one way the store makes them: under the core's lock each key's
  * entry leaves the index, its salt's count drops and its delete is logged; then, without the lock, the
- * freed slots are released together once the last of those records is durable (deallocated first where
- * the device takes it, contiguous slots as one range). A slot still being loaded is released when its
+ * freed slots are released together, without waiting for those records to be durable
+ * ({@link SlotReleaser#releaseDeleted} says why that is safe; deallocated first where the device takes
+ * it, contiguous slots as one range). A slot still being loaded is released when its
  * last load ends instead. Used by {@link RawBlockCore#deleteWithOutcome} and by group eviction
  * ({@link SlotGroups}).
  */
@@ -12,7 +13,6 @@ final class Deletions {
     private final RawBlockCore core;
     private final int[] freed;
     private int count;
-    private long ticket = -1;
 
     /** @param capacity the most slots this batch frees */
     Deletions(RawBlockCore core, int capacity) {
@@ -30,8 +30,8 @@ final class Deletions {
         int slot = core.index.remove(key, force);
         if (slot >= 0) {
             core.salts.removed(found.saltId());
-            ticket = core.meta.deleted(key, slot);
-            if (core.inflight.freeSlot(slot, ticket)) { // else released when the last load of it ends
+            core.meta.deleted(key, slot);
+            if (core.inflight.freeSlot(slot)) { // else released when the last load of it ends
                 freed[count++] = slot;
             }
         }
@@ -50,22 +50,14 @@ final class Deletions {
     void endLocked() {
         if (count > 0) {
             core.ops.add(1);
-            if (ticket >= 0) {
-                core.releaser.expect(count);
-            }
+            core.releaser.expect(count);
         }
     }
 
-    /** Without the core's lock: releases the freed slots once the deletes are durable (fdpblock_v2: logged). */
+    /** Without the core's lock: releases the freed slots, without waiting for the deletes' durability ({@link SlotReleaser#releaseDeleted}). */
     void release() {
-        if (count == 0) {
-            return;
-        }
-        if (ticket < 0) { // no delete record to wait for
-            core.releaser.release(freed, count);
-            core.ops.done(1);
-        } else {
-            core.releaser.releaseExpectedWhenDurable(core.meta, ticket, freed, count);
+        if (count > 0) {
+            core.releaser.releaseExpected(freed, count);
         }
     }
 }

@@ -21,8 +21,8 @@ final class InFlight {
 
     private final HashMap<String, Write> writes = new HashMap<>();
     private final HashMap<Integer, int[]> readers = new HashMap<>();
-    /** Slots deleted while read, with the ticket of their delete record. */
-    private final HashMap<Integer, Long> freedWhileRead = new HashMap<>();
+    /** Slots deleted while read. */
+    private final java.util.HashSet<Integer> freedWhileRead = new java.util.HashSet<>();
 
     boolean isWriting(String key) {
         return writes.containsKey(key);
@@ -63,18 +63,14 @@ final class InFlight {
         return readers.containsKey(slot);
     }
 
-    /**
-     * @return when {@code slot} was freed while read and this was its last load, the ticket of its
-     *         delete (release it once that is durable); else -1
-     */
-    long endRead(int slot) {
+    /** @return whether {@code slot} was freed while read and this was its last load (release it now) */
+    boolean endRead(int slot) {
         int[] n = readers.get(slot);
         if (--n[0] > 0) {
-            return -1;
+            return false;
         }
         readers.remove(slot);
-        Long ticket = freedWhileRead.remove(slot);
-        return ticket == null ? -1 : ticket;
+        return freedWhileRead.remove(slot);
     }
 
     /**
@@ -82,9 +78,9 @@ final class InFlight {
      *
      * @return true when it may be released now; false when loads still read it (released by their end)
      */
-    boolean freeSlot(int slot, long deleteTicket) {
+    boolean freeSlot(int slot) {
         if (readers.containsKey(slot)) {
-            freedWhileRead.put(slot, deleteTicket);
+            freedWhileRead.add(slot);
             return false;
         }
         return true;

@@ -35,9 +35,11 @@ final class LoadReader {
      *
      * @param entry what the index held when planned (slot, size, and the CRC when known; else the slot
      *        header is read too, into {@code header})
+     * @param checkCrc whether the payload's CRC32C is checked: always under "always", and under
+     *        "recovery" for a slot whose bytes predate this open ({@link RawBlockCore#unverifiedSlots})
      */
     private record Planned(int index, String key, StoreIndex.Found entry, MemorySegment destination,
-            MemorySegment target, MemorySegment header) {}
+            MemorySegment target, MemorySegment header, boolean checkCrc) {}
 
     void load(List<LoadRequest> requests, RawBlockCore.Completion done) {
         boolean[] results = new boolean[requests.size()];
@@ -56,7 +58,8 @@ final class LoadReader {
                             + r.destination().byteSize() + " bytes is smaller than the stored payload of " + e.size()
                             + " bytes; nothing was loaded");
                 }
-                plan.add(new Planned(i, r.key(), e, r.destination(), null, null));
+                boolean checkCrc = core.unverifiedSlots == null || core.unverifiedSlots.get(e.slot());
+                plan.add(new Planned(i, r.key(), e, r.destination(), null, null, checkCrc));
             }
             for (Planned p : plan) {
                 core.inflight.startRead(p.entry().slot());
@@ -90,7 +93,7 @@ final class LoadReader {
                     batch.read(core.slotOffset(e.slot()), header);
                 }
                 batch.read(core.slotOffset(e.slot()) + core.headerBytes, target);
-                targets.add(new Planned(p.index(), p.key(), e, dest, target, header));
+                targets.add(new Planned(p.index(), p.key(), e, dest, target, header, p.checkCrc()));
             }
             core.device.submit(batch, b -> complete(targets, b, results, done));
         } catch (IOException | RuntimeException e) {
@@ -136,11 +139,14 @@ final class LoadReader {
                         hasCrc = h.hasCrc();
                     }
                     MemorySegment payload = p.target().asSlice(0, e.size());
-                    if (payloadCrc && hasCrc && OnDiskFormat.crc32c(payload) != crc) {
+                    if (p.checkCrc() && hasCrc && OnDiskFormat.crc32c(payload) != crc) {
                         core.crcMismatches.incrementAndGet();
                         RawBlockCore.LOG.log(System.Logger.Level.WARNING, "payload of slot " + e.slot() + " on "
                                 + core.device.path() + " fails its CRC32C: reported as a miss");
                         continue;
+                    }
+                    if (!payloadCrc && p.checkCrc() && hasCrc) {
+                        verified(p.key(), e.slot());
                     }
                     if (headerOp >= 0 && hasCrc && !e.hasCrc()) {
                         rememberCrc(p.key(), e.slot(), crc);
@@ -178,6 +184,19 @@ final class LoadReader {
         }
     }
 
+    /** "recovery": a slot whose bytes predate this open held its key's payload: later loads skip the CRC32C. */
+    private void verified(String key, int slot) {
+        core.lock.lock();
+        try {
+            StoreIndex.Found now = core.index.get(key);
+            if (now != null && now.slot() == slot) { // not deleted (its slot maybe taken by a put) meanwhile
+                core.unverifiedSlots.clear(slot);
+            }
+        } finally {
+            core.lock.unlock();
+        }
+    }
+
     /** The header checked out: later loads of this entry need not read it again. */
     private void rememberCrc(String key, int slot, int crc) {
         core.lock.lock();
@@ -194,22 +213,19 @@ final class LoadReader {
     private void end(List<Planned> plan) {
         int[] freed = new int[plan.size()];
         int nFreed = 0;
-        long ticket = 0;
         core.lock.lock();
         try {
             for (Planned p : plan) {
-                long t = core.inflight.endRead(p.entry().slot());
-                if (t >= 0) {
+                if (core.inflight.endRead(p.entry().slot())) {
                     freed[nFreed++] = p.entry().slot();
-                    ticket = Math.max(ticket, t);
                 }
             }
         } finally {
             core.lock.unlock();
         }
-        if (nFreed > 0) { // deleted during the load: released as a delete's slots are (SlotReleaser)
+        if (nFreed > 0) { // deleted during the load: released now that nothing reads them
             core.ops.add(1);
-            core.releaser.releaseWhenDurable(core.meta, ticket, freed, nFreed);
+            core.releaser.releaseDeleted(freed, nFreed);
         }
         core.ops.done(plan.size());
     }

@@ -62,8 +62,6 @@ final class MetaLog {
     private final int blockAlign;
     private final PlacementId placement;
     private final int syncIntervalMs;
-    /** Flush before writing a commit's chunks, not only after: see {@link #MetaLog}. */
-    private final boolean flushSlotsFirst;
     private final long maxChunkBody;
     /** Told when the log wants a snapshot to free space (a quarter of it is in use since the last). */
     private final Runnable wantSnapshot;
@@ -83,10 +81,6 @@ final class MetaLog {
     private long snapshotLsn;
     /** Guarded by {@link #lock}: {@link #commitNow} waits for a commit of everything appended. */
     private boolean commitRequested;
-    /** Guarded by {@link #lock}: {@link #requestCommit} wants the pending deletes committed. */
-    private boolean deletesRequested;
-    /** Guarded by {@link #lock}: a delete record is among those not yet taken by a commit. */
-    private boolean deletePending;
     private boolean stopping;
     private IOException failure;
     private final List<Waiter> waiters = new ArrayList<>();
@@ -101,18 +95,9 @@ final class MetaLog {
 
     private record Waiter(long ticket, LongConsumer action) {}
 
-    /**
-     * @param flushSlotsFirst whether a commit flushes before writing its chunks too. With one flush after
-     *        them, a power loss during that flush may keep a chunk and lose (or tear) the slot writes its
-     *        records describe: a PUT record's CRC32C then makes those bytes a miss on a load that checks it
-     *        ({@code verify_payload} "always"), but a load that checks only the slot header would serve a
-     *        torn payload under an intact header. The flush before makes the slots durable before any
-     *        record that points at them can be.
-     */
     MetaLog(BlockDevice device, V2Layout layout, long nextLsn, long reclaimLsn, long snapshotLsn, int syncIntervalMs,
-            boolean flushSlotsFirst, PlacementId placement, Runnable wantSnapshot) {
+            PlacementId placement, Runnable wantSnapshot) {
         this.device = device;
-        this.flushSlotsFirst = flushSlotsFirst;
         this.layout = layout;
         this.blockAlign = layout.blockAlign();
         this.placement = placement;
@@ -175,7 +160,6 @@ final class MetaLog {
         try {
             ensure(21);
             pending.put(DELETE).putInt(slot).putLong(h1).putLong(h2);
-            deletePending = true;
             return appended();
         } finally {
             lock.unlock();
@@ -262,25 +246,9 @@ final class MetaLog {
     }
 
     /**
-     * Asks for a commit now, for the slots of deletes whose records wait to be committed (e.g. a put found
-     * no free slot while deleted ones wait for their record). Only once such a delete record is pending:
-     * one already in the commit being written frees its slots when that commit ends, and a commit of puts
-     * alone would cost a flush and free nothing.
-     */
-    void requestCommit() {
-        lock.lock();
-        try {
-            deletesRequested = true;
-            work.signal();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /**
      * From now on, commits whatever is appended at once instead of after {@code meta_sync_interval_ms}:
-     * a closing store waits for the deletes whose slots are released once durable, and should not
-     * wait an interval for each.
+     * a closing store waits for the puts acknowledged once durable ({@code meta_sync_interval_ms} 0),
+     * and should not wait an interval for each.
      */
     void commitEagerly() {
         lock.lock();
@@ -372,8 +340,6 @@ final class MetaLog {
                 ticket = appendedTicket;
                 pendingSince = 0;
                 commitRequested = false;
-                deletesRequested = false;
-                deletePending = false;
             } catch (InterruptedException e) {
                 continue; // the log is stopped by stop(), never by an interrupt
             } finally {
@@ -383,15 +349,14 @@ final class MetaLog {
             if (batch.position() > 0) {
                 try {
                     long t0 = System.nanoTime();
-                    if (flushSlotsFirst) {
-                        device.flush(); // every slot the records describe is durable before any record
-                    }
-                    long tw = System.nanoTime();
                     write(batch);
                     long t1 = System.nanoTime();
-                    device.flush(); // the chunks, and every slot written before them, are durable
-                    flushNanos.addAndGet(System.nanoTime() - t1 + tw - t0);
-                    writeNanos.addAndGet(t1 - tw);
+                    // The chunks, and every slot written before them, are durable. A power loss during the
+                    // flush may keep a chunk and tear a slot its records point at: a load's CRC32C check
+                    // makes those bytes a miss (RawBlockCore#unverifiedSlots under "recovery").
+                    device.flush();
+                    flushNanos.addAndGet(System.nanoTime() - t1);
+                    writeNanos.addAndGet(t1 - t0);
                     commits.incrementAndGet();
                 } catch (IOException e) {
                     failed = e;
@@ -460,7 +425,7 @@ final class MetaLog {
         if (pending.position() == 0) {
             return false;
         }
-        return stopping || eager || commitRequested || (deletesRequested && deletePending) || syncIntervalMs == 0
+        return stopping || eager || commitRequested || syncIntervalMs == 0
                 || pending.position() >= maxChunkBody
                 || System.nanoTime() - pendingSince >= TimeUnit.MILLISECONDS.toNanos(syncIntervalMs);
     }

@@ -32,10 +32,6 @@ interface MetaStore {
     /** A put is acknowledged only once its change is durable ({@code meta_sync_interval_ms} 0). */
     boolean acknowledgesWhenDurable();
 
-    /** A put found no free slot: make pending frees usable soon (fdpblock_v2: commit the log now). */
-    default void wantFreeSlots() {
-    }
-
     /** Makes every committed change durable now (a checkpoint, or a log commit and a snapshot). */
     void checkpointNow() throws IOException;
 

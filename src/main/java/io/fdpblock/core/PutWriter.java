@@ -72,7 +72,7 @@ final class PutWriter {
                     continue;
                 }
                 int slot = core.slots.allocate(allocatorGroup(r.placement()));
-                if (slot < 0 && core.releaser.slotsComing()) { // freed by deletes, not yet durable or deallocated
+                if (slot < 0 && core.releaser.slotsComing()) { // freed by deletes, being deallocated or released
                     waiting = waiting == null ? new ArrayList<>() : waiting;
                     waiting.add(i);
                     core.slotWaits.incrementAndGet();
@@ -80,15 +80,16 @@ final class PutWriter {
                 }
                 if (slot < 0) {
                     core.deviceFullRejects.incrementAndGet();
-                    core.meta.wantFreeSlots(); // deleted slots may wait for their record to be durable
                     outcomes[i] = PutOutcome.DEVICE_FULL;
                     continue;
+                }
+                if (core.unverifiedSlots != null) {
+                    core.unverifiedSlots.clear(slot); // its bytes are this put's from now on
                 }
                 accepted.add(new Pending(i, key, r, core.inflight.startWrite(key, slot), 0));
             }
             if (!accepted.isEmpty()) {
                 core.ops.add(accepted.size());
-                commitEarlyIfShortLocked();
             }
             if (waiting != null) {
                 core.ops.add(1); // a close waits for the retry
@@ -124,9 +125,9 @@ final class PutWriter {
     }
 
     /**
-     * Retries the keys that found the device full once slots of deletes on their way are free (the commit
-     * that makes those deletes durable is asked for now); a key that finds none again waits again while
-     * more are coming, and fails with {@link PutOutcome#DEVICE_FULL} when none are.
+     * Retries the keys that found the device full once slots of deletes on their way (being deallocated,
+     * or between a delete and its release) are free; a key that finds none again waits again while more
+     * are coming, and fails with {@link PutOutcome#DEVICE_FULL} when none are.
      */
     private void waitForSlots(List<PutRequest> requests, List<Integer> waiting, PutOutcome[] outcomes,
             Runnable chunkDone) {
@@ -151,23 +152,8 @@ final class PutWriter {
                 chunkDone.run();
             }
         };
-        core.meta.wantFreeSlots();
         if (!core.releaser.whenSlotsFreed(retry)) { // they came in the meantime
             retry.run();
-        }
-    }
-
-    /**
-     * Under the core's lock, after a put took slots: when the free slots left are fewer than twice the keys
-     * being written now while slots freed by deletes wait for their records to be durable, asks for that
-     * commit now. Else it would come only when a put finds no slot at all, and then every put after it
-     * waits for the commit (its write and flush) with the device idle; asked while some slots are left,
-     * the commit runs beside the writes that took them (a commit takes about as long as a write: by the
-     * time it is durable, up to two rounds of writes may have taken slots).
-     */
-    private void commitEarlyIfShortLocked() {
-        if (core.releaser.slotsComing() && core.slots.freeSlots() < 2 * core.inflight.writes()) {
-            core.meta.wantFreeSlots();
         }
     }
 

@@ -85,6 +85,13 @@ public final class RawBlockCore implements AutoCloseable {
     final List<Object> abandoned = new ArrayList<>();
 
     final AtomicLong crcMismatches = new AtomicLong();
+    /**
+     * {@code verify_payload} "recovery" (else null): the slots whose bytes predate this open, whose
+     * payload a load checks once against its CRC32C (a power loss may have left another key's or torn
+     * bytes under a recovered entry's intact header); a put that takes one, or a load that verified it,
+     * clears its bit. Guarded by {@link #lock}.
+     */
+    final java.util.BitSet unverifiedSlots;
     final AtomicLong rolledBackKeys = new AtomicLong();
     final AtomicLong deviceFullRejects = new AtomicLong();
     /** Keys whose put found no free slot and waited for slots freed by deletes (their records to be durable). */
@@ -113,8 +120,7 @@ public final class RawBlockCore implements AutoCloseable {
         long ru = placement.reclaimUnitBytes();
         int groupSlots = ru > slotBytes ? (int) Math.min(ru / slotBytes, maxSlots) : 1;
         this.slots = new SlotAllocator((int) maxSlots, config.fdpSlotAffinityEnabled(), groupSlots);
-        this.releaser = new SlotReleaser(device, lock, slots, dataBase, slotBytes, ops,
-                config.verifyPayload() == RawBlockCoreConfig.VerifyPayload.ALWAYS);
+        this.releaser = new SlotReleaser(device, lock, slots, dataBase, slotBytes, ops);
         if (format.v2()) {
             CompactIndex compact = new CompactIndex(maxSlots);
             this.index = compact;
@@ -129,6 +135,12 @@ public final class RawBlockCore implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             index.close();
             throw e;
+        }
+        if (config.verifyPayload() == RawBlockCoreConfig.VerifyPayload.RECOVERY) {
+            unverifiedSlots = new java.util.BitSet((int) maxSlots);
+            unverifiedSlots.set(0, (int) maxSlots);
+        } else {
+            unverifiedSlots = null;
         }
         this.headerPool = new AlignedBufferPool(headerBytes, 4 * config.maxBatchKeys(),
                 Math.max(config.blockAlign(), device.bufferAlignment()));
@@ -355,7 +367,7 @@ public final class RawBlockCore implements AutoCloseable {
         } finally {
             lock.unlock();
         }
-        deletions.release(); // "recovery": a slot is reused only once its delete is durable (SlotReleaser)
+        deletions.release();
         return out;
     }
 

@@ -74,25 +74,23 @@ public final class RawBlockCoreConfig {
          * in {@code crc_mismatches}. A matching CRC also tells another key's bytes apart, so a load whose
          * CRC is known does not read the slot header. A header without a CRC (LMCache wrote the slot) is
          * checked for magic, key identity and length, and its payload served unchecked, as LMCache does.
-         * Because every load checks the CRC, fdpblock_v2 reuses a deleted key's slot at once and commits
-         * its log with one flush (a slot that a power loss leaves with other or torn bytes under a
-         * recovered entry is a miss, never served).
+         * So bytes a power loss left under a recovered entry (another key's, in a slot reused before the
+         * delete was durable, or torn) are a miss, never served.
          */
         ALWAYS("always"),
         /**
-         * Loads compute no CRC32C. Instead every load reads the slot header with the payload (one more
-         * {@code header_bytes} read in the same submission) and serves the payload only when the header
-         * has the slot magic, the key's identity (BLAKE2b-64 of the encoded key) and the payload length
-         * the index holds: another key's bytes, or a slot never written, are still a miss. What is no
-         * longer caught is damage to the right key's payload after it was written (a write torn by a
-         * crash the store did not see, media corruption the device did not report): those bytes are
-         * served. Open verifies as under {@code always}: with {@code meta_verify_on_load} (lmcache_v1)
-         * each recovered entry's slot header is checked (magic, identity, length; a mismatch drops the
-         * entry), and fdpblock_v2 checks its log and snapshot records' own checksums; payload CRCs are
-         * checked at open under neither setting (that would read the whole device). So that a power loss
-         * cannot leave a recovered entry over torn bytes behind an intact header, fdpblock_v2 then reuses
-         * a deleted key's slot only once the delete's record is durable, and flushes the slots before it
-         * writes the records that point at them (two flushes per log commit instead of one).
+         * Loads compute the CRC32C only where a power loss may have damaged the bytes: the first load of
+         * each slot whose bytes predate this open (a payload torn under an intact header is then a miss);
+         * what this open wrote, or verified once, is loaded without it. Every load reads the slot header
+         * with the payload (one more {@code header_bytes} read in the same submission) and serves the
+         * payload only when the header has the slot magic, the key's identity (BLAKE2b-64 of the encoded
+         * key) and the payload length the index holds: another key's bytes, or a slot never written, are
+         * still a miss. What is no longer caught is damage to a payload after this open wrote or verified
+         * it (media corruption the device did not report): those bytes are served. Open verifies as under
+         * {@code always}: with {@code meta_verify_on_load} (lmcache_v1) each recovered entry's slot header
+         * is checked (magic, identity, length; a mismatch drops the entry), and fdpblock_v2 checks its log
+         * and snapshot records' own checksums; payload CRCs are checked at open under neither setting (that
+         * would read the whole device).
          */
         RECOVERY("recovery");
 

@@ -141,8 +141,7 @@ public final class SlotGroups {
             }
         }
         if (done.deletions() != null) {
-            done.deletions().release(); // once the delete records are durable: one deallocation, then reuse
-            core.meta.wantFreeSlots(); // fdpblock_v2: commit the log now, not at the next interval
+            done.deletions().release(); // one deallocation, then reuse
         }
         return done.eviction();
     }

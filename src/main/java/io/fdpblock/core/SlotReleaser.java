@@ -25,18 +25,15 @@ final class SlotReleaser {
     private final long dataBase;
     private final long slotBytes;
     private final OpCounter ops;
-    /** Whether every load checks its payload's CRC32C ({@code verify_payload} "always"): see {@link #releaseExpectedWhenDurable}. */
-    private final boolean loadsCheckPayload;
     private final AtomicLong deallocatedSlots = new AtomicLong();
     private final AtomicLong deallocateFailures = new AtomicLong();
-    /** Slots freed by a delete whose record is not durable yet, or being deallocated: free soon. */
+    /** Slots freed by deletes on their way to the allocator (being deallocated, or just freed): free soon. */
     private final AtomicInteger coming = new AtomicInteger();
     /** Puts that found no free slot while some were {@link #coming}; guarded by itself. */
     private final List<Runnable> waiters = new ArrayList<>();
 
     SlotReleaser(BlockDevice device, ReentrantLock lock, SlotAllocator slots, long dataBase, long slotBytes,
-            OpCounter ops, boolean loadsCheckPayload) {
-        this.loadsCheckPayload = loadsCheckPayload;
+            OpCounter ops) {
         this.device = device;
         this.lock = lock;
         this.slots = slots;
@@ -59,43 +56,31 @@ final class SlotReleaser {
     }
 
     /**
-     * Releases slots freed by a delete, once its record is durable ({@code ticket} of {@code meta}) where
-     * that matters. The caller has counted one operation ({@code ops.add(1)}, under the core's lock so
-     * that a close waits for it); it is done once the slots are released.
+     * Releases slots freed by deletes, at once, without waiting for their delete records to be durable.
+     * After a power loss such a slot may hold another key's bytes (whole or torn) under the deleted
+     * key's recovered entry; no load serves them: under {@code verify_payload} "always" every load checks
+     * the payload's CRC32C against the entry's, and under "recovery" the first load of a slot whose bytes
+     * predate the open does ({@link RawBlockCore#unverifiedSlots}). The caller has counted one operation
+     * ({@code ops.add(1)}, under the core's lock so that a close waits for it); it is done once the slots
+     * are released.
      */
-    void releaseWhenDurable(MetaStore meta, long ticket, int[] freed, int count) {
+    void releaseDeleted(int[] freed, int count) {
         expect(count);
-        releaseExpectedWhenDurable(meta, ticket, freed, count);
+        releaseExpected(freed, count);
     }
 
     /**
      * Under the core's lock, with the change that frees them: {@code count} slots are coming, so that a put
-     * finding no slot from then on waits for them (released by {@link #releaseExpectedWhenDurable}).
+     * finding no slot from then on waits for them (released by {@link #releaseExpected}).
      */
     void expect(int count) {
         coming.addAndGet(count);
     }
 
-    /**
-     * {@link #releaseWhenDurable} for slots already {@link #expect}ed.
-     *
-     * <p>A slot reused before the delete's record is durable can, after a power loss, hold another key's
-     * bytes (whole or torn) under the deleted key's recovered entry. When every load checks the payload's
-     * CRC32C against the entry's ({@code verify_payload} "always"), those bytes are a miss, never served,
-     * so the slot is reused at once: a full device's puts then wait for no commit and its flush. Under
-     * "recovery" a load checks only the slot header, which a torn write may leave as the deleted key's:
-     * its slots wait for the record to be durable.
-     */
-    void releaseExpectedWhenDurable(MetaStore meta, long ticket, int[] freed, int count) {
-        if (loadsCheckPayload) {
-            release(freed, count, true);
-            ops.done(1);
-            return;
-        }
-        meta.whenDurable(ticket, t -> {
-            release(freed, count, true);
-            ops.done(1);
-        });
+    /** {@link #releaseDeleted} for slots already {@link #expect}ed. */
+    void releaseExpected(int[] freed, int count) {
+        release(freed, count, true);
+        ops.done(1);
     }
 
     /** Whether slots freed by deletes are on their way back to the allocator. */

@@ -17,9 +17,8 @@ import java.util.function.LongConsumer;
  * the background ({@link Snapshots}) when a quarter of the log is in use since the last one, whose
  * start frees the log before it. Recovery loads the newest valid snapshot and replays the log after it.
  *
- * <p>When loads check only slot headers ({@code verify_payload} "recovery"), a deleted key's slot is
- * reused only once its delete record is durable: a recovery that replays the log then never finds the key
- * pointing at another key's bytes ({@link SlotReleaser}).
+ * <p>A deleted key's slot is reused before its delete record is durable: a replay may then find the key
+ * pointing at another key's bytes, which no load serves ({@link SlotReleaser#releaseDeleted}).
  */
 final class V2Meta implements MetaStore {
     private final RawBlockCore core;
@@ -110,8 +109,7 @@ final class V2Meta implements MetaStore {
             reclaim = snapshotStart;
         }
         log = new MetaLog(core.device, layout, end, reclaim, snapshotStart, core.config.metaSyncIntervalMs(),
-                core.config.verifyPayload() != RawBlockCoreConfig.VerifyPayload.ALWAYS, core.placement.metadata(),
-                this::wantSnapshot);
+                core.placement.metadata(), this::wantSnapshot);
         boolean fellBack = !notes.isEmpty();
         String note = created ? createdNote : "recovered " + index.size() + " keys (fdpblock_v2): snapshot "
                 + (newest == null ? "none" : "seq " + newest.seq() + " with " + newest.entries() + " entries")
@@ -151,11 +149,6 @@ final class V2Meta implements MetaStore {
     @Override
     public boolean acknowledgesWhenDurable() {
         return core.config.metaSyncIntervalMs() == 0;
-    }
-
-    @Override
-    public void wantFreeSlots() {
-        log.requestCommit();
     }
 
     @Override

@@ -73,8 +73,8 @@ class BenchHostTest {
             Measurement s = w.store(0, 200_000_000L);
             assertThat(s.ops()).isPositive();
             assertThat(s.extra()).containsEntry("failed_tasks", 0L);
-            // a full device: every put takes a slot of the group deleted just before, at once (verify_payload
-            // "always": no put waits for that delete's commit)
+            // a full device: every put takes a slot of the group deleted just before, at once (no put waits for
+            // that delete's commit)
             assertThat(((Number) s.extra().get("slot_waits_per_task")).doubleValue()).isZero();
             assertThat(s.extra()).containsKeys("log_commits", "log_commits_per_task");
             // headroom: the keys beyond it are deleted first, and the store cycles through the others only

@@ -29,7 +29,7 @@ class MetaLogLargeCommitTest {
         assertThat(MetaLog.maxChunkBody(layout)).as("chunks may exceed 4 MiB").isGreaterThan(5L << 20);
         int records = 36_000; // ~5.3 MB of put records: one group commit, one chunk
         try (BlockDevice device = BlockDevices.memory(layout.metaTotalBytes(), 4096)) {
-            MetaLog log = new MetaLog(device, layout, 0, 0, 0, 3_600_000, false, PlacementId.NONE, () -> { });
+            MetaLog log = new MetaLog(device, layout, 0, 0, 0, 3_600_000, PlacementId.NONE, () -> { });
             log.start("large-commit");
             for (int i = 0; i < records; i++) {
                 byte[] key = String.format("Qwen%%2FQwen2.5-7B-Instruct@0x00000000@%064x@tenant-%02d", i, i % 8)

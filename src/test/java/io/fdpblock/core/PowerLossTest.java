@@ -98,8 +98,9 @@ class PowerLossTest {
                 new Variant("fdpblock_v2, meta_sync_interval_ms 1000, FDP-like device", true, true, 1000),
                 new Variant("fdpblock_v2, meta_sync_interval_ms 2 (timed group commits all through the run)", false,
                         true, 2),
-                new Variant("fdpblock_v2, meta_sync_interval_ms 2, verify_payload recovery (a deleted slot is reused"
-                        + " once its record is durable)", false, true, 2, RawBlockCoreConfig.VerifyPayload.RECOVERY));
+                new Variant("fdpblock_v2, meta_sync_interval_ms 2, verify_payload recovery (loads check slot headers,"
+                        + " and the CRC32C of slots written before the open)", false, true, 2,
+                        RawBlockCoreConfig.VerifyPayload.RECOVERY));
         int runs = runs();
         for (Variant v : variants) {
             Tally t = new Tally();

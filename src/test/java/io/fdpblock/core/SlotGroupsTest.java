@@ -66,14 +66,11 @@ class SlotGroupsTest {
     @EnumSource(RawBlockCoreConfig.MetaFormat.class)
     void aGroupGoesWholeThroughTheDeletePathOnlyWhenNothingHoldsItAndComesBackWhole(RawBlockCoreConfig.MetaFormat format)
             throws Exception {
-        boolean v2 = format == RawBlockCoreConfig.MetaFormat.FDPBLOCK_V2;
         try (CoreFixture f = new CoreFixture(IoEngine.IO_URING, dir, 32, format)) {
             f.device.emulatePlacement(List.of(0, 1, 2, 3), GROUP * SLOT);
             LoadGate gate = new LoadGate(f.device);
-            // "recovery": fdpblock_v2 then reuses a deleted key's slots only once the delete is durable (under
-            // "always" at once), the release this test holds a group's eviction behind
             RawBlockCoreConfig config = f.config().fdpEnabled(true).metaCheckpointPlacementId(3)
-                    .metaSyncIntervalMs(60_000).verifyPayload(RawBlockCoreConfig.VerifyPayload.RECOVERY).build();
+                    .metaSyncIntervalMs(60_000).build();
             List<String> a = keys(0, 4); // id 1 fills group 0
             List<String> b = keys(10, 12); // id 2 starts group 1
             RawBlockCore core = RawBlockCore.open(config, gate);
@@ -125,15 +122,11 @@ class SlotGroupsTest {
                 assertThat(loaded.get(10, TimeUnit.SECONDS)).containsExactly(true);
                 assertThat(into.mismatch(f.payload(a.get(1), SLOT - 4096))).isEqualTo(-1);
 
-                // a key deleted on its own: its slot stays taken until its delete is durable, then it is free
+                // a key deleted on its own: its slot is deallocated, then free (its delete record need not be
+                // durable first)
                 int freeBefore = core.freeSlots();
                 int deallocs = f.device.deallocations().size();
                 core.delete(List.of(a.get(3)), false);
-                if (v2) {
-                    assertThat(groups.evict(0).outcome()).as("a release not yet done").isEqualTo(Outcome.BUSY);
-                    assertThat(core.freeSlots()).isEqualTo(freeBefore);
-                    core.checkpointNow(); // commits the log
-                }
                 await("slot 3 released", () -> core.freeSlots() == freeBefore + 1);
                 assertThat(f.device.deallocations()).hasSize(deallocs + 1);
                 assertThat(f.device.deallocations().get(deallocs)).containsExactly(core.slotOffset(3), SLOT);
@@ -149,15 +142,10 @@ class SlotGroupsTest {
                 assertThat(core.exists(a, false)).containsOnly(false);
                 assertThat(core.keyCount()).isEqualTo(2);
                 assertThat(groups.groupsOf(a)).containsOnly(-1);
-                if (v2) { // the eviction asked for a log commit at once: it is held at the device
-                    await("the log commit reached the device", () -> gate.held() > 0);
-                    assertThat(core.freeSlots()).as("released only once the deletes are durable")
-                            .isEqualTo(freeBefore);
-                    assertThat(f.device.deallocations()).hasSize(deallocs);
-                    assertThat(groups.evict(0).outcome()).as("evicted, not yet released").isEqualTo(Outcome.BUSY);
-                }
-                gate.release();
+                // released while metadata writes are held: no log commit (or checkpoint) was needed for it
                 await("group 0 released", () -> core.freeSlots() == freeBefore + GROUP);
+                assertThat(gate.held()).isZero();
+                gate.release();
                 assertThat(f.device.deallocations()).hasSize(deallocs + 1);
                 assertThat(f.device.deallocations().get(deallocs)).as("the group's whole range, one deallocation")
                         .containsExactly(core.slotOffset(0), GROUP * SLOT);

@@ -17,8 +17,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * {@code verify_payload}: "always" computes the CRC32C of every loaded payload, "recovery" computes none
- * but reads and checks every load's slot header; a load of many keys is one submission either way.
+ * {@code verify_payload}: "always" computes the CRC32C of every loaded payload, "recovery" only on the first
+ * load of a slot written before the open, and reads and checks every load's slot header; a load of many
+ * keys is one submission either way.
  */
 @Tag("host")
 class VerifyPayloadTest {
@@ -56,14 +57,13 @@ class VerifyPayloadTest {
 
     @ParameterizedTest
     @EnumSource(value = RawBlockCoreConfig.MetaFormat.class)
-    void aCorruptedPayloadByteIsServedUnderRecoveryAndRefusedUnderAlways(RawBlockCoreConfig.MetaFormat format)
-            throws Exception {
+    void aCorruptedPayloadByteIsRefusedUnderAlwaysAndUnderRecoveryOnlyWhenItPredatesTheOpen(
+            RawBlockCoreConfig.MetaFormat format) throws Exception {
         try (CoreFixture f = new CoreFixture(IoEngine.IO_URING, dir, 8, format)) {
             long[] slot = store(f, 2);
             long at = slot[1] + RawBlockCoreConfig.DEFAULT_HEADER_BYTES + 1234;
             RecoveryTest.patch(f.device, at, 1, s -> s.set(ValueLayout.JAVA_BYTE, 0,
                     (byte) (s.get(ValueLayout.JAVA_BYTE, 0) ^ 0x5A)));
-            MemorySegment want = f.payload(CoreFixture.key(1), SIZE);
             MemorySegment buf = f.buffer(8192);
 
             RawBlockCore always = open(f, ALWAYS);
@@ -73,13 +73,22 @@ class VerifyPayloadTest {
             always.close();
 
             RawBlockCore recovery = open(f, RECOVERY);
-            assertThat(load(f, recovery, 1, buf)).as("recovery: no CRC32C on load, the header is the key's").isTrue();
+            assertThat(load(f, recovery, 1, buf)).as("recovery: the first load of a slot written before the open"
+                    + " checks its CRC32C (a power loss may have torn it under its header)").isFalse();
+            assertThat(recovery.status()).containsEntry("crc_mismatches", 1L);
+            assertThat(load(f, recovery, 0, buf)).as("an intact key, verified by its first load").isTrue();
+            // damage key 0's payload now: verified in this open, its loads no longer compute the CRC32C
+            RecoveryTest.patch(f.device, slot[0] + RawBlockCoreConfig.DEFAULT_HEADER_BYTES + 1234, 1,
+                    s -> s.set(ValueLayout.JAVA_BYTE, 0, (byte) (s.get(ValueLayout.JAVA_BYTE, 0) ^ 0x5A)));
+            MemorySegment want = f.payload(CoreFixture.key(0), SIZE);
+            assertThat(load(f, recovery, 0, buf)).as("recovery: no CRC32C on a verified slot, the header is the key's")
+                    .isTrue();
             MemorySegment got = buf.asSlice(0, SIZE);
             assertThat(got.mismatch(want)).as("the one damaged byte, served as stored").isEqualTo(1234);
             assertThat(got.get(ValueLayout.JAVA_BYTE, 1234))
                     .isEqualTo((byte) (want.get(ValueLayout.JAVA_BYTE, 1234) ^ 0x5A));
             assertThat(got.asSlice(1235).mismatch(want.asSlice(1235))).isEqualTo(-1);
-            assertThat(recovery.status()).containsEntry("crc_mismatches", 0L);
+            assertThat(recovery.status()).containsEntry("crc_mismatches", 1L);
             recovery.close();
         }
     }
