@@ -58,7 +58,7 @@ public class AdapterLookupBench {
     @Setup(Level.Trial)
     public void open() throws IOException {
         int slot = 8192;
-        long meta = 1L << 20;
+        long meta = RawBlockCoreConfig.v2MetaBytesFor(4096, KEYS + 8);
         long capacity = meta + (long) (KEYS + 8) * slot;
         if (adapterType.equals("mock")) {
             adapter = new MockL2Adapter();
