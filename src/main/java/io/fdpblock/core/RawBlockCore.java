@@ -94,7 +94,7 @@ public final class RawBlockCore implements AutoCloseable {
     final java.util.BitSet unverifiedSlots;
     final AtomicLong rolledBackKeys = new AtomicLong();
     final AtomicLong deviceFullRejects = new AtomicLong();
-    /** Keys whose put found no free slot and waited for slots freed by deletes (their records to be durable). */
+    /** Keys whose put found no free slot and waited for slots freed by deletes (being deallocated, or released). */
     final AtomicLong slotWaits = new AtomicLong();
     final AtomicLong oversizeRejects = new AtomicLong();
     final Recovery.Result recovered;
