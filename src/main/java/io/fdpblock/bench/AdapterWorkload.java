@@ -426,8 +426,7 @@ public final class AdapterWorkload implements AutoCloseable {
     /**
      * What the store's metadata log did in the window (fdpblock_v2): group commits per store task, the mean
      * time a commit spent writing its chunk and in its flush, and the keys whose put waited for slots freed
-     * by deletes (under {@code verify_payload} "recovery" a slot is reused only once its delete record is
-     * durable: a full device's puts then wait for a commit).
+     * by deletes (on their way back to the allocator: being deallocated, or released).
      */
     private static void describeCommits(Map<String, Object> extra, Map<String, Object> s0, Map<String, Object> s1,
             double tasks) {

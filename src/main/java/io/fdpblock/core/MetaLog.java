@@ -155,12 +155,12 @@ final class MetaLog {
         }
     }
 
-    long appendDelete(long h1, long h2, int slot) {
+    void appendDelete(long h1, long h2, int slot) {
         lock.lock();
         try {
             ensure(21);
             pending.put(DELETE).putInt(slot).putLong(h1).putLong(h2);
-            return appended();
+            appended();
         } finally {
             lock.unlock();
         }

@@ -20,8 +20,8 @@ interface MetaStore {
      */
     long putCommitted(String key, int slot, int size, int crc, int group, int saltId, boolean newSalt);
 
-    /** Under the core's lock: a committed key was removed. @return a ticket for {@link #whenDurable} */
-    long deleted(String key, int slot);
+    /** Under the core's lock: a committed key was removed (its slot is released without waiting for this). */
+    void deleted(String key, int slot);
 
     /**
      * Runs {@code action} once the change of {@code ticket} is durable (at once where durability is

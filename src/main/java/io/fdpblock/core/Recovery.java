@@ -12,7 +12,8 @@ import java.util.Map;
 
 /**
  * What open does with what a device holds. Never formats by itself: a new device (metadata area all
- * zeros, or a first checkpoint cut off before its header) starts empty; a valid checkpoint is applied
+ * zeros, or only the empty first checkpoint a new store commits, cut off before its header) starts
+ * empty; a valid checkpoint is applied
  * (the newest first, the older one when the newest cannot be applied, said in the note); a checkpoint
  * written with another layout, foreign bytes, or checkpoints that are all unreadable refuse the open
  * and write nothing. {@code "format": true} is the only way to discard a device's contents.

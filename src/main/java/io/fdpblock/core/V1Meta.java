@@ -58,13 +58,13 @@ final class V1Meta implements MetaStore {
     }
 
     @Override
-    public long deleted(String key, int slot) {
-        return ++dirtyCount;
+    public void deleted(String key, int slot) {
+        dirtyCount++;
     }
 
     @Override
     public void whenDurable(long ticket, LongConsumer action) {
-        action.accept(ticket); // a freed slot may be reused at once: recovery checks every slot header
+        action.accept(ticket); // durability is the next checkpoint's business: nothing waits for it here
     }
 
     @Override

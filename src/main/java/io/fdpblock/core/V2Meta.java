@@ -135,10 +135,10 @@ final class V2Meta implements MetaStore {
     }
 
     @Override
-    public long deleted(String key, int slot) {
+    public void deleted(String key, int slot) {
         HashValue128 h = CompactIndex.hash(key);
         committedChanges++;
-        return log.appendDelete(h.getMostSignificantBits(), h.getLeastSignificantBits(), slot);
+        log.appendDelete(h.getMostSignificantBits(), h.getLeastSignificantBits(), slot);
     }
 
     @Override
