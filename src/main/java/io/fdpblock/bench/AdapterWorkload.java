@@ -451,9 +451,14 @@ public final class AdapterWorkload implements AutoCloseable {
         return ((Number) s1.getOrDefault(key, 0L)).longValue() - ((Number) s0.getOrDefault(key, 0L)).longValue();
     }
 
-    /** Submit-to-signal latencies of lookup-and-lock tasks. */
+    /**
+     * Submit-to-signal latencies of lookup-and-lock tasks, with the calling thread's CPU time per lookup
+     * (median; NaN when unknown) and its minor page faults per lookup-and-unlock (NaN when unknown): a
+     * lookup runs on the caller's thread, so a slow one is either descheduled (CPU below wall) or doing
+     * more work, such as faulting in heap pages the JVM had not touched yet.
+     */
     public record LookupResult(long[] sortedNanos, int keys, long misses, Map<String, Object> adapterStatus,
-            String where) {
+            String where, double cpuMedianMicros, double minorFaultsPerLookup) {
         public double medianMicros() {
             return Stats.percentile(sortedNanos, sortedNanos.length, 50) / 1000.0;
         }
@@ -463,12 +468,16 @@ public final class AdapterWorkload implements AutoCloseable {
         }
     }
 
+    /** Lookups run untimed before each round: at least this many, and for at least the ramp. */
+    static final int LOOKUP_WARMUP_MIN = 20;
+
     /**
-     * Lookup-and-lock of {@code count} stored keys, {@code iterations} times after {@code warmup}: each
+     * Lookup-and-lock of {@code count} stored keys, {@code iterations} times after a ramp of
+     * {@code rampNanos} (and at least {@value #LOOKUP_WARMUP_MIN} lookups), as every other case ramps: each
      * timed from before {@code submitLookupAndLockTask} to the eventfd signal seen by {@code poll(2)} and
      * the result taken; the keys are unlocked after each, outside the timing.
      */
-    public LookupResult lookup(int count, int warmup, int iterations) throws IOException {
+    public LookupResult lookup(int count, long rampNanos, int iterations) throws IOException {
         if (count > keyCount()) {
             throw new IllegalArgumentException("only " + keyCount() + " keys on the device");
         }
@@ -483,47 +492,64 @@ public final class AdapterWorkload implements AutoCloseable {
                 }
             }
         }
-        return lookup(adapter, keys, warmup, iterations, "the bench file (" + adapter.core().device().engine() + ")");
+        return lookup(adapter, keys, rampNanos, iterations, "the bench file (" + adapter.core().device().engine()
+                + ")");
     }
 
-    static LookupResult lookup(RawBlockL2Adapter adapter, List<ObjectKey> keys, int warmup, int iterations,
+    static LookupResult lookup(RawBlockL2Adapter adapter, List<ObjectKey> keys, long rampNanos, int iterations,
             String where) throws IOException {
         keys = List.copyOf(keys);
-        int fd = adapter.lookupAndLockEventFd();
-        long[] samples = new long[iterations];
-        long misses = 0;
-        for (int i = -warmup; i < iterations; i++) {
-            long t0 = System.nanoTime();
-            long id = adapter.submitLookupAndLockTask(keys);
-            Bitmap hits;
-            while (true) {
-                if (!EventFd.await(fd, WAIT)) {
-                    throw new IOException("no lookup signal within " + WAIT.toSeconds() + " s");
-                }
-                hits = adapter.queryLookupAndLockResult(id);
-                if (hits != null) {
-                    break;
-                }
-            }
-            long t1 = System.nanoTime();
+        long rampEnd = System.nanoTime() + rampNanos;
+        for (int i = 0; i < LOOKUP_WARMUP_MIN || System.nanoTime() < rampEnd; i++) {
+            lookupOnce(adapter, keys);
             adapter.submitUnlock(keys);
-            if (i >= 0) {
-                samples[i] = t1 - t0;
-                misses += keys.size() - hits.cardinality();
-            }
         }
+        long[] samples = new long[iterations];
+        long[] cpu = new long[iterations];
+        long misses = 0;
+        long faults0 = CpuClock.threadMinorFaults();
+        for (int i = 0; i < iterations; i++) {
+            long c0 = CpuClock.threadCpuNanos();
+            long t0 = System.nanoTime();
+            Bitmap hits = lookupOnce(adapter, keys);
+            long t1 = System.nanoTime();
+            long c1 = CpuClock.threadCpuNanos();
+            adapter.submitUnlock(keys);
+            samples[i] = t1 - t0;
+            cpu[i] = c0 < 0 || c1 < 0 ? -1 : c1 - c0;
+            misses += keys.size() - hits.cardinality();
+        }
+        long faults1 = CpuClock.threadMinorFaults();
         Arrays.sort(samples);
+        Arrays.sort(cpu);
+        double cpuMedian = cpu[0] < 0 ? Double.NaN : Stats.percentile(cpu, cpu.length, 50) / 1000.0;
+        double faults = faults0 < 0 || faults1 < 0 ? Double.NaN : (faults1 - faults0) / (double) iterations;
         Object status = adapter.reportStatus().get("lookup");
         @SuppressWarnings("unchecked")
         Map<String, Object> st = status instanceof Map<?, ?> m ? (Map<String, Object>) m : Map.of();
-        return new LookupResult(samples, keys.size(), misses, st, where);
+        return new LookupResult(samples, keys.size(), misses, st, where, cpuMedian, faults);
+    }
+
+    /** One lookup-and-lock, from submit to the eventfd signal and the result taken. */
+    private static Bitmap lookupOnce(RawBlockL2Adapter adapter, List<ObjectKey> keys) throws IOException {
+        int fd = adapter.lookupAndLockEventFd();
+        long id = adapter.submitLookupAndLockTask(keys);
+        while (true) {
+            if (!EventFd.await(fd, WAIT)) {
+                throw new IOException("no lookup signal within " + WAIT.toSeconds() + " s");
+            }
+            Bitmap hits = adapter.queryLookupAndLockResult(id);
+            if (hits != null) {
+                return hits;
+            }
+        }
     }
 
     /**
      * The lookup case on an adapter over a memory device (when the bench file holds fewer than
      * {@code count} chunks): {@code count} keys of 4 KiB stored first. A lookup never touches the device.
      */
-    static LookupResult lookupOnMemory(int count, int warmup, int iterations) throws IOException {
+    static LookupResult lookupOnMemory(int count, long rampNanos, int iterations) throws IOException {
         int slot = 8192;
         long meta = RawBlockCoreConfig.v2MetaBytesFor(4096, count + 16);
         long capacity = meta + (long) (count + 16) * slot;
@@ -551,7 +577,7 @@ public final class AdapterWorkload implements AutoCloseable {
             if (!r.success()) {
                 throw new IOException("storing " + count + " keys on the memory adapter failed");
             }
-            return lookup(a, keys, warmup, iterations, "a memory device (the bench file holds fewer keys)");
+            return lookup(a, keys, rampNanos, iterations, "a memory device (the bench file holds fewer keys)");
         }
     }
 

@@ -578,26 +578,22 @@ public final class Bench {
                     }
                     case ADAPTER_LOOKUP -> {
                         int keys = 1000;
-                        List<Double> roundMedians = new ArrayList<>();
-                        AdapterWorkload.LookupResult all = null;
-                        List<long[]> samples = new ArrayList<>();
+                        List<AdapterWorkload.LookupResult> roundResults = new ArrayList<>();
                         if (w.keyCount() >= keys && !populated) {
                             populate(w);
                             populated = true;
                         }
                         for (int round = 1; round <= o.rounds(); round++) {
+                            long ramp = o.rampSeconds() * 1_000_000_000L;
                             AdapterWorkload.LookupResult l = w.keyCount() >= keys
-                                    ? w.lookup(keys, round == 1 ? 200 : 20, o.lookupIterations())
-                                    : AdapterWorkload.lookupOnMemory(keys, round == 1 ? 200 : 20, o.lookupIterations());
-                            roundMedians.add(l.medianMicros());
-                            samples.add(l.sortedNanos());
-                            all = l;
-                            out.printf(Locale.ROOT, "%-28s round %d/%d  median %.1f us, p99 %.1f us (%s)%n", c.label(),
-                                    round, o.rounds(), l.medianMicros(), l.percentileMicros(99), l.where());
+                                    ? w.lookup(keys, ramp, o.lookupIterations())
+                                    : AdapterWorkload.lookupOnMemory(keys, ramp, o.lookupIterations());
+                            roundResults.add(l);
+                            out.printf(Locale.ROOT, "%-28s round %d/%d  median %.1f us (CPU %.1f us, %.1f page faults),"
+                                            + " p99 %.1f us (%s)%n", c.label(), round, o.rounds(), l.medianMicros(),
+                                    l.cpuMedianMicros(), l.minorFaultsPerLookup(), l.percentileMicros(99), l.where());
                         }
-                        long[] merged = samples.stream().flatMapToLong(java.util.Arrays::stream).sorted().toArray();
-                        r.lookup(new AdapterWorkload.LookupResult(merged, all.keys(), all.misses(), all.adapterStatus(),
-                                all.where()), roundMedians);
+                        r.lookup(roundResults);
                     }
                     default -> throw new IllegalStateException(c.kind().name());
                 }

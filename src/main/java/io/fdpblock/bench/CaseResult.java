@@ -34,7 +34,7 @@ public final class CaseResult {
     private String skipped;
     private String note;
     private AdapterWorkload.LookupResult lookup;
-    private final List<Double> lookupRoundMedians = new ArrayList<>();
+    private final List<AdapterWorkload.LookupResult> lookupRounds = new ArrayList<>();
 
     public CaseResult(BenchCase benchCase) {
         this.benchCase = benchCase;
@@ -72,10 +72,16 @@ public final class CaseResult {
         return lookup;
     }
 
-    public void lookup(AdapterWorkload.LookupResult l, List<Double> roundMedians) {
-        lookup = l;
-        lookupRoundMedians.clear();
-        lookupRoundMedians.addAll(roundMedians);
+    /** The rounds of the lookup case: the case's figures are of every round's samples together. */
+    public void lookup(List<AdapterWorkload.LookupResult> rounds) {
+        lookupRounds.clear();
+        lookupRounds.addAll(rounds);
+        AdapterWorkload.LookupResult last = rounds.getLast();
+        long[] merged = rounds.stream().flatMapToLong(x -> java.util.Arrays.stream(x.sortedNanos())).sorted().toArray();
+        lookup = new AdapterWorkload.LookupResult(merged, last.keys(),
+                rounds.stream().mapToLong(AdapterWorkload.LookupResult::misses).sum(), last.adapterStatus(), last.where(),
+                Stats.median(rounds, AdapterWorkload.LookupResult::cpuMedianMicros), rounds.stream().mapToDouble(AdapterWorkload.LookupResult::minorFaultsPerLookup)
+                        .average().orElse(Double.NaN));
     }
 
     private List<Measurement> ours() {
@@ -239,9 +245,15 @@ public final class CaseResult {
                 l.put("on", lookup.where());
                 l.put("median_us", Measurement.round(lookup.medianMicros(), 2));
                 l.put("p90_us", Measurement.round(lookup.percentileMicros(90), 2));
+                l.put("thread_cpu_median_of_rounds_us", Measurement.round(lookup.cpuMedianMicros(), 2));
+                l.put("minor_faults_per_lookup", Measurement.round(lookup.minorFaultsPerLookup(), 2));
                 l.put("p99_us", Measurement.round(lookup.percentileMicros(99), 2));
                 l.put("max_us", Measurement.round(lookup.percentileMicros(100), 2));
-                l.put("round_medians_us", lookupRoundMedians.stream().map(d -> Measurement.round(d, 2)).toList());
+                l.put("round_medians_us", lookupRounds.stream().map(x -> Measurement.round(x.medianMicros(), 2)).toList());
+                l.put("round_thread_cpu_medians_us", lookupRounds.stream()
+                        .map(x -> Measurement.round(x.cpuMedianMicros(), 2)).toList());
+                l.put("round_minor_faults_per_lookup", lookupRounds.stream()
+                        .map(x -> Measurement.round(x.minorFaultsPerLookup(), 2)).toList());
                 l.put("misses", lookup.misses());
                 l.put("adapter_histogram_submit_to_signal", lookup.adapterStatus());
                 m.put("lookup", l);

@@ -100,9 +100,12 @@ class BenchHostTest {
             assertThat(l.ops()).isPositive();
             assertThat(l.extra()).containsEntry("missed_chunks", 0L);
             assertThat(l.extra()).containsKeys("ring_depth_avg", "depth_littles_law", "lat_p50_us", "device_ios_per_chunk");
-            AdapterWorkload.LookupResult r = w.lookup(w.keyCount(), 5, 50);
+            AdapterWorkload.LookupResult r = w.lookup(w.keyCount(), 0, 50);
             assertThat(r.misses()).isZero();
             assertThat(r.medianMicros()).isPositive();
+            assertThat(r.cpuMedianMicros()).as("the caller's CPU per lookup (it runs on the caller's thread)").isPositive();
+            assertThat(r.minorFaultsPerLookup()).as("page faults per lookup, read from /proc/thread-self/stat")
+                    .isGreaterThanOrEqualTo(0.0);
             assertThat(w.adapter().core().keyCount()).isEqualTo(w.keyCount());
         }
         // verify_payload "recovery": the same loads, every chunk served (its slot header is read with it)

@@ -137,6 +137,30 @@ class BenchReportTest {
     }
 
     @Test
+    @SuppressWarnings("unchecked")
+    void lookupRoundsAreJudgedTogetherAndEachSaysItsCpuAndPageFaults() {
+        BenchCase lookup = BenchCase.adapterCases().stream().filter(c -> c.kind() == BenchCase.Kind.ADAPTER_LOOKUP)
+                .findFirst().orElseThrow();
+        CaseResult r = new CaseResult(lookup);
+        // a slow round (faulting in heap pages) and a fast one: the median is of all samples together
+        r.lookup(List.of(
+                new AdapterWorkload.LookupResult(new long[] {170_000, 180_000, 190_000}, 1000, 2, java.util.Map.of(),
+                        "here", 178.0, 10.5),
+                new AdapterWorkload.LookupResult(new long[] {70_000, 80_000}, 1000, 1, java.util.Map.of(),
+                        "here", 76.0, 0.0)));
+        assertThat(r.lookup().medianMicros()).isCloseTo(170.0, within(1e-9)); // nearest rank, 3rd of 5
+        assertThat(r.lookup().misses()).isEqualTo(3);
+        assertThat(r.targets()).singleElement().satisfies(t -> assertThat(t.met()).isFalse()); // 170 us, not < 100
+        java.util.Map<String, Object> l = (java.util.Map<String, Object>) r.toMap().get("lookup");
+        assertThat(l).containsEntry("round_medians_us", List.of(180.0, 70.0))
+                .containsEntry("round_thread_cpu_medians_us", List.of(178.0, 76.0))
+                .containsEntry("round_minor_faults_per_lookup", List.of(10.5, 0.0))
+                .containsEntry("minor_faults_per_lookup", 5.25)
+                .containsEntry("thread_cpu_median_of_rounds_us", 127.0)
+                .containsEntry("iterations", 5);
+    }
+
+    @Test
     void chartIsAPngEvenWithoutFio() throws Exception {
         List<BenchCase> raw = BenchCase.rawCases(IoEngine.IO_URING);
         List<CaseResult> withFio = List.of(result(raw.get(0), 10_000, 1, 12_000.0, 0.8),
