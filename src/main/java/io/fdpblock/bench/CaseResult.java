@@ -176,8 +176,12 @@ public final class CaseResult {
             }
             case ADAPTER_STORE, ADAPTER_STORE_HEADROOM, ADAPTER_STORE_EVICT_ROUNDS, ADAPTER_LOAD, ADAPTER_LOAD_VERIFY_RECOVERY -> {
                 t.add(new Target("bandwidth ours/fio", ">=", 0.95, throughputRatio()));
-                // CPU per byte <= 2x fio's (issue 12: with verify_payload "recovery")
-                t.add(new Target("MB per CPU-second ours/fio", ">=", 0.5, cpuEfficiencyRatio()));
+                // CPU per byte <= 2x fio's (issue 12: with verify_payload "recovery"). Not for a load under
+                // "always": it computes the CRC32C of every payload, the cost "recovery" is there to trade away
+                // (the bench measures the checksum alone beside it); a store computes it under either setting.
+                if (c.kind() != BenchCase.Kind.ADAPTER_LOAD) {
+                    t.add(new Target("MB per CPU-second ours/fio", ">=", 0.5, cpuEfficiencyRatio()));
+                }
             }
             case ADAPTER_LOOKUP -> t.add(new Target("submit to eventfd signal, median us", "<", 100,
                     lookup == null ? Double.NaN : lookup.medianMicros()));

@@ -137,6 +137,21 @@ class BenchReportTest {
     }
 
     @Test
+    void cpuPerByteIsJudgedForStoresAndTheRecoveryLoadNotForTheLoadThatChecksEveryCrc() {
+        java.util.Map<BenchCase.Kind, List<String>> judged = new java.util.EnumMap<>(BenchCase.Kind.class);
+        for (BenchCase c : BenchCase.adapterCases()) {
+            judged.put(c.kind(), new CaseResult(c).targets().stream().map(CaseResult.Target::name).toList());
+        }
+        String bandwidth = "bandwidth ours/fio";
+        String perCpu = "MB per CPU-second ours/fio";
+        assertThat(judged.get(BenchCase.Kind.ADAPTER_LOAD)).containsExactly(bandwidth);
+        assertThat(judged.get(BenchCase.Kind.ADAPTER_LOAD_VERIFY_RECOVERY)).containsExactly(bandwidth, perCpu);
+        assertThat(judged.get(BenchCase.Kind.ADAPTER_STORE)).containsExactly(bandwidth, perCpu);
+        assertThat(judged.get(BenchCase.Kind.ADAPTER_STORE_HEADROOM)).containsExactly(bandwidth, perCpu);
+        assertThat(judged.get(BenchCase.Kind.ADAPTER_STORE_EVICT_ROUNDS)).containsExactly(bandwidth, perCpu);
+    }
+
+    @Test
     @SuppressWarnings("unchecked")
     void lookupRoundsAreJudgedTogetherAndEachSaysItsCpuAndPageFaults() {
         BenchCase lookup = BenchCase.adapterCases().stream().filter(c -> c.kind() == BenchCase.Kind.ADAPTER_LOOKUP)
