@@ -453,12 +453,13 @@ public final class AdapterWorkload implements AutoCloseable {
 
     /**
      * Submit-to-signal latencies of lookup-and-lock tasks, with the calling thread's CPU time per lookup
-     * (median; NaN when unknown) and its minor page faults per lookup-and-unlock (NaN when unknown): a
-     * lookup runs on the caller's thread, so a slow one is either descheduled (CPU below wall) or doing
-     * more work, such as faulting in heap pages the JVM had not touched yet.
+     * (median; NaN when unknown), its minor page faults per lookup-and-unlock (NaN when unknown) and the
+     * whole process's CPU over the round in cores: a lookup runs on the caller's thread, so a slow one is
+     * descheduled (CPU below wall), doing more work (such as faulting in heap pages the JVM had not
+     * touched yet), or sharing its core with other busy threads of the process (cores well above 1).
      */
     public record LookupResult(long[] sortedNanos, int keys, long misses, Map<String, Object> adapterStatus,
-            String where, double cpuMedianMicros, double minorFaultsPerLookup) {
+            String where, double cpuMedianMicros, double minorFaultsPerLookup, double processCpuCores) {
         public double medianMicros() {
             return Stats.percentile(sortedNanos, sortedNanos.length, 50) / 1000.0;
         }
@@ -508,6 +509,8 @@ public final class AdapterWorkload implements AutoCloseable {
         long[] cpu = new long[iterations];
         long misses = 0;
         long faults0 = CpuClock.threadMinorFaults();
+        long process0 = CpuClock.processCpuNanos();
+        long wall0 = System.nanoTime();
         for (int i = 0; i < iterations; i++) {
             long c0 = CpuClock.threadCpuNanos();
             long t0 = System.nanoTime();
@@ -520,6 +523,8 @@ public final class AdapterWorkload implements AutoCloseable {
             misses += keys.size() - hits.cardinality();
         }
         long faults1 = CpuClock.threadMinorFaults();
+        double processCores = process0 < 0 ? Double.NaN
+                : (CpuClock.processCpuNanos() - process0) / (double) (System.nanoTime() - wall0);
         Arrays.sort(samples);
         Arrays.sort(cpu);
         double cpuMedian = cpu[0] < 0 ? Double.NaN : Stats.percentile(cpu, cpu.length, 50) / 1000.0;
@@ -527,7 +532,7 @@ public final class AdapterWorkload implements AutoCloseable {
         Object status = adapter.reportStatus().get("lookup");
         @SuppressWarnings("unchecked")
         Map<String, Object> st = status instanceof Map<?, ?> m ? (Map<String, Object>) m : Map.of();
-        return new LookupResult(samples, keys.size(), misses, st, where, cpuMedian, faults);
+        return new LookupResult(samples, keys.size(), misses, st, where, cpuMedian, faults, processCores);
     }
 
     /** One lookup-and-lock, from submit to the eventfd signal and the result taken. */

@@ -589,9 +589,10 @@ public final class Bench {
                                     ? w.lookup(keys, ramp, o.lookupIterations())
                                     : AdapterWorkload.lookupOnMemory(keys, ramp, o.lookupIterations());
                             roundResults.add(l);
-                            out.printf(Locale.ROOT, "%-28s round %d/%d  median %.1f us (CPU %.1f us, %.1f page faults),"
-                                            + " p99 %.1f us (%s)%n", c.label(), round, o.rounds(), l.medianMicros(),
-                                    l.cpuMedianMicros(), l.minorFaultsPerLookup(), l.percentileMicros(99), l.where());
+                            out.printf(Locale.ROOT, "%-28s round %d/%d  median %.1f us (CPU %.1f us, %.1f page faults,"
+                                            + " process %.2f cores), p99 %.1f us (%s)%n", c.label(), round, o.rounds(),
+                                    l.medianMicros(), l.cpuMedianMicros(), l.minorFaultsPerLookup(), l.processCpuCores(),
+                                    l.percentileMicros(99), l.where());
                         }
                         r.lookup(roundResults);
                     }

@@ -81,7 +81,8 @@ public final class CaseResult {
         lookup = new AdapterWorkload.LookupResult(merged, last.keys(),
                 rounds.stream().mapToLong(AdapterWorkload.LookupResult::misses).sum(), last.adapterStatus(), last.where(),
                 Stats.median(rounds, AdapterWorkload.LookupResult::cpuMedianMicros), rounds.stream().mapToDouble(AdapterWorkload.LookupResult::minorFaultsPerLookup)
-                        .average().orElse(Double.NaN));
+                        .average().orElse(Double.NaN),
+                Stats.median(rounds, AdapterWorkload.LookupResult::processCpuCores));
     }
 
     private List<Measurement> ours() {
@@ -258,6 +259,8 @@ public final class CaseResult {
                         .map(x -> Measurement.round(x.cpuMedianMicros(), 2)).toList());
                 l.put("round_minor_faults_per_lookup", lookupRounds.stream()
                         .map(x -> Measurement.round(x.minorFaultsPerLookup(), 2)).toList());
+                l.put("round_process_cpu_cores", lookupRounds.stream()
+                        .map(x -> Measurement.round(x.processCpuCores(), 3)).toList());
                 l.put("misses", lookup.misses());
                 l.put("adapter_histogram_submit_to_signal", lookup.adapterStatus());
                 m.put("lookup", l);

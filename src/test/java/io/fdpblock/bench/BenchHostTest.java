@@ -106,6 +106,7 @@ class BenchHostTest {
             assertThat(r.cpuMedianMicros()).as("the caller's CPU per lookup (it runs on the caller's thread)").isPositive();
             assertThat(r.minorFaultsPerLookup()).as("page faults per lookup, read from /proc/thread-self/stat")
                     .isGreaterThanOrEqualTo(0.0);
+            assertThat(r.processCpuCores()).as("the process's CPU over the round, in cores").isPositive();
             assertThat(w.adapter().core().keyCount()).isEqualTo(w.keyCount());
         }
         // verify_payload "recovery": the same loads, every chunk served (its slot header is read with it)

@@ -160,9 +160,9 @@ class BenchReportTest {
         // a slow round (faulting in heap pages) and a fast one: the median is of all samples together
         r.lookup(List.of(
                 new AdapterWorkload.LookupResult(new long[] {170_000, 180_000, 190_000}, 1000, 2, java.util.Map.of(),
-                        "here", 178.0, 10.5),
+                        "here", 178.0, 10.5, 1.25),
                 new AdapterWorkload.LookupResult(new long[] {70_000, 80_000}, 1000, 1, java.util.Map.of(),
-                        "here", 76.0, 0.0)));
+                        "here", 76.0, 0.0, 1.05)));
         assertThat(r.lookup().medianMicros()).isCloseTo(170.0, within(1e-9)); // nearest rank, 3rd of 5
         assertThat(r.lookup().misses()).isEqualTo(3);
         assertThat(r.targets()).singleElement().satisfies(t -> assertThat(t.met()).isFalse()); // 170 us, not < 100
@@ -170,6 +170,7 @@ class BenchReportTest {
         assertThat(l).containsEntry("round_medians_us", List.of(180.0, 70.0))
                 .containsEntry("round_thread_cpu_medians_us", List.of(178.0, 76.0))
                 .containsEntry("round_minor_faults_per_lookup", List.of(10.5, 0.0))
+                .containsEntry("round_process_cpu_cores", List.of(1.25, 1.05))
                 .containsEntry("minor_faults_per_lookup", 5.25)
                 .containsEntry("thread_cpu_median_of_rounds_us", 127.0)
                 .containsEntry("iterations", 5);
