@@ -579,12 +579,12 @@ public final class Bench {
                     case ADAPTER_LOOKUP -> {
                         int keys = 1000;
                         List<AdapterWorkload.LookupResult> roundResults = new ArrayList<>();
+                        long ramp = o.rampSeconds() * 1_000_000_000L;
                         if (w.keyCount() >= keys && !populated) {
                             populate(w);
                             populated = true;
                         }
                         for (int round = 1; round <= o.rounds(); round++) {
-                            long ramp = o.rampSeconds() * 1_000_000_000L;
                             AdapterWorkload.LookupResult l = w.keyCount() >= keys
                                     ? w.lookup(keys, ramp, o.lookupIterations())
                                     : AdapterWorkload.lookupOnMemory(keys, ramp, o.lookupIterations());

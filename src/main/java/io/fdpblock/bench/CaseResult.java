@@ -78,10 +78,11 @@ public final class CaseResult {
         lookupRounds.addAll(rounds);
         AdapterWorkload.LookupResult last = rounds.getLast();
         long[] merged = rounds.stream().flatMapToLong(x -> java.util.Arrays.stream(x.sortedNanos())).sorted().toArray();
-        lookup = new AdapterWorkload.LookupResult(merged, last.keys(),
-                rounds.stream().mapToLong(AdapterWorkload.LookupResult::misses).sum(), last.adapterStatus(), last.where(),
-                Stats.median(rounds, AdapterWorkload.LookupResult::cpuMedianMicros), rounds.stream().mapToDouble(AdapterWorkload.LookupResult::minorFaultsPerLookup)
-                        .average().orElse(Double.NaN),
+        long misses = rounds.stream().mapToLong(AdapterWorkload.LookupResult::misses).sum();
+        double faults = rounds.stream().mapToDouble(AdapterWorkload.LookupResult::minorFaultsPerLookup).average()
+                .orElse(Double.NaN);
+        lookup = new AdapterWorkload.LookupResult(merged, last.keys(), misses, last.adapterStatus(), last.where(),
+                Stats.median(rounds, AdapterWorkload.LookupResult::cpuMedianMicros), faults,
                 Stats.median(rounds, AdapterWorkload.LookupResult::processCpuCores));
     }
 
