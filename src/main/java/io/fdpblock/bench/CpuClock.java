@@ -26,13 +26,8 @@ final class CpuClock {
      * kernel's.
      */
     static long[] userSystemTicks() {
-        try {
-            String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/self/stat"));
-            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" "); // f[0] = field 3 (state)
-            return new long[] {Long.parseLong(f[11]), Long.parseLong(f[12])}; // fields 14 and 15
-        } catch (java.io.IOException | RuntimeException e) {
-            return null;
-        }
+        String[] f = statFields("/proc/self/stat");
+        return f == null ? null : new long[] {Long.parseLong(f[11]), Long.parseLong(f[12])}; // fields 14 and 15
     }
 
     private static final java.lang.management.ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
@@ -47,12 +42,17 @@ final class CpuClock {
      * where there is no such file: a first touch of memory the JVM took from the kernel costs one.
      */
     static long threadMinorFaults() {
+        String[] f = statFields("/proc/thread-self/stat");
+        return f == null ? -1 : Long.parseLong(f[7]);
+    }
+
+    /** The fields of a {@code /proc/.../stat} file from field 3 (state) on, or null where it cannot be read. */
+    private static String[] statFields(String path) {
         try {
-            String stat = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/thread-self/stat"));
-            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" "); // f[0] = field 3 (state)
-            return Long.parseLong(f[7]);
+            String stat = java.nio.file.Files.readString(java.nio.file.Path.of(path));
+            return stat.substring(stat.lastIndexOf(')') + 2).split(" "); // past the command name, which may hold spaces
         } catch (java.io.IOException | RuntimeException e) {
-            return -1;
+            return null;
         }
     }
 

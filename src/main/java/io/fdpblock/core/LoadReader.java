@@ -41,6 +41,13 @@ final class LoadReader {
     private record Planned(int index, String key, StoreIndex.Found entry, MemorySegment destination,
             MemorySegment target, MemorySegment header, boolean checkCrc) {}
 
+    /**
+     * What a load learned about an entry, applied with the end of its reads under one lock: its payload
+     * passed the CRC32C ({@code verified}: "recovery" skips it from then on), or its header's CRC
+     * ({@code crcKnown}: later loads need not read the header).
+     */
+    private record Learned(String key, int slot, boolean verified, boolean crcKnown, int crc) {}
+
     void load(List<LoadRequest> requests, RawBlockCore.Completion done) {
         boolean[] results = new boolean[requests.size()];
         List<Planned> plan = new ArrayList<>(requests.size());
@@ -100,7 +107,7 @@ final class LoadReader {
             RawBlockCore.LOG.log(System.Logger.Level.WARNING, "load of " + plan.size() + " keys on " + core.device.path()
                     + " was not submitted: " + e.getMessage());
             releaseHeaders(targets);
-            end(plan);
+            end(plan, List.of());
             deliver(done, results);
         }
     }
@@ -109,6 +116,7 @@ final class LoadReader {
         // Runs on the device's I/O thread. Whatever happens to one key (e.g. a destination from a
         // confined or closed arena cannot be touched here), the readers are released and the caller is
         // answered: an escaping exception would leave load() waiting, and close(), forever.
+        List<Learned> learned = null; // most loads learn nothing: no list for them
         try {
             if (batch.buffersMayBeInUse()) {
                 core.quarantine(batch); // its header buffers too: the kernel may still write them
@@ -145,11 +153,11 @@ final class LoadReader {
                                 + core.device.path() + " fails its CRC32C: reported as a miss");
                         continue;
                     }
-                    if (!payloadCrc && p.checkCrc() && hasCrc) {
-                        verified(p.key(), e.slot());
-                    }
-                    if (headerOp >= 0 && hasCrc && !e.hasCrc()) {
-                        rememberCrc(p.key(), e.slot(), crc);
+                    boolean verified = !payloadCrc && p.checkCrc() && hasCrc;
+                    boolean crcKnown = headerOp >= 0 && hasCrc && !e.hasCrc();
+                    if (verified || crcKnown) {
+                        learned = learned == null ? new ArrayList<>() : learned;
+                        learned.add(new Learned(p.key(), e.slot(), verified, crcKnown, crc));
                     }
                     if (p.target().address() != p.destination().address()) {
                         MemorySegment.copy(p.target(), 0, p.destination(), 0, e.size());
@@ -165,7 +173,7 @@ final class LoadReader {
             if (!batch.buffersMayBeInUse()) {
                 releaseHeaders(plan);
             }
-            end(plan);
+            end(plan, learned == null ? List.of() : learned);
             deliver(done, results);
         }
     }
@@ -184,37 +192,24 @@ final class LoadReader {
         }
     }
 
-    /** "recovery": a slot whose bytes predate this open held its key's payload: later loads skip the CRC32C. */
-    private void verified(String key, int slot) {
-        core.lock.lock();
-        try {
-            StoreIndex.Found now = core.index.get(key);
-            if (now != null && now.slot() == slot) { // not deleted (its slot maybe taken by a put) meanwhile
-                core.unverifiedSlots.clear(slot);
-            }
-        } finally {
-            core.lock.unlock();
-        }
-    }
-
-    /** The header checked out: later loads of this entry need not read it again. */
-    private void rememberCrc(String key, int slot, int crc) {
-        core.lock.lock();
-        try {
-            StoreIndex.Found now = core.index.get(key);
-            if (now != null && now.slot() == slot) { // not deleted and stored again elsewhere meanwhile
-                core.index.setCrc(key, crc);
-            }
-        } finally {
-            core.lock.unlock();
-        }
-    }
-
-    private void end(List<Planned> plan) {
+    /** Ends the plan's reads and applies what they {@code learned}, under one lock. */
+    private void end(List<Planned> plan, List<Learned> learned) {
         int[] freed = new int[plan.size()];
         int nFreed = 0;
         core.lock.lock();
         try {
+            for (Learned l : learned) {
+                StoreIndex.Found now = core.index.get(l.key());
+                if (now == null || now.slot() != l.slot()) {
+                    continue; // deleted (its slot maybe taken by a put) or stored again elsewhere meanwhile
+                }
+                if (l.verified()) {
+                    core.unverifiedSlots.clear(l.slot());
+                }
+                if (l.crcKnown()) {
+                    core.index.setCrc(l.key(), l.crc());
+                }
+            }
             for (Planned p : plan) {
                 if (core.inflight.endRead(p.entry().slot())) {
                     freed[nFreed++] = p.entry().slot();
