@@ -1,8 +1,6 @@
 package io.fdpblock.core;
 
 import com.dynatrace.hash4j.hashing.HashValue128;
-import com.dynatrace.hash4j.hashing.Hasher128;
-import com.dynatrace.hash4j.hashing.Hashing;
 import io.fdpblock.l2.ObjectMeta;
 
 import java.lang.foreign.Arena;
@@ -12,7 +10,7 @@ import java.util.List;
 
 /**
  * The fdpblock_v2 index: one fixed-size entry per key in an off-heap open-addressing table, keyed by
- * a 128-bit hash of the key (XXH3-128), with no key and no Java object per entry. Sized once for the
+ * a 128-bit hash of the key ({@link KeyHash}), with no key and no Java object per entry. Sized once for the
  * device's slots at a load of at most {@value #MAX_LOAD}: 32 bytes an entry, about 40 per key when
  * full.
  *
@@ -33,7 +31,6 @@ final class CompactIndex implements StoreIndex {
     static final double MAX_LOAD = 0.8;
     private static final int EMPTY = 0;
     private static final int REMOVED = -1;
-    private static final Hasher128 HASH = Hashing.xxh3_128();
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED;
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
     private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED;
@@ -51,11 +48,6 @@ final class CompactIndex implements StoreIndex {
         this.capacity = Math.max(16, (long) Math.ceil(maxEntries / MAX_LOAD) + 1);
         this.arena = Arena.ofShared();
         this.table = arena.allocate(capacity * ENTRY_BYTES, 8);
-    }
-
-    /** The 128-bit hash of a key, as the index and the v2 log and snapshots keep it. */
-    static HashValue128 hash(String key) {
-        return HASH.hashCharsTo128Bits(key);
     }
 
     private long home(long h1) {
@@ -88,7 +80,7 @@ final class CompactIndex implements StoreIndex {
     }
 
     private long find(String key) {
-        HashValue128 h = hash(key);
+        HashValue128 h = KeyHash.of(key);
         return find(h.getMostSignificantBits(), h.getLeastSignificantBits());
     }
 
@@ -110,7 +102,7 @@ final class CompactIndex implements StoreIndex {
 
     @Override
     public void put(String key, int slot, int size, int crc, boolean hasCrc, ObjectMeta meta, int saltId) {
-        HashValue128 h = hash(key);
+        HashValue128 h = KeyHash.of(key);
         put(h.getMostSignificantBits(), h.getLeastSignificantBits(), slot, size, crc, saltId);
     }
 
@@ -220,7 +212,7 @@ final class CompactIndex implements StoreIndex {
 
     @Override
     public int remove(String key, boolean force) {
-        HashValue128 h = hash(key);
+        HashValue128 h = KeyHash.of(key);
         long pos = find(h.getMostSignificantBits(), h.getLeastSignificantBits());
         if (pos < 0) {
             return MISSING;

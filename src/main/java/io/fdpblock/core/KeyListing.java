@@ -130,7 +130,7 @@ final class KeyListing {
         if (h.key() == null) {
             return "names no key (a slot header without fdpblock's key)";
         }
-        HashValue128 k = CompactIndex.hash(h.key());
+        HashValue128 k = KeyHash.of(h.key());
         if (k.getMostSignificantBits() != h1 || k.getLeastSignificantBits() != h2) {
             return "names " + h.key() + ", another key than the entry's";
         }

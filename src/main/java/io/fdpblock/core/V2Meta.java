@@ -128,7 +128,7 @@ final class V2Meta implements MetaStore {
         if (newSalt) {
             log.appendSalt(saltId, core.salts.salt(saltId));
         }
-        HashValue128 h = CompactIndex.hash(key);
+        HashValue128 h = KeyHash.of(key);
         committedChanges++;
         return log.appendPut(h.getMostSignificantBits(), h.getLeastSignificantBits(), slot, size, crc, group, saltId,
                 key.getBytes(StandardCharsets.UTF_8));
@@ -136,7 +136,7 @@ final class V2Meta implements MetaStore {
 
     @Override
     public void deleted(String key, int slot) {
-        HashValue128 h = CompactIndex.hash(key);
+        HashValue128 h = KeyHash.of(key);
         committedChanges++;
         log.appendDelete(h.getMostSignificantBits(), h.getLeastSignificantBits(), slot);
     }
