@@ -48,7 +48,15 @@ class ScaleBenchTest {
             assertThat(r.reopen().keysRecovered()).as("%s: keys after the reopen", f).isEqualTo(n);
             assertThat(r.reopen().sampledExistsHits()).isEqualTo(r.reopen().sampledExists()).isEqualTo(1000);
             assertThat(r.reopen().sampledLoadsVerified()).isEqualTo(r.reopen().sampledLoads()).isEqualTo(100);
-            assertThat(r.memory().indexBytesPerEntry()).as("%s: index bytes per entry", f).isPositive();
+            // The heap delta is taken in this JVM shared with earlier tests, whose leftovers may be
+            // collected during the fill, more than the index's heap share (a CI run once measured -578
+            // bytes per entry): it is reported, not asserted. What the store reports is exact.
+            assertThat(r.memory().storeReportedIndexBytes()).as("%s: index bytes the store reports", f).isPositive();
+            if (f.equals("fdpblock_v2")) { // 32-byte entries, at most 80 % full
+                assertThat(r.memory().offHeapBytesPerEntry()).as("%s: off-heap bytes per entry", f).isBetween(40.0, 41.0);
+            } else {
+                assertThat(r.memory().indexOffHeapBytes()).as("%s: a heap index", f).isZero();
+            }
             assertThat(r.latency().all().count()).as("%s: one latency per put call", f).isEqualTo(n / 8);
             assertThat(r.latency().duringSnapshot().count() + r.latency().withoutSnapshot().count())
                     .isEqualTo(n / 8);
