@@ -5,10 +5,11 @@ import java.lang.management.ManagementFactory;
 /**
  * CPU time (user + system, all threads) of this JVM process, from
  * {@code com.sun.management.OperatingSystemMXBean.getProcessCpuTime()}: GC, JIT, the io_uring reactor
- * and the submitting thread all count.
+ * and the submitting thread all count; and the calling thread's own CPU time and page faults.
  */
 final class CpuClock {
     private static final java.lang.management.OperatingSystemMXBean OS = ManagementFactory.getOperatingSystemMXBean();
+    private static final java.lang.management.ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
     private CpuClock() {}
 
@@ -29,8 +30,6 @@ final class CpuClock {
         String[] f = statFields("/proc/self/stat");
         return f == null ? null : new long[] {Long.parseLong(f[11]), Long.parseLong(f[12])}; // fields 14 and 15
     }
-
-    private static final java.lang.management.ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
     /** Nanoseconds of CPU time of the calling thread so far, or -1 when the JVM cannot tell. */
     static long threadCpuNanos() {

@@ -3,8 +3,6 @@ package io.fdpblock.bench;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.management.ManagementFactory;
-import java.lang.management.ThreadMXBean;
 import java.util.SplittableRandom;
 import java.util.zip.CRC32C;
 
@@ -28,7 +26,6 @@ final class Crc32cAlone {
      * ops = chunks; extra {@code cached_mb_per_cpu_sec}: the same with one chunk over and over.
      */
     static Measurement measure(int chunkBytes, long regionBytes, long nanos) {
-        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         try (Arena arena = Arena.ofConfined()) {
             long chunks = Math.max(1, regionBytes / chunkBytes);
             MemorySegment region = arena.allocate(chunks * chunkBytes, 4096);
@@ -37,14 +34,14 @@ final class Crc32cAlone {
                 region.set(ValueLayout.JAVA_LONG, o, r.nextLong());
             }
             int sink = run(region, chunkBytes, 1, 200_000_000L)[0]; // warm-up, not counted
-            long cpu0 = threads.getCurrentThreadCpuTime();
+            long cpu0 = CpuClock.threadCpuNanos();
             long t0 = System.nanoTime();
             int[] done = run(region, chunkBytes, chunks, nanos);
             long t1 = System.nanoTime();
-            long cpu1 = threads.getCurrentThreadCpuTime();
-            long c0 = threads.getCurrentThreadCpuTime();
+            long cpu1 = CpuClock.threadCpuNanos();
+            long c0 = CpuClock.threadCpuNanos();
             int[] hot = run(region, chunkBytes, 1, nanos / 2);
-            long c1 = threads.getCurrentThreadCpuTime();
+            long c1 = CpuClock.threadCpuNanos();
             Measurement m = new Measurement(done[1], (long) done[1] * chunkBytes, (t1 - t0) / 1e9,
                     cpu0 < 0 || cpu1 < 0 ? Double.NaN : (cpu1 - cpu0) / 1e9);
             m.extra().put("what", "java.util.zip.CRC32C over " + chunkBytes + "-byte chunks of a native " + (chunks

@@ -552,13 +552,12 @@ public final class ScaleBench {
             throws IOException {
         long[] waited = {0};
         try (BlockDevice device = openAgain(config, waited)) {
-            java.lang.management.ThreadMXBean threads = ManagementFactory.getThreadMXBean();
-            long cpu0 = threads.getCurrentThreadCpuTime();
+            long cpu0 = CpuClock.threadCpuNanos();
             long t0 = System.nanoTime();
             RawBlockCore core = RawBlockCore.open(config, device);
             try {
                 long t1 = System.nanoTime();
-                long cpu1 = threads.getCurrentThreadCpuTime();
+                long cpu1 = CpuClock.threadCpuNanos();
                 int keys = core.keyCount();
                 long t2 = System.nanoTime();
                 double seconds = (t2 - t0) / 1e9;
