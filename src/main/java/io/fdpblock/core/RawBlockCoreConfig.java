@@ -169,6 +169,7 @@ public final class RawBlockCoreConfig {
     private final PlacementId metaCheckpointPlacementId;
     private final boolean fdpSlotAffinityEnabled;
     private final boolean format;
+    private final boolean openDamaged;
     private final int closeTimeoutMs;
 
     private RawBlockCoreConfig(Builder b) {
@@ -213,6 +214,7 @@ public final class RawBlockCoreConfig {
         fdpDataPlacementPolicy = b.fdpDataPlacementPolicy;
         metaCheckpointPlacementId = b.metaCheckpointPlacementId;
         fdpSlotAffinityEnabled = b.fdpSlotAffinityEnabled;
+        openDamaged = b.openDamaged;
         format = b.format;
         closeTimeoutMs = b.closeTimeoutMs;
 
@@ -380,6 +382,7 @@ public final class RawBlockCoreConfig {
         FIELDS.put("meta_idle_quiet_ms", (b, n) -> b.metaIdleQuietMs(toInt("meta_idle_quiet_ms", n)));
         FIELDS.put("meta_enable_periodic", (b, n) -> b.metaEnablePeriodic(bool("meta_enable_periodic", n)));
         FIELDS.put("load_checkpoint_on_init", (b, n) -> b.loadCheckpointOnInit(bool("load_checkpoint_on_init", n)));
+        FIELDS.put("open_damaged", (b, n) -> b.openDamaged(bool("open_damaged", n)));
         FIELDS.put("meta_verify_on_load", (b, n) -> b.metaVerifyOnLoad(bool("meta_verify_on_load", n)));
         FIELDS.put("verify_payload", (b, n) -> b.verifyPayload(VerifyPayload.parse(text("verify_payload", n))));
         FIELDS.put("use_odirect", (b, n) -> b.useOdirect(bool("use_odirect", n)));
@@ -561,6 +564,11 @@ public final class RawBlockCoreConfig {
     public boolean fdpSlotAffinityEnabled() { return fdpSlotAffinityEnabled; }
     /** Format the device at open: whatever it holds is discarded. Only ever done when asked. */
     public boolean format() { return format; }
+    /**
+     * Open a store whose metadata is damaged with what is readable (its lost keys reported, the store
+     * unhealthy) instead of refusing it. Never discards what is readable; off by default.
+     */
+    public boolean openDamaged() { return openDamaged; }
     public int closeTimeoutMs() { return closeTimeoutMs; }
     /** Bytes of payload a slot holds. */
     public long maxPayloadBytes() { return slotBytes - headerBytes; }
@@ -578,7 +586,7 @@ public final class RawBlockCoreConfig {
                 .iouringQueueDepth(iouringQueueDepth).maxBatchKeys(maxBatchKeys).fdpEnabled(fdpEnabled)
                 .fdpPlacementIds(fdpPlacementIds).fdpDataPlacementPolicy(fdpDataPlacementPolicy)
                 .metaCheckpointPlacementId(metaCheckpointPlacementId).fdpSlotAffinityEnabled(fdpSlotAffinityEnabled)
-                .format(format).closeTimeoutMs(closeTimeoutMs);
+                .format(format).openDamaged(openDamaged).closeTimeoutMs(closeTimeoutMs);
     }
 
     @Override
@@ -617,6 +625,7 @@ public final class RawBlockCoreConfig {
         private PlacementId metaCheckpointPlacementId = PlacementId.NONE;
         private boolean fdpSlotAffinityEnabled;
         private boolean format;
+        private boolean openDamaged;
         private int closeTimeoutMs = DEFAULT_CLOSE_TIMEOUT_MS;
 
         public Builder devicePath(String v) { devicePath = v; return this; }
@@ -651,6 +660,7 @@ public final class RawBlockCoreConfig {
         public Builder metaCheckpointPlacementId(PlacementId v) { metaCheckpointPlacementId = v; return this; }
         public Builder fdpSlotAffinityEnabled(boolean v) { fdpSlotAffinityEnabled = v; return this; }
         public Builder format(boolean v) { format = v; return this; }
+        public Builder openDamaged(boolean v) { openDamaged = v; return this; }
         public Builder closeTimeoutMs(int v) { closeTimeoutMs = v; return this; }
 
         public RawBlockCoreConfig build() {

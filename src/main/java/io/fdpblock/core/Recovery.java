@@ -22,8 +22,18 @@ final class Recovery {
     /** Slot headers read per batch when verifying. */
     private static final int VERIFY_BATCH = 256;
 
-    /** The outcome. */
-    record Result(long seq, String note, int recoveredKeys, int droppedKeys, boolean fellBack) {}
+    /**
+     * The outcome.
+     *
+     * @param damage what was found damaged and opened anyway ({@code open_damaged}), or null
+     * @param lostKeys durable keys known lost to that damage (-1: unknown how many)
+     */
+    record Result(long seq, String note, int recoveredKeys, int droppedKeys, boolean fellBack, String damage,
+            long lostKeys) {
+        Result(long seq, String note, int recoveredKeys, int droppedKeys, boolean fellBack) {
+            this(seq, note, recoveredKeys, droppedKeys, fellBack, null, 0);
+        }
+    }
 
     private final RawBlockCoreConfig config;
     private final BlockDevice device;

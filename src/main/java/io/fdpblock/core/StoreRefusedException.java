@@ -16,6 +16,11 @@ public final class StoreRefusedException extends IOException {
         FOREIGN_DATA,
         /** The store's checkpoints exist but none can be read or applied. */
         UNREADABLE,
+        /**
+         * The metadata is damaged (a checksum fails where valid metadata follows, a broken chain): opening
+         * would lose durable keys. {@code "open_damaged": true} opens what is readable instead.
+         */
+        DAMAGED,
         /** Starting empty ({@code load_checkpoint_on_init: false}) would discard what the device holds. */
         WOULD_DISCARD
     }

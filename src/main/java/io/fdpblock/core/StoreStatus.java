@@ -11,7 +11,7 @@ final class StoreStatus {
         Map<String, Object> s = new LinkedHashMap<>();
         core.lock.lock();
         try {
-            s.put("is_healthy", !core.closed && core.meta.lastError() == null);
+            s.put("is_healthy", !core.closed && core.meta.lastError() == null && core.recovered.damage() == null);
             s.put("device_path", core.config.devicePath());
             s.put("io_engine", core.device.engine().configName());
             s.put("capacity_bytes", core.capacityBytes);
@@ -42,6 +42,8 @@ final class StoreStatus {
         core.meta.status(s);
         s.put("recovery", core.recovered.note());
         s.put("recovery_fell_back", core.recovered.fellBack());
+        s.put("metadata_damage", core.recovered.damage());
+        s.put("metadata_lost_keys", core.recovered.lostKeys());
         s.put("recovered_keys", core.recovered.recoveredKeys());
         s.put("verify_dropped_keys", core.recovered.droppedKeys());
         s.put("crc_mismatches", core.crcMismatches.get());
