@@ -10,8 +10,8 @@ import java.util.List;
 
 /**
  * The fdpblock_v2 index: one fixed-size entry per key in an off-heap open-addressing table, keyed by
- * a 128-bit hash of the key ({@link KeyHash}), with no key and no Java object per entry. Sized once for the
- * device's slots at a load of at most {@value #MAX_LOAD}: 32 bytes an entry, about 40 per key when
+ * a 128-bit hash of the key ({@link KeyHash}), with no key and no Java object per entry. Sized for the
+ * device's slots (larger only while a recovery replays, {@link #beginReplay}) at a load of at most {@value #MAX_LOAD}: 32 bytes an entry, about 40 per key when
  * full.
  *
  * <pre>
@@ -35,7 +35,10 @@ final class CompactIndex implements StoreIndex {
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
     private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED;
 
-    private final long capacity;
+    /** The table's entries: sized for the device's slots, larger only while a recovery replays. */
+    private final long baseCapacity;
+    private long capacity;
+    private boolean growable;
     private Arena arena;
     private MemorySegment table;
     private int size;
@@ -45,7 +48,8 @@ final class CompactIndex implements StoreIndex {
 
     /** @param maxEntries the most keys it will hold (the device's slots) */
     CompactIndex(long maxEntries) {
-        this.capacity = Math.max(16, (long) Math.ceil(maxEntries / MAX_LOAD) + 1);
+        this.baseCapacity = Math.max(16, (long) Math.ceil(maxEntries / MAX_LOAD) + 1);
+        this.capacity = baseCapacity;
         this.arena = Arena.ofShared();
         this.table = arena.allocate(capacity * ENTRY_BYTES, 8);
     }
@@ -132,6 +136,10 @@ final class CompactIndex implements StoreIndex {
             pos = pos + 1 == capacity ? 0 : pos + 1;
         }
         long replaced = -1;
+        if (found < 0 && growable && (this.size >= capacity * MAX_LOAD || free < 0)) {
+            rebuild(capacity * 2);
+            return put(h1, h2, slot, size, crc, saltId);
+        }
         if (found < 0) {
             if (this.size >= capacity * MAX_LOAD || free < 0) {
                 throw new IllegalStateException("compact index full: " + this.size + " keys in a table sized for "
@@ -244,7 +252,7 @@ final class CompactIndex implements StoreIndex {
         size--;
         removed++;
         if (removed > capacity / 8 && copying == 0) {
-            rebuild();
+            rebuild(capacity);
         }
         return slot;
     }
@@ -320,16 +328,47 @@ final class CompactIndex implements StoreIndex {
         return n;
     }
 
-    /** Re-inserts the live entries into a fresh table, dropping the removal markers (a stall of O(capacity)). */
-    private void rebuild() {
+    /**
+     * While a recovery replays: the table grows instead of refusing a key past its load. A replay goes
+     * through states the store never had (a fuzzy snapshot holds keys deleted while it was copied, and
+     * the log from its start puts again keys deleted later), so it may hold more keys than the device
+     * has slots until the log is applied; then {@link #endReplay()} gives the table back its size.
+     */
+    void beginReplay() {
+        growable = true;
+    }
+
+    /**
+     * Ends {@link #beginReplay()}: the table returns to the size for the device's slots.
+     *
+     * @throws IllegalStateException when it still holds more keys than that (the replay is not settled)
+     */
+    void endReplay() {
+        growable = false;
+        if (capacity != baseCapacity) {
+            if (size >= baseCapacity * MAX_LOAD) {
+                throw new IllegalStateException("compact index: " + size + " keys after the replay, more than the "
+                        + (long) (baseCapacity * MAX_LOAD) + " the device's slots allow");
+            }
+            rebuild(baseCapacity);
+        }
+    }
+
+    /**
+     * Re-inserts the live entries into a fresh table of {@code newCapacity} entries, dropping the removal
+     * markers (a stall of O(capacity)).
+     */
+    private void rebuild(long newCapacity) {
         Arena oldArena = arena;
         MemorySegment old = table;
+        long oldCapacity = capacity;
+        capacity = newCapacity;
         arena = Arena.ofShared();
         table = arena.allocate(capacity * ENTRY_BYTES, 8);
         size = 0;
         removed = 0;
         locked = 0;
-        for (long pos = 0; pos < capacity; pos++) {
+        for (long pos = 0; pos < oldCapacity; pos++) {
             long off = at(pos);
             int s = old.get(INT, off + 16);
             if (s == EMPTY || s == REMOVED) {

@@ -713,63 +713,75 @@ final class MetaLog {
     }
 
     private static boolean visit(byte[] body, int records, V2Layout layout, Visitor v) {
-        ByteBuffer b = ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN);
         if (records < 0) {
             return false; // a count above 2^31: more records than any chunk holds
         }
-        try {
-            for (int r = 0; r < records; r++) {
-                byte type = b.get();
-                switch (type) {
-                    case PUT -> {
-                        int keyLen = Short.toUnsignedInt(b.getShort());
-                        int slot = b.getInt();
-                        int size = b.getInt();
-                        int crc = b.getInt();
-                        int group = Short.toUnsignedInt(b.getShort());
-                        int salt = Short.toUnsignedInt(b.getShort());
-                        long h1 = b.getLong();
-                        long h2 = b.getLong();
-                        if (keyLen == 0 || keyLen > PutRequest.MAX_KEY_BYTES || !layout.holdsEntry(slot, size)) {
-                            return false;
-                        }
-                        int at = b.position();
-                        b.position(at + keyLen);
-                        if (v == null) { // the check pass: the key must be UTF-8
-                            if (!isAscii(body, at, keyLen)) {
-                                StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(body, at, keyLen));
-                            }
-                        } else { // checked already: decoded the quick way
-                            v.put(h1, h2, slot, size, crc, group, salt, new String(body, at, keyLen, StandardCharsets.UTF_8));
-                        }
-                    }
-                    case DELETE -> {
-                        int slot = b.getInt();
-                        long h1 = b.getLong();
-                        long h2 = b.getLong();
-                        if (!layout.holdsSlot(slot)) {
-                            return false;
-                        }
-                        if (v != null) {
-                            v.delete(h1, h2, slot);
-                        }
-                    }
-                    case SALT -> {
-                        int id = Short.toUnsignedInt(b.getShort());
-                        byte[] s = new byte[Short.toUnsignedInt(b.getShort())];
-                        b.get(s);
-                        if (v != null) {
-                            v.salt(id, new String(s, StandardCharsets.UTF_8));
-                        }
-                    }
-                    default -> {
-                        return false;
-                    }
-                }
+        if (v != null) { // parsed already: whatever the visitor throws is its own failure, never "does not parse"
+            try {
+                return walk(body, records, layout, v);
+            } catch (java.nio.charset.CharacterCodingException e) {
+                throw new IllegalStateException("a log chunk that parsed does not decode", e); // only the check decodes
             }
-            return b.position() == body.length;
+        }
+        try {
+            return walk(body, records, layout, null);
         } catch (RuntimeException | java.nio.charset.CharacterCodingException e) {
             return false; // a record cut off, or a key that is not UTF-8
         }
+    }
+
+    private static boolean walk(byte[] body, int records, V2Layout layout, Visitor v)
+            throws java.nio.charset.CharacterCodingException {
+        ByteBuffer b = ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN);
+        for (int r = 0; r < records; r++) {
+            byte type = b.get();
+            switch (type) {
+                case PUT -> {
+                    int keyLen = Short.toUnsignedInt(b.getShort());
+                    int slot = b.getInt();
+                    int size = b.getInt();
+                    int crc = b.getInt();
+                    int group = Short.toUnsignedInt(b.getShort());
+                    int salt = Short.toUnsignedInt(b.getShort());
+                    long h1 = b.getLong();
+                    long h2 = b.getLong();
+                    if (keyLen == 0 || keyLen > PutRequest.MAX_KEY_BYTES || !layout.holdsEntry(slot, size)) {
+                        return false;
+                    }
+                    int at = b.position();
+                    b.position(at + keyLen);
+                    if (v == null) { // the check pass: the key must be UTF-8
+                        if (!isAscii(body, at, keyLen)) {
+                            StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(body, at, keyLen));
+                        }
+                    } else { // checked already: decoded the quick way
+                        v.put(h1, h2, slot, size, crc, group, salt, new String(body, at, keyLen, StandardCharsets.UTF_8));
+                    }
+                }
+                case DELETE -> {
+                    int slot = b.getInt();
+                    long h1 = b.getLong();
+                    long h2 = b.getLong();
+                    if (!layout.holdsSlot(slot)) {
+                        return false;
+                    }
+                    if (v != null) {
+                        v.delete(h1, h2, slot);
+                    }
+                }
+                case SALT -> {
+                    int id = Short.toUnsignedInt(b.getShort());
+                    byte[] s = new byte[Short.toUnsignedInt(b.getShort())];
+                    b.get(s);
+                    if (v != null) {
+                        v.salt(id, new String(s, StandardCharsets.UTF_8));
+                    }
+                }
+                default -> {
+                    return false;
+                }
+            }
+        }
+        return b.position() == body.length;
     }
 }

@@ -151,6 +151,16 @@ final class V2Recovery {
      */
     static Outcome run(BlockDevice device, V2Layout layout, int maxSlots, List<Snapshots.Header> headers,
             CompactIndex index, SaltTable salts) throws IOException {
+        index.beginReplay();
+        try {
+            return replay(device, layout, maxSlots, headers, index, salts);
+        } finally {
+            index.endReplay();
+        }
+    }
+
+    private static Outcome replay(BlockDevice device, V2Layout layout, int maxSlots, List<Snapshots.Header> headers,
+            CompactIndex index, SaltTable salts) throws IOException {
         boolean[] used = new boolean[maxSlots];
         char[] groups = new char[maxSlots];
         SlotClaims claims = new SlotClaims(index, salts, used);
