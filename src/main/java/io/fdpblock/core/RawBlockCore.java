@@ -242,9 +242,23 @@ public final class RawBlockCore implements AutoCloseable {
 
     // ------------------------------------------------------------------ put, load
 
-    /** Stores the keys and waits. @return per key: stored (or already stored) */
+    /**
+     * Stores the keys and waits. @return per key: stored (or already stored)
+     *
+     * @throws StoreReadOnlyException when a key was refused because a metadata commit failed (its message
+     *         says why and what to do)
+     */
     public boolean[] put(List<PutRequest> requests) throws IOException {
-        return PutOutcome.successes(putWithOutcome(requests));
+        PutOutcome[] outcomes = putWithOutcome(requests);
+        for (PutOutcome o : outcomes) {
+            if (o == PutOutcome.READ_ONLY) {
+                StoreReadOnlyException cause = meta.readOnlyCause();
+                if (cause != null) {
+                    throw cause;
+                }
+            }
+        }
+        return PutOutcome.successes(outcomes);
     }
 
     /** Stores the keys and waits. @return what happened to each key */
@@ -448,6 +462,14 @@ public final class RawBlockCore implements AutoCloseable {
         return meta.snapshotEpoch();
     }
 
+    /**
+     * Why the store takes no puts (a metadata commit failed: the device, the call, the errno and what to
+     * do), or null while it takes them.
+     */
+    public StoreReadOnlyException readOnlyCause() {
+        return meta.readOnlyCause();
+    }
+
     /** A snapshot of the store's state and counters; documented in the README. */
     public Map<String, Object> status() {
         return StoreStatus.of(this);
@@ -492,8 +514,10 @@ public final class RawBlockCore implements AutoCloseable {
         try {
             meta.closeDurably();
         } catch (IOException | RuntimeException e) {
+            String lost = meta.notDurable();
             failure = new IOException("raw_block on " + device.path() + ": the final checkpoint could not be written,"
-                    + " so changes since the last durable one are not durable: " + e.getMessage(), e);
+                    + " so changes since the last durable one are not durable" + (lost == null ? "" : ": " + lost)
+                    + "; the cause: " + e.getMessage(), e);
         }
         boolean ioLeft = !drained || !checkpointStopped || !abandoned.isEmpty();
         if (ownsDevice) {
