@@ -29,8 +29,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * bytes (zero-copy loads land before the check);</li>
  * <li>checkpoints ({@link Checkpointer}) make the payload durable before the header that commits it;
  * recovery ({@link Recovery}) falls back to the older container when the newer cannot be applied;</li>
+ * <li>a failed metadata commit makes the store read-only ({@link #readOnlyCause()}): no later put is
+ * acknowledged, since none could be made durable in order (fdpblock_v2: until reopened; lmcache_v1:
+ * until a checkpoint succeeds);</li>
  * <li>close never interrupts I/O, waits (bounded) for what is in flight, refuses later puts, and
- * reports a final checkpoint that could not be written as an error.</li>
+ * reports a final checkpoint that could not be written as an error, naming the acknowledged puts that
+ * were not made durable.</li>
  * </ul>
  *
  * All methods are thread-safe. The index lock is never held across I/O.
