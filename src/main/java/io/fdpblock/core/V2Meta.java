@@ -325,8 +325,8 @@ final class V2Meta implements MetaStore {
         }
         long puts = log.putsNotDurable();
         long deletes = log.deletesNotDurable();
-        String d = deletes == 0 ? "" : "; " + deletes + " deletes were not made durable either (a reopen may hold"
-                + " those keys again)";
+        String d = deletes == 0 ? "" : "; " + (deletes == 1 ? "1 delete was" : deletes + " deletes were") + " not made"
+                + " durable either (a reopen may hold those keys again)";
         if (acknowledgesWhenDurable()) {
             return "no acknowledged put was lost (" + (puts == 1 ? "1 put whose commit failed was" : puts + " puts whose"
                     + " commit failed were") + " reported failed)" + d;

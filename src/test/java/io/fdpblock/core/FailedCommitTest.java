@@ -158,14 +158,18 @@ class FailedCommitTest {
         for (int i = 0; i < 10; i++) {
             assertHolds(core, i); // durable keys keep loading
         }
+        assertThat(core.delete(List.of(key(9)), false)).containsExactly(true);
+        assertLacks(core, 9);
+        assertThat(core.status().get("not_durable_deletes")).as("its record is never written").isEqualTo(1L);
         assertThatThrownBy(core::close).isInstanceOf(IOException.class)
-                .hasMessageContaining("5 acknowledged puts were not made durable").hasMessageContaining(fault.errnoName());
+                .hasMessageContaining("5 acknowledged puts were not made durable")
+                .hasMessageContaining("1 delete was not made durable").hasMessageContaining(fault.errnoName());
         assertThat(writeSubmissions(dev)).as("nothing was written after the failure, close included")
                 .isEqualTo(writesAtFailure);
 
         try (RawBlockCore again = RawBlockCore.open(config, inner)) {
             for (int i = 0; i < 10; i++) {
-                assertHolds(again, i);
+                assertHolds(again, i); // 9 too: its delete was reported not durable (and its slot was not reused)
             }
             for (int i = 10; i < 15; i++) {
                 if (!fault.flush) {
