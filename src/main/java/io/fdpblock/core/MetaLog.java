@@ -39,6 +39,13 @@ import java.util.zip.CRC32C;
  * </pre>
  *
  * A torn or stale chunk (bad CRC, another incarnation, an LSN that does not follow) ends the log.
+ *
+ * <p>A commit whose write or flush fails is the log's last: after a failed write or flush the device's
+ * state of that batch is unknown (a failed fdatasync may drop the dirty pages it could not write, and
+ * a later one then succeeds without them), so a later commit could make records durable while earlier
+ * ones were lost. From then on no record is taken ({@link #appendPut} and {@link #appendSalt} refuse),
+ * nothing more is written, and {@link #putsNotDurable} counts the puts that were not made durable;
+ * a reopen recovers every commit that completed.
  */
 final class MetaLog {
     static final byte[] MAGIC = "FDPBLG02".getBytes(StandardCharsets.US_ASCII);
@@ -82,7 +89,13 @@ final class MetaLog {
     /** Guarded by {@link #lock}: {@link #commitNow} waits for a commit of everything appended. */
     private boolean commitRequested;
     private boolean stopping;
-    private IOException failure;
+    /** Set under {@link #lock}, once; read without it by the put path ({@link #failureCause}). */
+    private volatile IOException failure;
+    /** Guarded by {@link #lock}: put and delete records taken, and how many of them the last commit made durable. */
+    private long appendedPuts;
+    private long appendedDeletes;
+    private long durablePuts;
+    private long durableDeletes;
     private final List<Waiter> waiters = new ArrayList<>();
     private Thread writer;
     private final AtomicLong bytesWritten = new AtomicLong();
@@ -142,10 +155,17 @@ final class MetaLog {
 
     // ------------------------------------------------------------------ appends (any thread)
 
-    /** @return the record's ticket, for {@link #whenDurable} */
+    /**
+     * @return the record's ticket, for {@link #whenDurable}; -1 when a commit failed (nothing is taken:
+     *         the put must not be committed)
+     */
     long appendPut(long h1, long h2, int slot, int size, int crc, int group, int saltId, byte[] key) {
         lock.lock();
         try {
+            if (failure != null) {
+                return -1;
+            }
+            appendedPuts++;
             ensure(35 + key.length);
             pending.put(PUT).putShort((short) key.length).putInt(slot).putInt(size).putInt(crc).putShort((short) group)
                     .putShort((short) saltId).putLong(h1).putLong(h2).put(key);
@@ -155,9 +175,14 @@ final class MetaLog {
         }
     }
 
+    /** After a failed commit the delete is only counted ({@link #deletesNotDurable}): it is never written. */
     void appendDelete(long h1, long h2, int slot) {
         lock.lock();
         try {
+            appendedDeletes++;
+            if (failure != null) {
+                return;
+            }
             ensure(21);
             pending.put(DELETE).putInt(slot).putLong(h1).putLong(h2);
             appended();
@@ -166,10 +191,14 @@ final class MetaLog {
         }
     }
 
+    /** @return its ticket, or -1 when a commit failed (nothing is taken) */
     long appendSalt(int id, String salt) {
         byte[] b = salt.getBytes(StandardCharsets.UTF_8);
         lock.lock();
         try {
+            if (failure != null) {
+                return -1;
+            }
             ensure(5 + b.length);
             pending.put(SALT).putShort((short) id).putShort((short) b.length).put(b);
             return appended();
@@ -195,9 +224,14 @@ final class MetaLog {
      * log's thread after the commit; {@code action} gets the durable ticket, or -1 when the log failed.
      */
     void whenDurable(long ticket, LongConsumer action) {
+        long result;
         lock.lock();
         try {
-            if (failure == null && durableTicket < ticket) {
+            if (durableTicket >= ticket) {
+                result = ticket; // durable before any failure
+            } else if (failure != null) {
+                result = -1;
+            } else {
                 waiters.add(new Waiter(ticket, action));
                 work.signal();
                 return;
@@ -205,7 +239,7 @@ final class MetaLog {
         } finally {
             lock.unlock();
         }
-        action.accept(failure == null ? ticket : -1);
+        action.accept(result);
     }
 
     /** The last ticket appended so far. */
@@ -318,12 +352,39 @@ final class MetaLog {
         return f == null ? null : f.getMessage();
     }
 
+    /** The failure of the commit that stopped the log, or null while it takes records. Lock-free. */
+    IOException failureCause() {
+        return failure;
+    }
+
+    /** Put records taken that no commit made durable, once a commit failed (0 before). */
+    long putsNotDurable() {
+        lock.lock();
+        try {
+            return failure == null ? 0 : appendedPuts - durablePuts;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Delete records taken, or counted after the failure, that no commit made durable, once a commit failed (0 before). */
+    long deletesNotDurable() {
+        lock.lock();
+        try {
+            return failure == null ? 0 : appendedDeletes - durableDeletes;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     // ------------------------------------------------------------------ the group-commit thread
 
     private void run() {
         while (true) {
             ByteBuffer batch;
             long ticket;
+            long batchPuts;
+            long batchDeletes;
             lock.lock();
             try {
                 while (!readyLocked()) {
@@ -338,6 +399,8 @@ final class MetaLog {
                 batch = pending;
                 pending = newBuffer(Math.max(64 << 10, batch.capacity() / 2));
                 ticket = appendedTicket;
+                batchPuts = appendedPuts;
+                batchDeletes = appendedDeletes;
                 pendingSince = 0;
                 commitRequested = false;
             } catch (InterruptedException e) {
@@ -360,8 +423,15 @@ final class MetaLog {
                     commits.incrementAndGet();
                 } catch (IOException e) {
                     failed = e;
+                    lock.lock();
+                    try {
+                        failure = e; // before any callback runs: no record taken from now on is acknowledged
+                    } finally {
+                        lock.unlock();
+                    }
                     RawBlockCore.LOG.log(System.Logger.Level.ERROR, "fdpblock_v2 log of " + device.path()
-                            + " could not be written: " + e.getMessage(), e);
+                            + " could not be written: " + e.getMessage() + "; the store is read-only until it is"
+                            + " reopened (no later commit could be trusted to keep what this one lost)", e);
                 }
             }
             // The callbacks of what became durable run before commitNow() hears of it: a caller that
@@ -380,10 +450,10 @@ final class MetaLog {
             }
             lock.lock();
             try {
-                if (failed != null) {
-                    failure = failed;
-                } else {
+                if (failed == null) {
                     durableTicket = ticket;
+                    durablePuts = batchPuts;
+                    durableDeletes = batchDeletes;
                 }
                 ready = takeWaitersLocked(failed != null, ticket); // registered since: none may wait for nothing
                 progress.signalAll();

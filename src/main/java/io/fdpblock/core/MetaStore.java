@@ -14,9 +14,10 @@ interface MetaStore {
     Recovery.Result recover() throws IOException;
 
     /**
-     * Under the core's lock: a put was committed to the index.
+     * Under the core's lock: a put is committed to the index, unless this refuses it.
      *
-     * @return a ticket for {@link #whenDurable}
+     * @return a ticket for {@link #whenDurable}; -1 when a failed commit refuses it (the put must then not
+     *         be committed)
      */
     long putCommitted(String key, int slot, int size, int crc, int group, int saltId, boolean newSalt);
 
@@ -51,6 +52,22 @@ interface MetaStore {
 
     /** The last failure to write metadata (null when the last attempt succeeded). */
     String lastError();
+
+    /**
+     * Why puts are refused: a metadata commit failed, so nothing would be acknowledged that could become
+     * durable (fdpblock_v2: until the store is reopened; lmcache_v1: until a checkpoint succeeds); null
+     * while puts are taken. Cheap: a put asks it under the core's lock.
+     */
+    StoreReadOnlyException readOnlyCause();
+
+    /** Puts acknowledged that a failed commit left not durable (0 while no commit failed). */
+    long acknowledgedNotDurable();
+
+    /**
+     * For close: after a failed commit, what was not made durable (how many acknowledged puts, and
+     * what a reopen holds of them), in a sentence; null when no commit failed.
+     */
+    String notDurable();
 
     /**
      * Counts snapshot boundaries: +1 when a snapshot (fdpblock_v2) or checkpoint (lmcache_v1) starts

@@ -16,8 +16,16 @@ public enum PutOutcome {
     WRITE_IN_FLIGHT(false),
     /** A delete of the key arrived while it was being written. */
     CANCELLED(false),
-    /** The device failed the write (or its submission); nothing of the key was committed. */
+    /**
+     * The device failed the write (or its submission), or, when puts are acknowledged once durable, the
+     * commit of its record: the key is not held.
+     */
     IO_ERROR(false),
+    /**
+     * The store is read-only: a metadata commit failed, so no put is acknowledged until it could be made
+     * durable ({@link RawBlockCore#readOnlyCause()} says why and what to do).
+     */
+    READ_ONLY(false),
     /** The store was closing: the key was not committed, so no acknowledged key can be lost by the close. */
     CLOSED(false);
 

@@ -17,7 +17,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * key in flight), written outside it (header and payload, at most {@code max_batch_keys} keys per
  * device submission), then committed or rolled back per submission. Nothing is acknowledged that a
  * close could lose: a write that completes after close took its final snapshot is reported
- * {@link PutOutcome#CLOSED}.
+ * {@link PutOutcome#CLOSED}; nothing is acknowledged once a metadata commit failed
+ * ({@link PutOutcome#READ_ONLY}, {@link MetaStore#readOnlyCause}).
  */
 final class PutWriter {
     private final RawBlockCore core;
@@ -44,6 +45,7 @@ final class PutWriter {
         core.lock.lock();
         try {
             core.checkOpenLocked();
+            boolean readOnly = core.meta.readOnlyCause() != null;
             HashMap<String, Integer> firstInCall = n > 1 ? new HashMap<>(n * 2) : null;
             for (int i = 0; i < n; i++) {
                 PutRequest r = requests.get(i);
@@ -54,6 +56,10 @@ final class PutWriter {
                         sameAs[i] = first;
                         continue;
                     }
+                }
+                if (readOnly) {
+                    outcomes[i] = PutOutcome.READ_ONLY;
+                    continue;
                 }
                 long len = r.payload().byteSize();
                 if (len <= 0 || len > maxPayload) {
@@ -237,12 +243,19 @@ final class PutWriter {
                     String salt = SaltTable.saltOf(p.key());
                     boolean newSalt = !core.salts.known(salt);
                     int saltId = Math.max(0, core.salts.idOf(salt)); // every id taken: counted without a salt
+                    // the record first: a commit that failed while this was written refuses it
+                    long t = core.meta.putCommitted(p.key(), inf.slot, (int) size, p.crc(),
+                            allocatorGroup(p.request().placement()), saltId, newSalt && saltId > 0);
+                    if (t < 0) {
+                        freed[nFreed++] = inf.slot;
+                        outcomes[p.index()] = PutOutcome.READ_ONLY;
+                        continue;
+                    }
+                    ticket = t;
                     core.index.put(p.key(), inf.slot, (int) size, p.crc(), true, p.request().meta(), saltId);
                     core.salts.added(saltId);
                     core.slots.markUsed(inf.slot);
                     core.placement.recordWrite(p.request().placement(), core.headerBytes + size);
-                    ticket = core.meta.putCommitted(p.key(), inf.slot, (int) size, p.crc(),
-                            allocatorGroup(p.request().placement()), saltId, newSalt && saltId > 0);
                     outcomes[p.index()] = PutOutcome.STORED;
                 }
             }
@@ -253,11 +266,7 @@ final class PutWriter {
         if (ticket > 0 && core.meta.acknowledgesWhenDurable()) {
             core.meta.whenDurable(ticket, t -> {
                 if (t < 0) { // the log could not be written: not acknowledged as stored
-                    for (Pending p : chunk) {
-                        if (outcomes[p.index()] == PutOutcome.STORED) {
-                            outcomes[p.index()] = PutOutcome.IO_ERROR;
-                        }
-                    }
+                    unindexNotDurable(chunk, outcomes);
                 }
                 core.ops.done(chunk.size());
                 chunkDone.run();
@@ -266,6 +275,29 @@ final class PutWriter {
         }
         core.ops.done(chunk.size());
         chunkDone.run();
+    }
+
+    /**
+     * The keys of a chunk whose commit failed leave the index, so that what was reported failed is not
+     * served either. Their slots stay taken and no delete is logged: the store takes no puts any more, and
+     * a reopen finds them as the device kept them (the failed commit may have reached it).
+     */
+    private void unindexNotDurable(List<Pending> chunk, PutOutcome[] outcomes) {
+        core.lock.lock();
+        try {
+            for (Pending p : chunk) {
+                if (outcomes[p.index()] != PutOutcome.STORED) {
+                    continue;
+                }
+                outcomes[p.index()] = PutOutcome.IO_ERROR;
+                StoreIndex.Found f = core.index.get(p.key());
+                if (f != null && f.slot() == p.inflight().slot && core.index.remove(p.key(), true) >= 0) {
+                    core.salts.removed(f.saltId());
+                }
+            }
+        } finally {
+            core.lock.unlock();
+        }
     }
 
     private static void finish(PutOutcome[] outcomes, int[] sameAs, RawBlockCore.OutcomeCompletion done) {

@@ -29,8 +29,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * bytes (zero-copy loads land before the check);</li>
  * <li>checkpoints ({@link Checkpointer}) make the payload durable before the header that commits it;
  * recovery ({@link Recovery}) falls back to the older container when the newer cannot be applied;</li>
+ * <li>a failed metadata commit makes the store read-only ({@link #readOnlyCause()}): no later put is
+ * acknowledged, since none could be made durable in order (fdpblock_v2: until reopened; lmcache_v1:
+ * until a checkpoint succeeds);</li>
  * <li>close never interrupts I/O, waits (bounded) for what is in flight, refuses later puts, and
- * reports a final checkpoint that could not be written as an error.</li>
+ * reports a final checkpoint that could not be written as an error, naming the acknowledged puts that
+ * were not made durable.</li>
  * </ul>
  *
  * All methods are thread-safe. The index lock is never held across I/O.
@@ -242,9 +246,23 @@ public final class RawBlockCore implements AutoCloseable {
 
     // ------------------------------------------------------------------ put, load
 
-    /** Stores the keys and waits. @return per key: stored (or already stored) */
+    /**
+     * Stores the keys and waits. @return per key: stored (or already stored)
+     *
+     * @throws StoreReadOnlyException when a key was refused because a metadata commit failed (its message
+     *         says why and what to do)
+     */
     public boolean[] put(List<PutRequest> requests) throws IOException {
-        return PutOutcome.successes(putWithOutcome(requests));
+        PutOutcome[] outcomes = putWithOutcome(requests);
+        for (PutOutcome o : outcomes) {
+            if (o == PutOutcome.READ_ONLY) {
+                StoreReadOnlyException cause = meta.readOnlyCause();
+                if (cause != null) {
+                    throw cause;
+                }
+            }
+        }
+        return PutOutcome.successes(outcomes);
     }
 
     /** Stores the keys and waits. @return what happened to each key */
@@ -448,6 +466,14 @@ public final class RawBlockCore implements AutoCloseable {
         return meta.snapshotEpoch();
     }
 
+    /**
+     * Why the store takes no puts (a metadata commit failed: the device, the call, the errno and what to
+     * do), or null while it takes them.
+     */
+    public StoreReadOnlyException readOnlyCause() {
+        return meta.readOnlyCause();
+    }
+
     /** A snapshot of the store's state and counters; documented in the README. */
     public Map<String, Object> status() {
         return StoreStatus.of(this);
@@ -492,8 +518,10 @@ public final class RawBlockCore implements AutoCloseable {
         try {
             meta.closeDurably();
         } catch (IOException | RuntimeException e) {
+            String lost = meta.notDurable();
             failure = new IOException("raw_block on " + device.path() + ": the final checkpoint could not be written,"
-                    + " so changes since the last durable one are not durable: " + e.getMessage(), e);
+                    + " so changes since the last durable one are not durable" + (lost == null ? "" : ": " + lost)
+                    + "; the cause: " + e.getMessage(), e);
         }
         boolean ioLeft = !drained || !checkpointStopped || !abandoned.isEmpty();
         if (ownsDevice) {

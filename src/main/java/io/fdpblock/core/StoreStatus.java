@@ -40,6 +40,10 @@ final class StoreStatus {
         s.put("deallocated_slots", core.releaser.deallocatedSlots());
         s.put("deallocate_failures", core.releaser.deallocateFailures());
         core.meta.status(s);
+        StoreReadOnlyException readOnly = core.meta.readOnlyCause();
+        s.put("read_only", readOnly != null);
+        s.put("read_only_reason", readOnly == null ? null : readOnly.getMessage());
+        s.put("acknowledged_not_durable_keys", core.meta.acknowledgedNotDurable());
         s.put("recovery", core.recovered.note());
         s.put("recovery_fell_back", core.recovered.fellBack());
         s.put("metadata_damage", core.recovered.damage());

@@ -9,7 +9,10 @@ import java.util.function.LongConsumer;
 /**
  * LMCache raw_block state v1: the whole index as a JSON checkpoint in two mirrored containers,
  * periodically and at close ({@link Checkpointer}); open recovers the newest valid one ({@link Recovery}).
- * Every change is durable at the next checkpoint, so nothing waits for durability.
+ * Every change is durable at the next checkpoint, so nothing waits for durability. While the last
+ * checkpoint failed, puts are refused ({@link #readOnlyCause}): each would be one more acknowledged key
+ * that the next checkpoint may not make durable either. A checkpoint holds the whole index, so the next
+ * one that succeeds makes every earlier change durable at once, and puts are taken again.
  */
 final class V1Meta implements MetaStore {
     private final RawBlockCore core;
@@ -20,6 +23,13 @@ final class V1Meta implements MetaStore {
     private boolean fitsFullIndex;
     private long dirtyCount;
     private long persistedCount;
+    /** Guarded by the core's lock: puts committed, those the checkpoint being written holds, those the last durable one held. */
+    private long putCount;
+    private long snapshotPuts;
+    private long persistedPuts;
+    /** The refusal for {@link #readOnlyError}, built once per failure. */
+    private volatile StoreReadOnlyException readOnly;
+    private volatile String readOnlyError;
 
     V1Meta(RawBlockCore core, CheckpointCodec.Layout layout, HeapKeyIndex index) {
         this.core = core;
@@ -54,6 +64,7 @@ final class V1Meta implements MetaStore {
 
     @Override
     public long putCommitted(String key, int slot, int size, int crc, int group, int saltId, boolean newSalt) {
+        putCount++;
         return ++dirtyCount;
     }
 
@@ -107,6 +118,7 @@ final class V1Meta implements MetaStore {
         core.lock.lock();
         try {
             persistedCount = dirtyAt;
+            persistedPuts = snapshotPuts;
         } finally {
             core.lock.unlock();
         }
@@ -121,6 +133,7 @@ final class V1Meta implements MetaStore {
             List<CheckpointCodec.SnapshotEntry> entries = new ArrayList<>(index.size());
             index.forEach((k, e) -> entries.add(new CheckpointCodec.SnapshotEntry(k, core.slotOffset(e.slot()),
                     e.size(), e.meta())));
+            snapshotPuts = putCount;
             return new Checkpointer.Snapshot(dirtyCount, core.slots.nextSlot(), entries);
         } finally {
             core.lock.unlock();
@@ -138,6 +151,7 @@ final class V1Meta implements MetaStore {
         s.put("last_checkpoint_error", checkpointer.lastError());
         s.put("meta_container_bytes", area.containerBytes());
         s.put("meta_area_fits_full_index", fitsFullIndex);
+        s.put("puts_since_checkpoint", putsSinceCheckpoint());
     }
 
     @Override
@@ -148,5 +162,50 @@ final class V1Meta implements MetaStore {
     @Override
     public String lastError() {
         return checkpointer == null ? null : checkpointer.lastError();
+    }
+
+    /** Acknowledged puts the last durable checkpoint does not hold. */
+    private long putsSinceCheckpoint() {
+        core.lock.lock();
+        try {
+            return putCount - persistedPuts;
+        } finally {
+            core.lock.unlock();
+        }
+    }
+
+    @Override
+    public StoreReadOnlyException readOnlyCause() {
+        String error = lastError();
+        if (error == null) {
+            return null;
+        }
+        StoreReadOnlyException e = readOnly;
+        if (e == null || !error.equals(readOnlyError)) {
+            e = new StoreReadOnlyException("raw_block on " + core.device.path() + " takes no puts: the last lmcache_v1 "
+                    + error + ", so puts acknowledged now might never become durable. Free space on, or replace, the"
+                    + " device (or raise meta_total_bytes when the checkpoint did not fit); puts are taken again once a"
+                    + " checkpoint succeeds (" + (core.config.metaEnablePeriodic() ? "the periodic one retries every "
+                    + core.config.metaCheckpointIntervalSec() + " s, or " : "") + "checkpointNow()), or after a reopen,"
+                    + " which recovers the last durable checkpoint", null);
+            readOnlyError = error;
+            readOnly = e;
+        }
+        return e;
+    }
+
+    @Override
+    public long acknowledgedNotDurable() {
+        return lastError() == null ? 0 : putsSinceCheckpoint();
+    }
+
+    @Override
+    public String notDurable() {
+        if (lastError() == null) {
+            return null;
+        }
+        long puts = putsSinceCheckpoint();
+        return (puts == 1 ? "1 acknowledged put was" : puts + " acknowledged puts were") + " not made durable (the"
+                + " changes since checkpoint " + checkpointer.seq() + ", which a reopen recovers)";
     }
 }

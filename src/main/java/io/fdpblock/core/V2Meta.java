@@ -49,6 +49,8 @@ final class V2Meta implements MetaStore {
     /** Written only by the snapshot, under {@link #snapshotMutex}; see {@link MetaStore#snapshotEpoch()}. */
     private volatile long snapshotEpoch;
     private long committedChanges;
+    /** Built once the log failed: every refused put names it. */
+    private volatile StoreReadOnlyException readOnly;
     private long replayedRecords;
 
     /** @param createdNote what happened when the device was formatted just now (nothing to recover), or null */
@@ -125,13 +127,16 @@ final class V2Meta implements MetaStore {
 
     @Override
     public long putCommitted(String key, int slot, int size, int crc, int group, int saltId, boolean newSalt) {
-        if (newSalt) {
-            log.appendSalt(saltId, core.salts.salt(saltId));
+        if (newSalt && log.appendSalt(saltId, core.salts.salt(saltId)) < 0) {
+            return -1;
         }
         HashValue128 h = KeyHash.of(key);
-        committedChanges++;
-        return log.appendPut(h.getMostSignificantBits(), h.getLeastSignificantBits(), slot, size, crc, group, saltId,
-                key.getBytes(StandardCharsets.UTF_8));
+        long ticket = log.appendPut(h.getMostSignificantBits(), h.getLeastSignificantBits(), slot, size, crc, group,
+                saltId, key.getBytes(StandardCharsets.UTF_8));
+        if (ticket > 0) {
+            committedChanges++;
+        }
+        return ticket;
     }
 
     @Override
@@ -203,6 +208,11 @@ final class V2Meta implements MetaStore {
      * @param paced spread out while the log has room ({@link #SNAPSHOT_REST})
      */
     private void snapshot(boolean paced) throws IOException {
+        IOException failed = log.failureCause();
+        if (failed != null) { // the index holds puts whose records were lost: a snapshot would not follow the log
+            throw new IOException("no fdpblock_v2 snapshot of " + core.device.path() + ": the log commit failed before ("
+                    + failed.getMessage() + ")", failed);
+        }
         synchronized (snapshotMutex) {
             long t0 = System.nanoTime();
             snapshotEpoch++; // odd: running
@@ -285,6 +295,47 @@ final class V2Meta implements MetaStore {
     }
 
     @Override
+    public StoreReadOnlyException readOnlyCause() {
+        IOException failed = log == null ? null : log.failureCause();
+        if (failed == null) {
+            return null;
+        }
+        StoreReadOnlyException e = readOnly;
+        if (e == null) {
+            e = new StoreReadOnlyException("raw_block on " + core.device.path() + " is read-only: the fdpblock_v2 log"
+                    + " commit failed (" + failed.getMessage() + "), so no put is acknowledged from then on (after a"
+                    + " failed write or flush no later commit can be trusted to keep what it lost). Free space on, or"
+                    + " replace, the device, then close the store and reopen it: the reopen recovers every key whose"
+                    + " commit completed", failed);
+            readOnly = e;
+        }
+        return e;
+    }
+
+    @Override
+    public long acknowledgedNotDurable() {
+        // acknowledged once durable (0 ms): those of the failed commit were reported failed instead
+        return log == null || acknowledgesWhenDurable() ? 0 : log.putsNotDurable();
+    }
+
+    @Override
+    public String notDurable() {
+        if (log == null || log.failureCause() == null) {
+            return null;
+        }
+        long puts = log.putsNotDurable();
+        long deletes = log.deletesNotDurable();
+        String d = deletes == 0 ? "" : "; " + (deletes == 1 ? "1 delete was" : deletes + " deletes were") + " not made"
+                + " durable either (a reopen may hold those keys again)";
+        if (acknowledgesWhenDurable()) {
+            return "no acknowledged put was lost (" + (puts == 1 ? "1 put whose commit failed was" : puts + " puts whose"
+                    + " commit failed were") + " reported failed)" + d;
+        }
+        return (puts == 1 ? "1 acknowledged put was" : puts + " acknowledged puts were") + " not made durable (a"
+                + " reopen does not hold them, unless the device kept the failed commit)" + d;
+    }
+
+    @Override
     public void status(Map<String, Object> s) {
         s.put("meta_format", RawBlockCoreConfig.MetaFormat.FDPBLOCK_V2.configName());
         s.put("meta_total_bytes", layout.metaTotalBytes());
@@ -301,6 +352,7 @@ final class V2Meta implements MetaStore {
         s.put("snapshot_bytes_written", snapshotBytes.get());
         s.put("last_snapshot_ms", lastSnapshotMillis);
         s.put("last_meta_error", lastError());
+        s.put("not_durable_deletes", log.deletesNotDurable());
         s.put("meta_bytes_written", log.bytesWritten() + snapshotBytes.get());
         s.put("committed_changes", committedChanges);
         s.put("replayed_log_records", replayedRecords);

@@ -1,14 +1,19 @@
 package io.fdpblock.device;
 
+import io.fdpblock.linux.Errno;
+
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A test wrapper around a real device: records every submission (ops and placement ids), and on
- * request fails the next submission, fails the next completion, or holds submissions until released.
+ * request fails the next submission, fails the next completion, or holds submissions until released;
+ * and, like a full or failing disk, fails every write to a range ({@link #failWrites}) or every flush
+ * ({@link #failFlushes}) with an errno until {@link #clearFaults()}.
  */
 public final class FaultInjectingDevice implements BlockDevice {
     /** What one submit carried. */
@@ -24,6 +29,11 @@ public final class FaultInjectingDevice implements BlockDevice {
     private volatile List<Integer> placementIds;
     private volatile long reclaimUnitBytes;
     private final List<long[]> deallocations = new CopyOnWriteArrayList<>();
+    /** A write to [from, to) fails with errno. */
+    private record WriteFault(long from, long to, int errno) {}
+    private volatile WriteFault writeFault;
+    private volatile int flushErrno;
+    private final AtomicLong injectedFaults = new AtomicLong();
 
     public FaultInjectingDevice(BlockDevice inner) {
         this.inner = inner;
@@ -83,6 +93,46 @@ public final class FaultInjectingDevice implements BlockDevice {
         failNextCompletion = true;
     }
 
+    /**
+     * From now on every batch with a write that overlaps {@code [from, to)} fails with {@code errno}
+     * (e.g. {@link Errno#ENOSPC}, {@link Errno#EIO}) on each of its operations, and none of it reaches
+     * the device: what a full file system does to a write it cannot place.
+     */
+    public void failWrites(long from, long to, int errno) {
+        writeFault = new WriteFault(from, to, errno);
+    }
+
+    /** From now on every flush (and every batch with a flush) fails with {@code errno}; the writes before it stay written. */
+    public void failFlushes(int errno) {
+        flushErrno = errno;
+    }
+
+    /** Ends {@link #failWrites} and {@link #failFlushes}. */
+    public void clearFaults() {
+        writeFault = null;
+        flushErrno = 0;
+    }
+
+    /** Operations failed by {@link #failWrites} or {@link #failFlushes} so far. */
+    public long injectedFaults() {
+        return injectedFaults.get();
+    }
+
+    /** The errno to fail {@code batch} with, or 0. */
+    private int faultOf(IoBatch batch) {
+        WriteFault w = writeFault;
+        int flush = flushErrno;
+        for (int i = 0; i < batch.size(); i++) {
+            if (w != null && batch.isWrite(i) && batch.offset(i) < w.to() && batch.offset(i) + batch.length(i) > w.from()) {
+                return w.errno();
+            }
+            if (flush != 0 && batch.kind(i) == IoBatch.FLUSH) {
+                return flush;
+            }
+        }
+        return 0;
+    }
+
     /** Holds submissions (nothing reaches the device) until {@link #release()}. */
     public synchronized void hold() {
         hold = true;
@@ -122,6 +172,16 @@ public final class FaultInjectingDevice implements BlockDevice {
         if (failNextSubmit) {
             failNextSubmit = false;
             throw new IOException("injected submission failure");
+        }
+        int errno = faultOf(batch);
+        if (errno != 0) {
+            batch.devicePath = inner.path();
+            for (int i = 0; i < batch.size(); i++) {
+                batch.complete(i, -errno);
+            }
+            injectedFaults.incrementAndGet();
+            callback.onComplete(batch);
+            return;
         }
         IoBatch.Callback cb = callback;
         if (failNextCompletion) {
@@ -163,6 +223,14 @@ public final class FaultInjectingDevice implements BlockDevice {
         return inner.registerBuffers(region);
     }
     @Override public void unregisterBuffers(MemorySegment region) throws IOException { inner.unregisterBuffers(region); }
-    @Override public void flush() throws IOException { inner.flush(); }
+    @Override
+    public void flush() throws IOException {
+        int errno = flushErrno;
+        if (errno != 0) {
+            injectedFaults.incrementAndGet();
+            throw Errno.exception("fdatasync(" + inner.path() + ")", errno);
+        }
+        inner.flush();
+    }
     @Override public void close() { inner.close(); }
 }
