@@ -31,12 +31,6 @@ final class MetadataArea {
     private final int blockAlign;
     private final long metaTotalBytes;
     private final long containerBytes;
-    /**
-     * Per container: its header block was all zeros when last read (or formatted) and nothing has been
-     * written there since. Before a checkpoint payload goes into such a container, its header block is
-     * reserved, so that a header of zeros over a payload is never what a crash leaves.
-     */
-    private final boolean[] blankHeader = new boolean[2];
 
     MetadataArea(BlockDevice device, int blockAlign, long metaTotalBytes) {
         this.device = device;
@@ -109,7 +103,6 @@ final class MetadataArea {
             for (int c = 0; c < 2; c++) {
                 OnDiskFormat.ContainerHeader h = OnDiskFormat.readContainerHeader(blocks.asSlice((long) c * blockAlign,
                         blockAlign));
-                blankHeader[c] = h.blank();
                 out.add(check(c, h));
             }
         }
@@ -397,10 +390,11 @@ final class MetadataArea {
      * durable), then the header that commits it, and a flush. A crash at any point leaves the other
      * container as the newest valid one, and this container's header as it was.
      *
-     * <p>A container whose header block is all zeros gets a reserved header first (the other one in the
-     * same batch as the payload, this one flushed before its payload), so that once anything was
-     * committed a header of zeros is damage, never an interrupted write. Container 0 is the exception for
-     * the first checkpoint: its empty payload without a header is a store that was never committed.
+     * <p>A container whose header block is all zeros gets a reserved header before its payload (flushed
+     * first), and a new store's first checkpoint reserves container 1's in the same batch as its payload,
+     * so that once anything was committed a header of zeros is damage, never an interrupted write.
+     * Container 0 is the exception for the first checkpoint: its empty payload without a header is a
+     * store that was never committed.
      */
     void write(long seq, byte[] payload, PlacementId placement) throws IOException {
         if (payload.length > payloadRoom()) {
@@ -414,14 +408,22 @@ final class MetadataArea {
         crc.update(payload);
         boolean trailer = payload.length + OnDiskFormat.TRAILER_BYTES <= payloadRoom();
         try (Arena arena = Arena.ofShared()) {
+            MemorySegment headers = arena.allocate(2L * blockAlign, blockAlign);
+            IoBatch b = new IoBatch(2);
+            b.read(containerOffset(0), headers.asSlice(0, blockAlign));
+            b.read(containerOffset(1), headers.asSlice(blockAlign, blockAlign));
+            device.execute(b);
+            boolean[] blank = new boolean[2];
+            for (int c = 0; c < 2; c++) {
+                blank[c] = OnDiskFormat.readContainerHeader(headers.asSlice((long) c * blockAlign, blockAlign)).blank();
+            }
             MemorySegment reserved = arena.allocate(blockAlign, blockAlign);
             OnDiskFormat.writeReservedHeader(reserved);
-            IoBatch b = new IoBatch(2);
-            if (blankHeader[target] && seq > 1) {
+            b.reset();
+            if (blank[target] && seq > 1) {
                 b.write(base, reserved, placement);
                 device.execute(b);
                 device.flush();
-                blankHeader[target] = false;
                 b.reset();
             }
             long len = payload.length + (trailer ? OnDiskFormat.TRAILER_BYTES : 0);
@@ -431,22 +433,17 @@ final class MetadataArea {
                 OnDiskFormat.writeTrailer(data, payload.length, seq, payload.length, (int) crc.getValue());
             }
             b.write(base + blockAlign, data, placement);
-            boolean reserveOther = blankHeader[other];
-            if (reserveOther) {
+            if (seq == 1 && blank[other]) {
                 b.write(containerOffset(other), reserved, placement);
             }
             device.execute(b); // waits for the completion, whatever happens: the arena outlives the I/O
             device.flush();
-            if (reserveOther) {
-                blankHeader[other] = false;
-            }
             MemorySegment header = arena.allocate(blockAlign, blockAlign);
             OnDiskFormat.writeContainerHeader(header, seq, payload.length, (int) crc.getValue());
             b.reset();
             b.write(base, header, placement);
             device.execute(b);
             device.flush();
-            blankHeader[target] = false;
         }
     }
 
@@ -472,8 +469,6 @@ final class MetadataArea {
             }
             device.flush();
         }
-        blankHeader[0] = true;
-        blankHeader[1] = true;
     }
 
     private byte[] read(long offset, long length) throws IOException {

@@ -220,16 +220,21 @@ final class Recovery {
                             + " without the other)");
                 }
             }
-            case BLANK, RESERVED -> {
-                if (best.index() == 0 && best.seq() == 1) { // container 1 never committed a checkpoint
-                    if (x.state() == MetadataArea.State.BLANK) {
-                        MetadataArea.Orphan o = area.orphan(1);
-                        if (o != null) {
-                            damagedHeader(x, best, o, f);
-                        } else if (area.holdsCheckpointJson(1)) {
-                            f.fallbacks.add("container 1 holds checkpoint JSON without a header: the first checkpoint"
-                                    + " written there was cut off before its header, or its header was zeroed");
-                        }
+            case RESERVED -> {
+                // reserved before any payload went there: whatever it holds was never committed
+                MetadataArea.Orphan o = area.orphan(x.index());
+                f.notes.add("container " + x.index() + " is reserved, nothing was committed there"
+                        + (o != null ? ": it holds checkpoint seq " + o.seq() + " whose header was never written (a"
+                                + " checkpoint cut off by a crash)" : ""));
+            }
+            case BLANK -> {
+                if (best.index() == 0 && best.seq() == 1) { // container 1 may never have had a header
+                    MetadataArea.Orphan o = area.orphan(1);
+                    if (o != null) { // fdpblock reserves a header before any payload of its goes there
+                        damagedHeader(x, best, o, f);
+                    } else if (area.holdsCheckpointJson(1)) {
+                        f.fallbacks.add("container 1 holds checkpoint JSON without a header: the first checkpoint"
+                                + " written there was cut off before its header, or its header was zeroed");
                     }
                     return;
                 }
@@ -262,7 +267,8 @@ final class Recovery {
                     + " wrote it, or it was too large for one), so whether it was newer than seq " + best.seq()
                     + " cannot be told");
         } else {
-            f.fallbacks.add(what + "; its payload area holds no checkpoint, so what it held cannot be told");
+            // a newer checkpoint would have left its payload there: its header went with nothing committed
+            f.notes.add(what + "; its payload area holds no checkpoint, so nothing newer was committed there");
         }
     }
 
