@@ -108,6 +108,9 @@ final class Recovery {
             judgeOther(other, best, f);
         }
         Decoded newest = decodeAndCheck(best.payload(), "container " + best.index() + " (seq " + best.seq() + ")");
+        if (other.valid() && !best.sealed() && newest.decoded() != null) {
+            olderByNextSlot(best, newest.decoded(), other, f);
+        }
         if (newest.problem() != null && best.sealed() && f.damage == null) {
             // fdpblock wrote it with its payload checked before the header: unreadable JSON is damage
             f.damage = best.where() + " commits checkpoint seq " + best.seq() + " and its payload (offset "
@@ -242,6 +245,29 @@ final class Recovery {
             }
             case DAMAGED -> damagedHeader(x, best, area.orphan(x.index()), f);
             case VALID -> { }
+        }
+    }
+
+    /**
+     * LMCache's header carries no check of its own, so a flipped byte in its seq can make the older
+     * checkpoint look newest. {@code next_slot} never decreases from one checkpoint to the next: when the
+     * other valid checkpoint has a higher one, the one applied by its seq may be the older, and that is
+     * reported as a fall-back.
+     */
+    private void olderByNextSlot(MetadataArea.Container best, CheckpointCodec.Decoded applied,
+            MetadataArea.Container other, Findings f) {
+        Long mine = applied.nextSlot();
+        Long theirs;
+        try {
+            theirs = CheckpointCodec.decode(other.payload()).nextSlot();
+        } catch (IOException | RuntimeException e) {
+            return; // not applicable anyway
+        }
+        if (mine != null && theirs != null && theirs > mine) {
+            f.fallbacks.add("container " + best.index() + " (seq " + best.seq() + ", a header LMCache wrote, which"
+                    + " carries no check) is the newest by its seq, but container " + other.index() + " (seq "
+                    + other.seq() + ") has the higher next_slot (" + theirs + " > " + mine + "), which never decreases:"
+                    + " one of the two seqs may be damaged");
         }
     }
 

@@ -372,6 +372,22 @@ class RecoveryTest {
 
     @ParameterizedTest
     @EnumSource(value = IoEngine.class, names = {"MEMORY"})
+    void onLmcachesHeadersAFlippedSeqThatMakesTheOlderLookNewestIsReported(IoEngine engine) throws Exception {
+        try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
+            threeCheckpoints(f); // seq 2 (next_slot 2) in container 1, seq 3 (next_slot 4) in container 0
+            asLmcacheWroteIt(f);
+            flip(f.device, CONTAINER_1 + 12 + 7, 0x01); // seq 2 reads as 2^56 + 2
+            RawBlockCore again = f.open();
+            // LMCache's rule (the highest seq) still decides, but not silently
+            assertThat(again.status()).containsEntry("recovery_fell_back", true)
+                    .containsEntry("checkpoint_seq", 72057594037927938L);
+            assertThat((String) again.status().get("recovery")).contains("fell back")
+                    .contains("container 0 (seq 3) has the higher next_slot (4 > 2)");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = IoEngine.class, names = {"MEMORY"})
     void onLmcachesHeadersAZeroedNewestHeaderFallsBackAndSaysSo(IoEngine engine) throws Exception {
         try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
             threeCheckpoints(f);
