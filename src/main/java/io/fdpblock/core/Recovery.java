@@ -77,11 +77,20 @@ final class Recovery {
         List<MetadataArea.Container> valid = MetadataArea.newestFirst(containers);
         if (valid.isEmpty()) {
             MetadataArea.Contents contents = area.classify(containers);
-            if (contents instanceof MetadataArea.Contents.Unreadable u && config.openDamaged()) {
+            if (contents instanceof MetadataArea.Contents.Unreadable u) {
                 MetadataArea.Orphan newest = null;
                 for (MetadataArea.Container c : containers) {
                     MetadataArea.Orphan o = area.orphan(c.index());
                     newest = o != null && (newest == null || o.seq() > newest.seq()) ? o : newest;
+                }
+                if (newest != null && !config.openDamaged()) {
+                    throw new StoreRefusedException(StoreRefusedException.Reason.UNREADABLE, "raw_block on "
+                            + device.path() + ": the store's checkpoints cannot be read (" + u.problems() + "). Nothing"
+                            + " was changed; container " + newest.container() + "'s payload (offset "
+                            + (area.containerOffset(newest.container()) + blockAlign) + ") still holds the complete"
+                            + " checkpoint seq " + newest.seq() + ": \"open_damaged\": true opens it (reported as"
+                            + " damaged), or restore the device from a copy; \"format\": true starts over (its keys are"
+                            + " then lost)");
                 }
                 if (newest != null) {
                     Findings f = new Findings();
@@ -144,7 +153,8 @@ final class Recovery {
             return apply(d.decoded(), c.seq(), c.index(), f, f.damage == null ? 0 : -1);
         }
         throw new StoreRefusedException(StoreRefusedException.Reason.UNREADABLE, "raw_block on " + device.path()
-                + ": the store's checkpoints cannot be applied (" + String.join("; ", f.fallbacks) + "). Nothing was"
+                + ": the store's checkpoints cannot be applied (" + (f.damage != null ? f.damage + "; " : "")
+                + String.join("; ", f.fallbacks) + "). Nothing was"
                 + " changed; \"format\": true starts over (its keys are then lost)");
     }
 

@@ -348,6 +348,28 @@ class RecoveryTest {
         }
     }
 
+    @ParameterizedTest
+    @EnumSource(value = IoEngine.class, names = {"MEMORY"})
+    void bothHeadersZeroedAreRefusedAndOpenDamagedOpensTheNewestCompletePayload(IoEngine engine) throws Exception {
+        try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
+            List<String> keys = threeCheckpoints(f);
+            patch(f.device, 0, 4096, s -> s.fill((byte) 0));
+            patch(f.device, CONTAINER_1, 4096, s -> s.fill((byte) 0));
+            byte[] before = image(f.device, CoreFixture.META + 8 * CoreFixture.SLOT);
+            assertThatThrownBy(f::open).isInstanceOf(StoreRefusedException.class)
+                    .satisfies(e -> assertThat(((StoreRefusedException) e).reason())
+                            .isEqualTo(StoreRefusedException.Reason.UNREADABLE))
+                    .hasMessageContaining("container 0's payload (offset 4096) still holds the complete checkpoint seq 3")
+                    .hasMessageContaining("\"open_damaged\": true opens it");
+            assertThat(image(f.device, CoreFixture.META + 8 * CoreFixture.SLOT)).isEqualTo(before);
+            RawBlockCore damaged = f.open(f.config().openDamaged(true).build());
+            assertLoads(f, damaged, keys);
+            assertThat(damaged.status()).containsEntry("is_healthy", false).containsEntry("checkpoint_seq", 3L)
+                    .containsEntry("metadata_lost_keys", -1L);
+            assertThat((String) damaged.status().get("metadata_damage")).contains("cannot be read");
+        }
+    }
+
     /** LMCache's container headers: bytes 32.. of the header block stay zero. */
     private static void asLmcacheWroteIt(CoreFixture f) throws IOException {
         for (long c : new long[] {0, CONTAINER_1}) {
