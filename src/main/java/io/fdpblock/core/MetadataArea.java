@@ -52,18 +52,42 @@ final class MetadataArea {
         return c * containerBytes;
     }
 
+    /** What a container's header block says, as far as recovery is concerned. */
+    enum State {
+        /** A header whose payload checks out: a committed checkpoint. */
+        VALID,
+        /**
+         * An intact header (fdpblock's, or LMCache's) whose payload does not match it: the payload of a
+         * newer checkpoint was being written over it, or the payload was damaged.
+         */
+        TORN,
+        /** Bytes 0..63 all zero: never written, or zeroed. */
+        BLANK,
+        /** fdpblock's reserved header: nothing was ever committed here. */
+        RESERVED,
+        /** A header block that no write of a checkpoint leaves: garbage, a broken seal, a header that disagrees with it. */
+        DAMAGED
+    }
+
     /**
      * One container as read.
      *
+     * @param sealed the header carries fdpblock's seal and agrees with it: fdpblock wrote it, payload first
      * @param payload the checked payload, or null when {@link #problem} says why not
+     * @param unchecked a TORN container's payload as read (its header's length), which failed its CRC-32
      */
-    record Container(int index, long offset, OnDiskFormat.ContainerHeader header, byte[] payload, String problem) {
+    record Container(int index, long offset, OnDiskFormat.ContainerHeader header, State state, boolean sealed,
+            byte[] payload, byte[] unchecked, String problem) {
         boolean valid() {
             return problem == null;
         }
 
         long seq() {
             return header.seq();
+        }
+
+        String where() {
+            return "container " + index + " (header at offset " + offset + ")";
         }
     }
 
@@ -87,20 +111,116 @@ final class MetadataArea {
 
     private Container check(int c, OnDiskFormat.ContainerHeader h) throws IOException {
         long off = containerOffset(c);
+        OnDiskFormat.Seal seal = h.seal();
+        if (h.blank()) {
+            return new Container(c, off, h, State.BLANK, false, null, null, "no header (its bytes are all zeros)");
+        }
+        if (seal != null && !seal.intact()) {
+            return damaged(c, h, "its fdpblock seal (bytes " + OnDiskFormat.SEAL_OFFSET + ".." + (OnDiskFormat.SEAL_OFFSET
+                    + OnDiskFormat.SEAL_BYTES - 1) + ") fails its CRC32C");
+        }
+        if (seal != null && seal.reserved() && h.headZero()) {
+            return new Container(c, off, h, State.RESERVED, false, null, null, "reserved by fdpblock, no checkpoint"
+                    + " committed yet");
+        }
+        // a seal that disagrees with bytes 12..31: damage, unless a writer that knows no seal (LMCache)
+        // rewrote bytes 0..31 with a header of its own that checks out against its payload
+        boolean sealed = seal != null && !seal.reserved() && h.sealMatches() && h.magicOk();
+        boolean sealDisagrees = seal != null && !seal.reserved() && !sealed; // over a reserved one: LMCache's
         if (!h.magicOk()) {
-            return new Container(c, off, h, null, "no LMCIDX01 header");
+            return damaged(c, h, "no LMCIDX01 header");
         }
         if (!h.plausible(payloadRoom())) {
-            return new Container(c, off, h, null, "implausible header (version " + h.version() + ", seq " + h.seq()
-                    + ", payload length " + h.payloadLength() + " of at most " + payloadRoom() + ")");
+            return damaged(c, h, "implausible header (version " + h.version() + ", seq " + h.seq() + ", payload length "
+                    + h.payloadLength() + " of at most " + payloadRoom() + ")");
         }
-        byte[] payload = read(off + blockAlign, h.payloadLength());
+        byte[] read = read(off + blockAlign, Math.min(payloadRoom(), h.payloadLength() + OnDiskFormat.TRAILER_BYTES));
+        byte[] payload = java.util.Arrays.copyOf(read, (int) h.payloadLength());
         CRC32 crc = new CRC32();
         crc.update(payload);
-        if ((int) crc.getValue() != h.crc32()) {
-            return new Container(c, off, h, null, "payload fails its CRC-32");
+        boolean crcOk = (int) crc.getValue() == h.crc32();
+        if (sealDisagrees) {
+            if (crcOk && (seal.payloadLength() != h.payloadLength() || seal.crc32() != h.crc32())) {
+                sealed = false; // LMCache's header over a block we had sealed: its own, and it checks out
+            } else {
+                return damaged(c, h, "the header (seq " + h.seq() + ", length " + h.payloadLength() + ", CRC-32 "
+                        + hex32(h.crc32()) + ") disagrees with its fdpblock seal (seq " + seal.seq() + ", length "
+                        + seal.payloadLength() + ", CRC-32 " + hex32(seal.crc32()) + ")");
+            }
         }
-        return new Container(c, off, h, payload, null);
+        if (!crcOk) {
+            return new Container(c, off, h, State.TORN, sealed, null, payload, "payload fails its CRC-32");
+        }
+        if (sealed) {
+            OnDiskFormat.Trailer t = read.length >= h.payloadLength() + OnDiskFormat.TRAILER_BYTES
+                    ? OnDiskFormat.readTrailer(MemorySegment.ofArray(read).asSlice(h.payloadLength())) : null;
+            if (t != null && (t.seq() != h.seq() || t.jsonLength() != h.payloadLength() || t.jsonCrc32() != h.crc32())) {
+                return damaged(c, h, "the header (seq " + h.seq() + ", length " + h.payloadLength() + ") disagrees with"
+                        + " its payload's trailer (seq " + t.seq() + ", length " + t.jsonLength() + ")");
+            }
+        }
+        return new Container(c, off, h, State.VALID, sealed, payload, null, null);
+    }
+
+    private Container damaged(int c, OnDiskFormat.ContainerHeader h, String problem) {
+        return new Container(c, containerOffset(c), h, State.DAMAGED, false, null, null, problem);
+    }
+
+    static String hex32(int v) {
+        return String.format("0x%08x", v);
+    }
+
+    /**
+     * A checkpoint found by its trailer in a container whose header cannot say what it holds: its JSON
+     * is complete (the trailer's CRC-32 checks out against it).
+     */
+    record Orphan(int container, long seq, byte[] json) {}
+
+    /**
+     * Reads the payload area of container {@code c} up to the first zero byte (checkpoint JSON holds
+     * none) and the trailer there.
+     *
+     * @return the checkpoint, or null when there is no intact trailer whose CRC-32 matches the JSON
+     *     before it, or the trailer's seq does not belong in this container
+     */
+    Orphan orphan(int c) throws IOException {
+        long base = containerOffset(c) + blockAlign;
+        long room = payloadRoom();
+        java.io.ByteArrayOutputStream json = new java.io.ByteArrayOutputStream();
+        long end = -1;
+        for (long pos = 0; pos < room && end < 0; pos += SCAN_CHUNK) {
+            byte[] chunk = read(base + pos, Math.min(SCAN_CHUNK, room - pos));
+            int z = 0;
+            while (z < chunk.length && chunk[z] != 0) {
+                z++;
+            }
+            json.write(chunk, 0, z);
+            if (z < chunk.length) {
+                end = pos + z;
+            }
+        }
+        if (end <= 0 || end + OnDiskFormat.TRAILER_BYTES > room) {
+            return null;
+        }
+        long at = base + end;
+        long start = at / blockAlign * blockAlign;
+        byte[] around = read(start, OnDiskFormat.roundUp(at + OnDiskFormat.TRAILER_BYTES - start, blockAlign));
+        OnDiskFormat.Trailer t = OnDiskFormat.readTrailer(MemorySegment.ofArray(around).asSlice(at - start));
+        byte[] bytes = json.toByteArray();
+        CRC32 crc = new CRC32();
+        crc.update(bytes);
+        if (t == null || t.jsonLength() != end || t.jsonCrc32() != (int) crc.getValue() || t.seq() <= 0
+                || (t.seq() - 1) % 2 != c) {
+            return null;
+        }
+        return new Orphan(c, t.seq(), bytes);
+    }
+
+    /** Whether container {@code c}'s payload area starts like checkpoint JSON. */
+    boolean holdsCheckpointJson(int c) throws IOException {
+        try (Arena arena = Arena.ofShared()) {
+            return startsWithOurPayload(containerOffset(c) + blockAlign, arena.allocate(blockAlign, blockAlign));
+        }
     }
 
     /** The valid containers, newest (highest seq) first. */
@@ -129,7 +249,9 @@ final class MetadataArea {
         StringBuilder problems = new StringBuilder();
         boolean anyMagic = false;
         for (Container c : containers) {
-            anyMagic |= c.header().magicOk();
+            // a header, or a seal, of ours (a reserved one commits nothing: the area may still be new)
+            OnDiskFormat.Seal seal = c.header().seal();
+            anyMagic |= c.header().magicOk() || (seal != null && seal.intact() && !seal.reserved());
             problems.append(problems.isEmpty() ? "" : "; ").append("container ").append(c.index()).append(": ")
                     .append(c.problem());
         }
@@ -141,7 +263,8 @@ final class MetadataArea {
             MemorySegment buf = arena.allocate(SCAN_CHUNK, blockAlign);
             for (int c = 0; c < 2; c++) {
                 long header = containerOffset(c);
-                Contents foreign = foreignIn(header, header + blockAlign, buf);
+                Contents foreign = containers.get(c).state() == State.RESERVED ? null
+                        : foreignIn(header, header + blockAlign, buf);
                 if (foreign != null) {
                     return foreign;
                 }
@@ -262,23 +385,57 @@ final class MetadataArea {
     }
 
     /**
-     * Writes checkpoint {@code seq} into its container ({@code (seq - 1) % 2}): the payload, a flush (the
-     * payload, and every slot written before it, is durable), then the header that commits it, and a
-     * flush. A crash at any point leaves the other container as the newest valid one.
+     * Writes checkpoint {@code seq} into its container ({@code (seq - 1) % 2}): the payload (the JSON,
+     * then fdpblock's trailer when it fits), a flush (the payload, and every slot written before it, is
+     * durable), then the header that commits it, and a flush. A crash at any point leaves the other
+     * container as the newest valid one, and this container's header as it was.
+     *
+     * <p>A container whose header block is all zeros gets a reserved header before its payload (flushed
+     * first), and a new store's first checkpoint reserves container 1's in the same batch as its payload,
+     * so that once anything was committed a header of zeros is damage, never an interrupted write.
+     * Container 0 is the exception for the first checkpoint: its empty payload without a header is a
+     * store that was never committed.
      */
     void write(long seq, byte[] payload, PlacementId placement) throws IOException {
         if (payload.length > payloadRoom()) {
             throw new IOException("checkpoint " + seq + " of " + payload.length + " bytes does not fit a container of "
                     + payloadRoom());
         }
-        long base = containerOffset((int) ((seq - 1) % 2));
+        int target = (int) ((seq - 1) % 2);
+        int other = 1 - target;
+        long base = containerOffset(target);
         CRC32 crc = new CRC32();
         crc.update(payload);
+        boolean trailer = payload.length + OnDiskFormat.TRAILER_BYTES <= payloadRoom();
         try (Arena arena = Arena.ofShared()) {
-            MemorySegment data = arena.allocate(OnDiskFormat.roundUp(payload.length, blockAlign), blockAlign);
+            MemorySegment headers = arena.allocate(2L * blockAlign, blockAlign);
+            IoBatch b = new IoBatch(2);
+            b.read(containerOffset(0), headers.asSlice(0, blockAlign));
+            b.read(containerOffset(1), headers.asSlice(blockAlign, blockAlign));
+            device.execute(b);
+            boolean[] blank = new boolean[2];
+            for (int c = 0; c < 2; c++) {
+                blank[c] = OnDiskFormat.readContainerHeader(headers.asSlice((long) c * blockAlign, blockAlign)).blank();
+            }
+            MemorySegment reserved = arena.allocate(blockAlign, blockAlign);
+            OnDiskFormat.writeReservedHeader(reserved);
+            b.reset();
+            if (blank[target] && seq > 1) {
+                b.write(base, reserved, placement);
+                device.execute(b);
+                device.flush();
+                b.reset();
+            }
+            long len = payload.length + (trailer ? OnDiskFormat.TRAILER_BYTES : 0);
+            MemorySegment data = arena.allocate(OnDiskFormat.roundUp(len, blockAlign), blockAlign);
             MemorySegment.copy(payload, 0, data, ValueLayout.JAVA_BYTE, 0, payload.length);
-            IoBatch b = new IoBatch(1);
+            if (trailer) {
+                OnDiskFormat.writeTrailer(data, payload.length, seq, payload.length, (int) crc.getValue());
+            }
             b.write(base + blockAlign, data, placement);
+            if (seq == 1 && blank[other]) {
+                b.write(containerOffset(other), reserved, placement);
+            }
             device.execute(b); // waits for the completion, whatever happens: the arena outlives the I/O
             device.flush();
             MemorySegment header = arena.allocate(blockAlign, blockAlign);

@@ -46,8 +46,8 @@ final class V1Meta implements MetaStore {
     public Recovery.Result recover() throws IOException {
         Recovery.Result r = new Recovery(core.config, core.device, area, layout, index, core.slots, core.salts).run();
         index.forEach((k, e) -> core.salts.added(e.saltId()));
-        if (r.droppedKeys() > 0) {
-            dirtyCount++; // the next checkpoint persists the cleanup
+        if (r.droppedKeys() > 0 || r.damage() != null) {
+            dirtyCount++; // the next checkpoint persists the cleanup, or rewrites the damaged container
         }
         checkpointer = new Checkpointer(area, layout, core.placement.metadata(), this::snapshot, this::persisted, r.seq());
         if (r.seq() == 0) {

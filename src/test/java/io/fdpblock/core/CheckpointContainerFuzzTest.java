@@ -35,6 +35,19 @@ public class CheckpointContainerFuzzTest {
                 || h.payloadLength() != Fuzzing.u64(block, 20) || h.crc32() != (int) Fuzzing.u32(block, 28)) {
             throw Fuzzing.wrong("container header", h, Arrays.toString(Arrays.copyOf(block, 32)));
         }
+        // fdpblock's seal: only a seal whose magic and CRC32C check out may vouch for bytes 12..31
+        if (h.sealMatches() && (h.seal() == null || !h.seal().intact() || h.seal().seq() != h.seq())) {
+            throw Fuzzing.wrong("seal", h.seal(), "intact, with the header's seq " + h.seq());
+        }
+        if (h.blank() != Arrays.equals(block, 0, 64, new byte[64], 0, 64)) {
+            throw Fuzzing.wrong("blank header", h.blank(), "bytes 0..63 all zero");
+        }
+        // the trailer as a damaged container's payload would be read: nothing escapes, and an intact one
+        // has its zero word and magic
+        OnDiskFormat.Trailer t = OnDiskFormat.readTrailer(MemorySegment.ofArray(block));
+        if (t != null && (Fuzzing.u32(block, 0) != 0 || !Arrays.equals(block, 4, 12, OnDiskFormat.TRAILER_MAGIC, 0, 8))) {
+            throw Fuzzing.wrong("trailer", t, "zero word and FDBCKP01");
+        }
         if (!h.plausible(ROOM)) {
             return; // recovery reads no payload for it
         }

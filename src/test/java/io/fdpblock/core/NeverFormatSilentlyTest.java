@@ -192,8 +192,13 @@ class NeverFormatSilentlyTest {
             formatted.close();
             byte[] after = image(f.device);
             // all of the metadata area is zeros but for the new store's empty checkpoint (seq 1, container 0)
-            assertThat(MetadataArea.foreignIn(f.device, CONTAINER_1, CoreFixture.META,
+            // and container 1's reserved header, which commits nothing
+            assertThat(MetadataArea.foreignIn(f.device, CONTAINER_1 + 4096, CoreFixture.META,
                     Arena.ofAuto().allocate(MetadataArea.SCAN_CHUNK, 4096))).isNull();
+            OnDiskFormat.ContainerHeader reserved = OnDiskFormat.readContainerHeader(MemorySegment.ofArray(after)
+                    .asSlice(CONTAINER_1, 4096));
+            assertThat(reserved.magicOk()).isFalse();
+            assertThat(reserved.seal().reserved()).isTrue();
             String json = new String(after, 4096, 4096, java.nio.charset.StandardCharsets.US_ASCII);
             assertThat(json).doesNotContain(key).contains("\"entries\":{}");
             // and if its header goes, the device still opens as a new store, not as the old one or a refusal

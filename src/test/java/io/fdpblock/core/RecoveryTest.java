@@ -195,23 +195,239 @@ class RecoveryTest {
         }
     }
 
+    private static final long CONTAINER_1 = CoreFixture.META / 2 / 4096 * 4096;
+
+    /**
+     * seq 1 (container 0, empty), seq 2 (container 1) with keys 1 and 2, seq 3 (container 0) with keys 1
+     * to 4: the newest checkpoint holds keys the older one lacks.
+     */
+    private static List<String> threeCheckpoints(CoreFixture f) throws Exception {
+        RawBlockCore core = f.open();
+        List<String> keys = new ArrayList<>();
+        for (int i = 1; i <= 4; i++) {
+            keys.add(CoreFixture.key(i));
+            core.put(List.of(PutRequest.of(CoreFixture.key(i), f.payload(CoreFixture.key(i), 100 * i))));
+            if (i == 2) {
+                core.checkpointNow();
+            }
+        }
+        core.close();
+        return keys;
+    }
+
+    /** The metadata area and the first slots: to prove an open wrote nothing. */
+    static byte[] image(BlockDevice dev, long bytes) throws IOException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment buf = arena.allocate(bytes, 4096);
+            IoBatch b = new IoBatch(1);
+            b.read(0, buf);
+            dev.execute(b);
+            return buf.toArray(ValueLayout.JAVA_BYTE);
+        }
+    }
+
+    private static void flip(BlockDevice dev, long offset, int mask) throws IOException {
+        patch(dev, offset, 1, s -> s.set(ValueLayout.JAVA_BYTE, 0, (byte) (s.get(ValueLayout.JAVA_BYTE, 0) ^ mask)));
+    }
+
+    private static void assertLoads(CoreFixture f, RawBlockCore core, List<String> keys) throws IOException {
+        assertThat(core.keySizes()).containsOnlyKeys(keys);
+        for (String key : keys) {
+            MemorySegment dest = f.buffer(4096);
+            assertThat(core.load(List.of(new LoadRequest(key, dest)))).as(key).containsExactly(true);
+            int size = core.keySizes().get(key).intValue();
+            assertThat(dest.asSlice(0, size).mismatch(f.payload(key, size))).as(key).isEqualTo(-1);
+        }
+    }
+
+    private static void assertRefusedUnchanged(CoreFixture f, String... says) throws IOException {
+        byte[] before = image(f.device, CoreFixture.META + 8 * CoreFixture.SLOT);
+        assertThatThrownBy(f::open).isInstanceOf(StoreRefusedException.class)
+                .satisfies(e -> assertThat(((StoreRefusedException) e).reason())
+                        .isEqualTo(StoreRefusedException.Reason.DAMAGED))
+                .hasMessageContaining("\"open_damaged\": true").hasMessageContaining("nothing was changed")
+                .hasMessageContaining("restore").satisfies(e -> assertThat(e.getMessage()).contains(says));
+        assertThat(image(f.device, CoreFixture.META + 8 * CoreFixture.SLOT)).isEqualTo(before);
+    }
+
     @ParameterizedTest
     @EnumSource(value = IoEngine.class, names = {"MEMORY", "IO_URING"})
-    void aFlippedCrcByteInTheNewestContainerLetsTheOlderOneWin(IoEngine engine) throws Exception {
+    void aZeroedHeaderOfTheNewestCheckpointIsRefusedNotTakenForTheOlderOne(IoEngine engine) throws Exception {
         try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
-            RawBlockCore core = f.open(); // seq 1 in container 0: the new store's empty checkpoint
-            core.put(List.of(PutRequest.of(CoreFixture.key(1), f.payload(CoreFixture.key(1), 100))));
-            core.checkpointNow(); // seq 2 in container 1: key 1
-            core.put(List.of(PutRequest.of(CoreFixture.key(2), f.payload(CoreFixture.key(2), 100))));
-            core.close(); // seq 3 in container 0: keys 1, 2
-            patch(f.device, 28, 1,
-                    s -> s.set(ValueLayout.JAVA_BYTE, 0, (byte) (s.get(ValueLayout.JAVA_BYTE, 0) ^ 0x40)));
+            List<String> keys = threeCheckpoints(f);
+            patch(f.device, 0, 4096, s -> s.fill((byte) 0)); // seq 3's header
+            assertRefusedUnchanged(f, "container 0 (header at offset 0): no header (its bytes are all zeros)",
+                    "payload (offset 4096", "complete checkpoint seq 3, newer than container 1's seq 2");
+
+            // opened as asked: its payload is complete, so every key is there, and the store says it was damaged
+            RawBlockCore damaged = f.open(f.config().openDamaged(true).build());
+            assertLoads(f, damaged, keys);
+            assertThat(damaged.status()).containsEntry("is_healthy", false).containsEntry("metadata_lost_keys", 0L)
+                    .containsEntry("checkpoint_seq", 3L).containsEntry("recovery_fell_back", false);
+            assertThat((String) damaged.status().get("metadata_damage")).contains("container 0 (header at offset 0)")
+                    .contains("opened with open_damaged from checkpoint seq 3");
+            damaged.close(); // checkpoint seq 4 into container 1
             RawBlockCore again = f.open();
-            assertThat(again.status()).containsEntry("checkpoint_seq", 2L);
-            assertThat(again.exists(List.of(CoreFixture.key(1), CoreFixture.key(2)), false)).containsExactly(true, false);
+            assertLoads(f, again, keys);
+            assertThat(again.status()).containsEntry("is_healthy", true).containsEntry("checkpoint_seq", 4L)
+                    .containsEntry("recovery_fell_back", false);
+            assertThat((String) again.status().get("recovery")).contains("nothing lost")
+                    .contains("is the older checkpoint seq 3");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = IoEngine.class, names = {"MEMORY", "IO_URING"})
+    void aFlippedByteInTheOlderCheckpointsSeqDoesNotMakeItTheNewest(IoEngine engine) throws Exception {
+        try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
+            List<String> keys = threeCheckpoints(f);
+            flip(f.device, CONTAINER_1 + 12 + 7, 0x01); // seq 2 reads as 2^56 + 2, far above seq 3
+            RawBlockCore core = f.open();
+            assertLoads(f, core, keys);
+            assertThat(core.status()).containsEntry("checkpoint_seq", 3L).containsEntry("is_healthy", true)
+                    .containsEntry("recovery_fell_back", false);
+            assertThat((String) core.status().get("recovery")).contains("container 1 (header at offset " + CONTAINER_1
+                    + "): the header (seq 72057594037927938").contains("disagrees with its fdpblock seal (seq 2")
+                    .contains("is the older checkpoint seq 2, so nothing is lost");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = IoEngine.class, names = {"MEMORY"})
+    void aFlippedByteInTheNewestSeqThatMakesItLookOlderIsRefused(IoEngine engine) throws Exception {
+        try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
+            threeCheckpoints(f);
+            flip(f.device, 12, 0x02); // seq 3 reads as 1, older than container 1's seq 2
+            assertRefusedUnchanged(f, "container 0 (header at offset 0): the header (seq 1", "seal (seq 3",
+                    "complete checkpoint seq 3");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = IoEngine.class, names = {"MEMORY", "IO_URING"})
+    void aDamagedPayloadOfTheNewestCheckpointIsRefusedAndOpenDamagedCountsTheKeysLost(IoEngine engine)
+            throws Exception {
+        try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
+            List<String> keys = threeCheckpoints(f);
+            // a digit of a size in seq 3's JSON: it still parses, and fails its CRC-32
+            byte[][] json = new byte[1][];
+            patch(f.device, 4096, 4096, s -> json[0] = s.toArray(ValueLayout.JAVA_BYTE));
+            int at = new String(json[0], StandardCharsets.US_ASCII).indexOf("\"size\":100,") + 9;
+            flip(f.device, 4096 + at, 0x01); // "100" -> "101"
+            assertRefusedUnchanged(f, "container 0 (header at offset 0) commits checkpoint seq 3",
+                    "its payload (offset 4096) fails that CRC-32");
+
+            RawBlockCore damaged = f.open(f.config().openDamaged(true).build());
+            assertLoads(f, damaged, keys.subList(0, 2)); // the older checkpoint's
+            assertThat(damaged.status()).containsEntry("is_healthy", false).containsEntry("metadata_lost_keys", 2L)
+                    .containsEntry("recovery_fell_back", true).containsEntry("checkpoint_seq", 2L);
+            assertThat((String) damaged.status().get("metadata_damage")).contains("2 durable keys lost");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = IoEngine.class, names = {"MEMORY"})
+    void aNewerPayloadUnderTheOldHeaderOfItsContainerIsAnInterruptedCheckpointNotDamage(IoEngine engine)
+            throws Exception {
+        try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
+            List<String> keys = threeCheckpoints(f);
+            byte[] seq2Header = image(f.device, CONTAINER_1 + 4096);
+            RawBlockCore core = f.open();
+            core.put(List.of(PutRequest.of(CoreFixture.key(5), f.payload(CoreFixture.key(5), 500))));
+            core.close(); // seq 4 into container 1
+            // what a crash after seq 4's payload and before its header leaves
+            patch(f.device, CONTAINER_1, 4096, s -> s.copyFrom(MemorySegment.ofArray(seq2Header)
+                    .asSlice(CONTAINER_1, 4096)));
+            RawBlockCore reopened = f.open();
+            assertLoads(f, reopened, keys);
+            assertThat(reopened.status()).containsEntry("checkpoint_seq", 3L).containsEntry("is_healthy", true)
+                    .containsEntry("recovery_fell_back", false);
+            assertThat((String) reopened.status().get("recovery"))
+                    .contains("container 1 (seq 2, older): payload fails its CRC-32: it holds checkpoint seq 4 whose"
+                            + " header was never written");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = IoEngine.class, names = {"MEMORY"})
+    void bothHeadersZeroedAreRefusedAndOpenDamagedOpensTheNewestCompletePayload(IoEngine engine) throws Exception {
+        try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
+            List<String> keys = threeCheckpoints(f);
+            patch(f.device, 0, 4096, s -> s.fill((byte) 0));
+            patch(f.device, CONTAINER_1, 4096, s -> s.fill((byte) 0));
+            byte[] before = image(f.device, CoreFixture.META + 8 * CoreFixture.SLOT);
+            assertThatThrownBy(f::open).isInstanceOf(StoreRefusedException.class)
+                    .satisfies(e -> assertThat(((StoreRefusedException) e).reason())
+                            .isEqualTo(StoreRefusedException.Reason.UNREADABLE))
+                    .hasMessageContaining("container 0's payload (offset 4096) still holds the complete checkpoint seq 3")
+                    .hasMessageContaining("\"open_damaged\": true opens it");
+            assertThat(image(f.device, CoreFixture.META + 8 * CoreFixture.SLOT)).isEqualTo(before);
+            RawBlockCore damaged = f.open(f.config().openDamaged(true).build());
+            assertLoads(f, damaged, keys);
+            assertThat(damaged.status()).containsEntry("is_healthy", false).containsEntry("checkpoint_seq", 3L)
+                    .containsEntry("metadata_lost_keys", -1L);
+            assertThat((String) damaged.status().get("metadata_damage")).contains("cannot be read");
+        }
+    }
+
+    /** LMCache's container headers: bytes 32.. of the header block stay zero. */
+    private static void asLmcacheWroteIt(CoreFixture f) throws IOException {
+        for (long c : new long[] {0, CONTAINER_1}) {
+            patch(f.device, c + OnDiskFormat.SEAL_OFFSET, OnDiskFormat.SEAL_BYTES, s -> s.fill((byte) 0));
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = IoEngine.class, names = {"MEMORY", "IO_URING"})
+    void onLmcachesHeadersAFlippedCrcByteInTheNewestFallsBackAndSaysSo(IoEngine engine) throws Exception {
+        try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
+            threeCheckpoints(f);
+            asLmcacheWroteIt(f);
+            flip(f.device, 28, 0x40);
+            RawBlockCore again = f.open();
+            assertThat(again.status()).containsEntry("checkpoint_seq", 2L).containsEntry("recovery_fell_back", true);
+            assertThat(again.exists(List.of(CoreFixture.key(2), CoreFixture.key(3)), false)).containsExactly(true, false);
             assertThat((String) again.status().get("recovery")).contains("fell back")
                     .contains("container 0 (seq 3): payload fails its CRC-32");
-            assertThat(again.status()).containsEntry("recovery_fell_back", true);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = IoEngine.class, names = {"MEMORY"})
+    void onLmcachesHeadersAFlippedSeqThatMakesTheOlderLookNewestIsReported(IoEngine engine) throws Exception {
+        try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
+            threeCheckpoints(f); // seq 2 (next_slot 2) in container 1, seq 3 (next_slot 4) in container 0
+            asLmcacheWroteIt(f);
+            flip(f.device, CONTAINER_1 + 12 + 7, 0x01); // seq 2 reads as 2^56 + 2
+            RawBlockCore again = f.open();
+            // LMCache's rule (the highest seq) still decides, but not silently
+            assertThat(again.status()).containsEntry("recovery_fell_back", true)
+                    .containsEntry("checkpoint_seq", 72057594037927938L);
+            assertThat((String) again.status().get("recovery")).contains("fell back")
+                    .contains("container 0 (seq 3) has the higher next_slot (4 > 2)");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = IoEngine.class, names = {"MEMORY"})
+    void onLmcachesHeadersAZeroedNewestHeaderFallsBackAndSaysSo(IoEngine engine) throws Exception {
+        try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
+            threeCheckpoints(f);
+            asLmcacheWroteIt(f);
+            // and LMCache's payloads have no trailer either
+            patch(f.device, 4096, 4096, s -> {
+                int end = 0;
+                while (s.get(ValueLayout.JAVA_BYTE, end) != 0) {
+                    end++;
+                }
+                s.asSlice(end).fill((byte) 0);
+            });
+            patch(f.device, 0, 4096, s -> s.fill((byte) 0));
+            RawBlockCore again = f.open();
+            assertThat(again.status()).containsEntry("checkpoint_seq", 2L).containsEntry("recovery_fell_back", true);
+            assertThat((String) again.status().get("recovery")).contains("fell back")
+                    .contains("container 0 (header at offset 0): no header")
+                    .contains("whether it was newer than seq 2 cannot be told");
         }
     }
 
