@@ -49,7 +49,9 @@ final class KeyListing {
         Map<String, Integer> out = new LinkedHashMap<>();
         forEach(core.device, core.dataBase, core.slotBytes, core.headerBytes, index, core.lock, true,
                 (h1, h2, slot, size, crc, saltId, h) -> {
-                    if (h.key() != null && h.payloadLength() == size) {
+                    // a header that names another key (a slot reused before a delete was durable, then a power
+                    // loss) is not this entry's key: listing it would hand out a key the index does not hold
+                    if (headerProblem(h, h1, h2, size) == null) {
                         out.put(h.key(), size);
                     }
                 });

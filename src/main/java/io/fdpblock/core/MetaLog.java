@@ -53,6 +53,15 @@ final class MetaLog {
     static final byte PUT = 1;
     static final byte DELETE = 2;
     static final byte SALT = 3;
+    /**
+     * First record of every chunk: the LSN of its commit's first chunk. Recovery tells by it a chunk that
+     * continues a commit from one that starts the next (so a damaged chunk followed by a later commit is
+     * corruption, not a torn tail), and a stale chunk of an unfinished commit from the chain.
+     */
+    static final byte COMMIT = 4;
+    /** Last record of the chunk a clean close writes: the log ends here, nothing was torn. */
+    static final byte CLOSED = 5;
+    static final int COMMIT_RECORD = 9;
     private static final int PAD = -1;
 
     /** What replay hands each record to. */
@@ -91,6 +100,8 @@ final class MetaLog {
     private boolean stopping;
     /** Set under {@link #lock}, once; read without it by the put path ({@link #failureCause}). */
     private volatile IOException failure;
+    /** Guarded by {@link #lock}: a commit waits for a snapshot to free log space. */
+    private boolean waitingForSpace;
     /** Guarded by {@link #lock}: put and delete records taken, and how many of them the last commit made durable. */
     private long appendedPuts;
     private long appendedDeletes;
@@ -258,6 +269,15 @@ final class MetaLog {
      * @throws IOException when the log could not be written
      */
     void commitNow() throws IOException {
+        commitNow(false);
+    }
+
+    /**
+     * {@link #commitNow()}, or, with {@code unlessFull}, false as soon as the commit waits for a snapshot to
+     * free log space (the snapshot thread of a closing store is stopped: the caller takes one, then asks
+     * again).
+     */
+    boolean commitNow(boolean unlessFull) throws IOException {
         long target;
         lock.lock();
         try {
@@ -265,7 +285,10 @@ final class MetaLog {
             commitRequested = true;
             work.signal();
             while (durableTicket < target && failure == null && writer != null && writer.isAlive()) {
-                progress.awaitUninterruptibly();
+                if (unlessFull && waitingForSpace) {
+                    return false;
+                }
+                progress.awaitNanos(TimeUnit.MILLISECONDS.toNanos(50));
             }
             if (failure != null) {
                 throw new IOException("the fdpblock_v2 log of " + device.path() + " could not be written: "
@@ -274,9 +297,35 @@ final class MetaLog {
             if (durableTicket < target) {
                 throw new IOException("the fdpblock_v2 log of " + device.path() + " is stopped with records not written");
             }
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while the fdpblock_v2 log of " + device.path() + " committed", e);
         } finally {
             lock.unlock();
         }
+    }
+
+    /**
+     * After the writer stopped, with nothing left to write: a last chunk that says the log ends here
+     * ({@link #CLOSED}), flushed, so that the next open knows the end was not torn. Skipped (the next open
+     * then checks the log past its end) after a failure, or when the log has no room for it.
+     *
+     * @return whether it was written
+     */
+    boolean writeCloseMarker() throws IOException {
+        lock.lock();
+        try {
+            if (failure != null || (writer != null && writer.isAlive()) || pending.position() > 0
+                    || nextLsn + blockAlign - reclaimLsn > layout.logBytes()) {
+                return false;
+            }
+        } finally {
+            lock.unlock();
+        }
+        writeChunk(newBuffer(0), 0, 0, -1, true);
+        device.flush();
+        return true;
     }
 
     /**
@@ -503,17 +552,19 @@ final class MetaLog {
     /** Writes {@code batch}'s records as chunks of at most {@link #maxChunkBody} bytes, whole records each. */
     private void write(ByteBuffer batch) throws IOException {
         batch.flip();
+        long commitStart = -1;
+        long room = maxChunkBody - COMMIT_RECORD;
         while (batch.hasRemaining()) {
             int from = batch.position();
             int end = from;
-            while (end < batch.limit() && end - from < maxChunkBody) {
+            while (end < batch.limit() && end - from < room) {
                 int len = recordLength(batch, end);
-                if (end + len - from > maxChunkBody && end > from) {
+                if (end + len - from > room && end > from) {
                     break;
                 }
                 end += len;
             }
-            writeChunk(batch, from, end);
+            commitStart = writeChunk(batch, from, end, commitStart, false);
             batch.position(end);
         }
     }
@@ -527,19 +578,33 @@ final class MetaLog {
         };
     }
 
-    private void writeChunk(ByteBuffer batch, int from, int end) throws IOException {
-        int body = end - from;
-        int records = 0;
+    /**
+     * Writes {@code batch[from, end)} as one chunk, after its COMMIT record (and before a CLOSED one when
+     * {@code closing}).
+     *
+     * @param commitStart the LSN of this commit's first chunk, or -1 when this is it
+     * @return the LSN of this commit's first chunk
+     */
+    private long writeChunk(ByteBuffer batch, int from, int end, long commitStart, boolean closing)
+            throws IOException {
+        int records = 1 + (closing ? 1 : 0);
         for (int at = from; at < end; at += recordLength(batch, at)) {
             records++;
         }
+        int body = COMMIT_RECORD + end - from + (closing ? 1 : 0);
         long size = V2Layout.roundUp(CHUNK_HEADER + body, blockAlign);
         long lsn = spaceFor(size);
+        long start = commitStart < 0 ? lsn : commitStart;
         MemorySegment buf = buffer(size);
         buf.asSlice(0, size).fill((byte) 0);
-        MemorySegment.copy(batch.array(), from, buf, ValueLayout.JAVA_BYTE, CHUNK_HEADER, body);
+        buf.set(ValueLayout.JAVA_BYTE, CHUNK_HEADER, COMMIT);
+        buf.set(OnDiskFormat.U64, CHUNK_HEADER + 1, start);
+        MemorySegment.copy(batch.array(), from, buf, ValueLayout.JAVA_BYTE, CHUNK_HEADER + COMMIT_RECORD, end - from);
+        if (closing) {
+            buf.set(ValueLayout.JAVA_BYTE, CHUNK_HEADER + body - 1, CLOSED);
+        }
         CRC32C crc = new CRC32C();
-        crc.update(batch.array(), from, body);
+        crc.update(buf.asSlice(CHUNK_HEADER, body).asByteBuffer());
         writeHeader(buf, lsn, body, records, (int) crc.getValue());
         IoBatch b = new IoBatch(1);
         b.write(physical(lsn), buf.asSlice(0, size), placement);
@@ -551,6 +616,7 @@ final class MetaLog {
         } finally {
             lock.unlock();
         }
+        return start;
     }
 
     private void writeHeader(MemorySegment buf, long lsn, int body, int records, int bodyCrc) {
@@ -603,11 +669,18 @@ final class MetaLog {
         return lsn;
     }
 
-    private void waitForSpace(long lsn, long size) {
+    private void waitForSpace(long lsn, long size) throws IOException {
         lock.lock();
         try {
             long logged = 0;
-            while (lsn + size - reclaimLsn > layout.logBytes() && !stopping) {
+            while (lsn + size - reclaimLsn > layout.logBytes()) {
+                waitingForSpace = true;
+                progress.signalAll();
+                if (stopping) { // no snapshot will come: writing on would overwrite log that recovery needs
+                    throw new IOException("the fdpblock_v2 log of " + device.path() + " is full and the store is"
+                            + " closing: " + (lsn + size - reclaimLsn) + " bytes since the oldest snapshot kept, the"
+                            + " log holds " + layout.logBytes());
+                }
                 wantSnapshot.run();
                 if (System.nanoTime() - logged > TimeUnit.SECONDS.toNanos(10)) {
                     logged = System.nanoTime();
@@ -616,12 +689,14 @@ final class MetaLog {
                 }
                 work.awaitNanos(TimeUnit.MILLISECONDS.toNanos(100));
             }
+            waitingForSpace = false;
             if (lsn + size - snapshotLsn > layout.logBytes() / 4) {
                 wantSnapshot.run(); // a quarter of the ring since the last snapshot: time for the next
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
+            waitingForSpace = false;
             lock.unlock();
         }
     }
@@ -666,7 +741,26 @@ final class MetaLog {
      * @param torn whether that chunk is one of this log's, cut off or damaged (a torn tail), rather than
      *        no chunk or an older one (the log's clean end)
      */
-    record Replay(long endLsn, long chunks, String stop, boolean torn) {}
+    record Replay(long endLsn, long chunks, String stop, boolean torn, long closedAt) {
+        Replay(long endLsn, long chunks, String stop, boolean torn) {
+            this(endLsn, chunks, stop, torn, -1);
+        }
+
+        /** The log ends at the chunk a clean close wrote: nothing after it can be the store's. */
+        boolean closed() {
+            return closedAt >= 0;
+        }
+    }
+
+    /** The LSN of the commit a chunk's body belongs to (its COMMIT record), or -1 (written before they were). */
+    static long commitStart(byte[] body) {
+        return body.length >= COMMIT_RECORD && body[0] == COMMIT
+                ? ByteBuffer.wrap(body, 1, 8).order(ByteOrder.LITTLE_ENDIAN).getLong() : -1;
+    }
+
+    private static boolean endsClosed(byte[] body) {
+        return body.length > COMMIT_RECORD && body[body.length - 1] == CLOSED;
+    }
 
     /**
      * Reads the log from {@code fromLsn} until a chunk is missing, torn, stale or does not parse (a
@@ -688,6 +782,7 @@ final class MetaLog {
         long window = Math.min(layout.logBytes(), Math.max(4L << 20, maxChunkBytes(layout)));
         long lsn = fromLsn;
         long chunks = 0;
+        long prevCommit = -1; // the commit of the chunk before, once one is read
         try (Arena arena = Arena.ofShared()) {
             MemorySegment buf = arena.allocate(window, 4096);
             long bufLsn = -1; // LSN of buf's first byte
@@ -744,12 +839,111 @@ final class MetaLog {
                 if (!visit(bytes, records, layout, null)) {
                     return new Replay(lsn, chunks, "a chunk at LSN " + lsn + " whose records do not parse", true);
                 }
+                long commit = commitStart(bytes);
+                if (commit > lsn || (commit >= 0 && commit < lsn && prevCommit >= 0 && commit != prevCommit)) {
+                    // a chunk left of a commit that a crash cut short, which a later commit did not reach yet
+                    return new Replay(lsn, chunks, "a chunk at LSN " + lsn + " of a commit from LSN " + commit
+                            + ", which the log before it does not continue (left of an unfinished commit)", true);
+                }
+                prevCommit = commit < 0 ? prevCommit : commit;
                 visit(bytes, records, layout, visitor); // only once the whole chunk parsed
                 chunks++;
+                if (endsClosed(bytes)) {
+                    return new Replay(lsn + size, chunks, "closed cleanly at LSN " + lsn, false, lsn);
+                }
                 lsn += size;
             }
             return new Replay(lsn, chunks, "LSN " + lsn + ": no log reaches that far (a damaged snapshot's start)", true);
         }
+    }
+
+    /**
+     * Chunks past where a replay stopped that prove the log goes on: intact chunks of this incarnation,
+     * at their place in the ring, of a commit that began after the stop (or written before commits were
+     * marked, so unknown). A crash tears only the commit in progress, whose chunks all began at or before
+     * the stop; a later commit is written only once the one before it was flushed.
+     *
+     * @param firstLsn the lowest LSN of them
+     * @param chunks how many
+     * @param puts their PUT records, which a replay that stops at the damage does not apply
+     * @param keys the distinct keys of those PUTs, by h1
+     * @param resumeLsn past the highest of them: where a store opened anyway writes on, clear of them
+     */
+    record Beyond(long firstLsn, long chunks, long puts, java.util.Set<Long> keys, long resumeLsn) {}
+
+    /**
+     * Looks over the whole ring for chunks that prove the log goes on past {@code stopLsn} (a read of the
+     * log area, done only when a replay did not end at a clean close).
+     *
+     * @return null when there are none: what follows {@code stopLsn} is a torn tail or the log's end
+     */
+    static Beyond probe(BlockDevice device, V2Layout layout, long stopLsn) throws IOException {
+        int blockAlign = layout.blockAlign();
+        long ringBytes = layout.logBytes();
+        long window = Math.min(ringBytes, 4L << 20);
+        long first = Long.MAX_VALUE;
+        long chunks = 0;
+        long[] puts = {0};
+        java.util.Set<Long> keys = new java.util.HashSet<>();
+        long resume = -1;
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment buf = arena.allocate(window, 4096);
+            MemorySegment chunkBuf = null;
+            for (long base = 0; base < ringBytes; base += window) {
+                long len = Math.min(window, ringBytes - base);
+                IoBatch b = new IoBatch(1);
+                b.read(layout.logOffset() + base, buf.asSlice(0, len));
+                device.execute(b);
+                for (long off = 0; off < len; off += blockAlign) {
+                    MemorySegment h = buf.asSlice(off, blockAlign);
+                    long place = base + off;
+                    if (!OnDiskFormat.hasMagic(h, MAGIC) || h.get(OnDiskFormat.U64, 8) != layout.incarnation()
+                            || h.get(OnDiskFormat.U32, 36) != headerCrc(h) || h.get(OnDiskFormat.U32, 28) == PAD) {
+                        continue;
+                    }
+                    long lsn = h.get(OnDiskFormat.U64, 16);
+                    long body = Integer.toUnsignedLong(h.get(OnDiskFormat.U32, 24));
+                    long size = V2Layout.roundUp(CHUNK_HEADER + body, blockAlign);
+                    if (lsn <= stopLsn || Math.floorMod(lsn, ringBytes) != place || place + size > ringBytes) {
+                        continue;
+                    }
+                    if (chunkBuf == null || chunkBuf.byteSize() < size) {
+                        chunkBuf = arena.allocate(Math.max(size, 1 << 20), 4096);
+                    }
+                    IoBatch c = new IoBatch(1);
+                    c.read(layout.logOffset() + place, chunkBuf.asSlice(0, size));
+                    device.execute(c);
+                    byte[] bytes = chunkBuf.asSlice(CHUNK_HEADER, body).toArray(ValueLayout.JAVA_BYTE);
+                    CRC32C crc = new CRC32C();
+                    crc.update(bytes);
+                    int records = h.get(OnDiskFormat.U32, 28);
+                    if ((int) crc.getValue() != h.get(OnDiskFormat.U32, 32) || !visit(bytes, records, layout, null)) {
+                        continue;
+                    }
+                    long commit = commitStart(bytes);
+                    if (commit >= 0 && commit <= stopLsn) {
+                        continue; // the rest of the commit the stop cut short, or left of an earlier one
+                    }
+                    chunks++;
+                    first = Math.min(first, lsn);
+                    resume = Math.max(resume, lsn + size);
+                    visit(bytes, records, layout, new Visitor() {
+                        @Override
+                        public void put(long h1, long h2, int slot, int size, int crc, int group, int saltId, String key) {
+                            puts[0]++;
+                            keys.add(h1);
+                        }
+
+                        @Override
+                        public void delete(long h1, long h2, int slot) {}
+
+                        @Override
+                        public void salt(int id, String salt) {}
+                    });
+                }
+            }
+        }
+        return chunks == 0 ? null : new Beyond(first, chunks, puts[0], keys, resume);
     }
 
     private static int headerCrc(MemorySegment h) {
@@ -837,6 +1031,17 @@ final class MetaLog {
                     }
                     if (v != null) {
                         v.delete(h1, h2, slot);
+                    }
+                }
+                case COMMIT -> { // the first record only; recovery reads it from the chunk (commitStart)
+                    if (r != 0) {
+                        return false;
+                    }
+                    b.getLong();
+                }
+                case CLOSED -> { // the last record only
+                    if (r != records - 1) {
+                        return false;
                     }
                 }
                 case SALT -> {

@@ -52,6 +52,8 @@ final class V2Meta implements MetaStore {
     /** Built once the log failed: every refused put names it. */
     private volatile StoreReadOnlyException readOnly;
     private long replayedRecords;
+    /** Opened past damage: a snapshot before any work starts the log after the chunks that were skipped. */
+    private boolean snapshotAtStart;
 
     /** @param createdNote what happened when the device was formatted just now (nothing to recover), or null */
     V2Meta(RawBlockCore core, V2Layout layout, CompactIndex index, String createdNote) {
@@ -86,16 +88,49 @@ final class V2Meta implements MetaStore {
                     + " \"format\": true to start over (its keys are then lost)");
         }
         int maxSlots = core.slots.maxSlots();
+        boolean openDamaged = core.config.openDamaged();
+        List<String> damage = new ArrayList<>();
+        List<String> areaNotes = created ? List.of() : snapshotAreaDamage(headers);
+        if (!areaNotes.isEmpty() && headers.isEmpty()) {
+            // without a snapshot the log from LSN 0 is replayed, and a store that has snapshots has overwritten it
+            String what = "both fdpblock_v2 snapshot headers are damaged (" + String.join("; ", areaNotes) + ")";
+            if (!openDamaged) {
+                throw damaged(path, what, "its keys");
+            }
+            damage.add(what);
+        }
         V2Recovery.Outcome o = V2Recovery.run(core.device, layout, maxSlots, headers, index, core.salts);
-        List<String> notes = o.notes();
+        List<String> notes = new ArrayList<>(o.notes());
+        if (!headers.isEmpty()) {
+            notes.addAll(areaNotes); // the other area held a snapshot, maybe a newer one: recovered from this one
+        }
         newest = o.snapshot();
+        long lost = 0;
+        long resume = -1;
+        if (o.logDamaged()) {
+            MetaLog.Beyond b = o.beyond();
+            String what = "the fdpblock_v2 log stops at LSN " + o.log().endLsn() + " (device offset "
+                    + physicalLog(o.log().endLsn()) + ": " + o.log().stop() + "), yet " + b.chunks() + " intact chunks of"
+                    + " later commits follow it (the first at LSN " + b.firstLsn() + ", device offset "
+                    + physicalLog(b.firstLsn()) + ") with " + b.puts() + " puts: that is damage, not a write a crash"
+                    + " cut short";
+            if (!openDamaged) {
+                throw damaged(path, what, "the keys of those commits");
+            }
+            damage.add(what);
+            lost = b.keys().size() - Math.min(b.keys().size(), countHeld(b.keys())); // put past it, not held now
+            resume = b.resumeLsn();
+        }
         if (newest == null && !headers.isEmpty()) {
             // the log before the oldest snapshot may have been overwritten: replaying it alone would not do
             throw new StoreRefusedException(StoreRefusedException.Reason.UNREADABLE, "raw_block on " + path + ": every"
                     + " fdpblock_v2 snapshot is unreadable (" + String.join("; ", notes) + "). Nothing was changed;"
                     + " \"format\": true starts over (its keys are then lost)");
         }
-        long end = o.log().endLsn();
+        // after a clean close the next commit writes over the close marker; after damage opened anyway, past
+        // every chunk of the later commits (a snapshot at once then starts the log there)
+        long end = resume >= 0 ? resume : o.log().closed() ? o.log().closedAt() : o.log().endLsn();
+        snapshotAtStart = resume >= 0;
         replayedRecords = o.records();
         int highest = o.highestUsed();
         core.slots.rebuild((int) Math.max(o.nextSlot(), highest + 1), o.used(),
@@ -107,20 +142,71 @@ final class V2Meta implements MetaStore {
                 reclaim = Math.min(reclaim, h.startLsn());
             }
         }
-        if (end - reclaim > layout.logBytes() / 2) { // its log is gone already (written before it was kept)
+        if (end - reclaim > layout.logBytes()) { // its log is gone already (written before it was kept)
             reclaim = snapshotStart;
+        }
+        if (resume >= 0) {
+            reclaim = snapshotStart; // the damaged log is not kept for a fallback: the snapshot at once replaces it
         }
         log = new MetaLog(core.device, layout, end, reclaim, snapshotStart, core.config.metaSyncIntervalMs(),
                 core.placement.metadata(), this::wantSnapshot);
         boolean fellBack = !notes.isEmpty();
+        String damageText = damage.isEmpty() ? null : String.join("; ", damage);
         String note = created ? createdNote : "recovered " + index.size() + " keys (fdpblock_v2): snapshot "
                 + (newest == null ? "none" : "seq " + newest.seq() + " with " + newest.entries() + " entries")
-                + " (" + o.snapshotMillis() + " ms), then " + o.records() + " log records up to LSN " + end
+                + " (" + o.snapshotMillis() + " ms), then " + o.records() + " log records up to LSN " + o.log().endLsn()
                 + (o.log().torn() ? " (ignored after it: " + o.log().stop() + ")" : "") + " (" + o.logMillis() + " ms)"
-                + (fellBack ? "; fell back to the older snapshot: " + String.join("; ", notes) : "");
-        RawBlockCore.LOG.log(fellBack ? System.Logger.Level.WARNING : System.Logger.Level.INFO, "raw_block on " + path
-                + ": " + note);
-        return new Recovery.Result(newest == null ? 0 : newest.seq(), note, index.size(), 0, fellBack);
+                + (fellBack ? "; fell back: " + String.join("; ", notes) : "")
+                + (damageText == null ? "" : "; DAMAGED, opened as asked (open_damaged): " + damageText
+                        + (lost > 0 ? "; " + lost + " keys put past the damage are lost" : ""));
+        RawBlockCore.LOG.log(damageText != null ? System.Logger.Level.ERROR : fellBack ? System.Logger.Level.WARNING
+                : System.Logger.Level.INFO, "raw_block on " + path + ": " + note);
+        return new Recovery.Result(newest == null ? 0 : newest.seq(), note, index.size(), 0, fellBack, damageText,
+                damageText == null ? 0 : o.logDamaged() ? lost : -1);
+    }
+
+    /**
+     * What the snapshot areas without a valid header say, when one of them shows damage rather than
+     * absence: a header of this store that fails its CRC32C or holds implausible values, or an area
+     * with no header beside a snapshot whose sequence number says the other area was written too.
+     */
+    private List<String> snapshotAreaDamage(List<Snapshots.Header> valid) throws IOException {
+        List<String> out = new ArrayList<>();
+        for (Snapshots.Area a : Snapshots.areas(core.device, layout)) {
+            if (a.header() != null) {
+                continue;
+            }
+            boolean expected = !valid.isEmpty() && valid.get(0).seq() >= 2; // the areas alternate from seq 1 on
+            boolean damagedHeader = a.problem().startsWith("header fails") || a.problem().startsWith("implausible");
+            if (damagedHeader || expected) {
+                out.add("snapshot area " + a.area() + " at device offset " + a.offset() + ": " + a.problem()
+                        + (expected ? " (seq " + valid.get(0).seq() + " in the other area says it held one)" : ""));
+            }
+        }
+        return out;
+    }
+
+    private long physicalLog(long lsn) {
+        return layout.logOffset() + Math.floorMod(lsn, layout.logBytes());
+    }
+
+    /** How many of these keys (by h1) the recovered index holds under any h2 (approximate, for a report). */
+    private long countHeld(java.util.Set<Long> h1s) throws IOException {
+        long[] n = {0};
+        KeyListing.forEach(core.device, core.dataBase, core.slotBytes, core.headerBytes, index, core.lock, false,
+                (h1, h2, slot, size, crc, salt, h) -> {
+                    if (h1s.contains(h1)) {
+                        n[0]++;
+                    }
+                });
+        return n[0];
+    }
+
+    private static StoreRefusedException damaged(String path, String what, String lost) {
+        return new StoreRefusedException(StoreRefusedException.Reason.DAMAGED, "raw_block on " + path + ": " + what
+                + ". Opening it would lose " + lost + ". Nothing was changed. Restore the device from a copy, or"
+                + " open what is readable with \"open_damaged\": true (--open-damaged on the command line): the store"
+                + " then reports what was lost and stays unhealthy");
     }
 
     // ------------------------------------------------------------------ changes
@@ -175,6 +261,15 @@ final class V2Meta implements MetaStore {
         log.start(java.nio.file.Path.of(core.config.devicePath()).getFileName().toString());
         snapshotter = Thread.ofPlatform().daemon().name("fdpblock-snapshot-"
                 + java.nio.file.Path.of(core.config.devicePath()).getFileName()).start(this::snapshotLoop);
+        if (snapshotAtStart) {
+            try {
+                snapshot(false);
+            } catch (IOException | RuntimeException e) {
+                lastSnapshotError = e.getMessage();
+                RawBlockCore.LOG.log(System.Logger.Level.ERROR, "fdpblock_v2 snapshot of " + core.device.path()
+                        + " after opening it damaged failed: the next open finds the same damage", e);
+            }
+        }
     }
 
     private void snapshotLoop() {
@@ -276,9 +371,16 @@ final class V2Meta implements MetaStore {
     @Override
     public void closeDurably() throws IOException {
         try {
-            log.commitNow();
+            // The snapshot thread is stopped: when the final commit needs log space, this thread frees it.
+            while (!log.commitNow(true)) {
+                snapshot(false);
+            }
         } finally {
             log.stop(core.config.closeTimeoutMs());
+        }
+        if (!log.writeCloseMarker()) {
+            RawBlockCore.LOG.log(System.Logger.Level.DEBUG, "fdpblock_v2 log of " + core.device.path() + ": no close"
+                    + " marker written; the next open checks the log past its end");
         }
     }
 

@@ -17,12 +17,12 @@ final class V2Recovery {
 
     /**
      * Applies puts and deletes to the index, the salt counts and the slots in use, holding one key per
-     * slot. The store gives a slot to a new key only once the delete of its old key is durable, so a
-     * snapshot or log it wrote never has two keys on one slot; one that does (written by something else,
-     * its checksums intact) gets the rule the store follows: the latest claim of a slot wins, and the keys
-     * it overrides are dropped at the end ({@link #settle}), so that no key points at another key's bytes
-     * and deleting one never frees a slot another key still holds. Overridden claims are rare: they are
-     * kept in a map, and the index is walked once at the end only when there are any.
+     * slot. In the log a slot's new key's PUT follows the DELETE of its old key; a fuzzy snapshot replayed
+     * with the log from its start still passes through states where two keys claim one slot (a key copied
+     * before its delete, its slot's next key put again by the log). The rule: the latest claim of a slot
+     * wins, and the keys it overrides are dropped at the end ({@link #settle}), so that no key points at
+     * another key's bytes and deleting one never frees a slot another key still holds. Overridden claims
+     * are kept in a map, and the index is walked once at the end only when there are any.
      */
     private static final class SlotClaims {
         private final CompactIndex index;
@@ -124,7 +124,13 @@ final class V2Recovery {
      * @param logMillis how long replaying the log took
      */
     record Outcome(Snapshots.Header snapshot, List<String> notes, MetaLog.Replay log, long nextSlot, boolean[] used,
-            char[] groups, long puts, long deletes, long saltRecords, long snapshotMillis, long logMillis) {
+            char[] groups, long puts, long deletes, long saltRecords, long snapshotMillis, long logMillis,
+            MetaLog.Beyond beyond) {
+        /** Whether the log goes on past where the replay stopped ({@link MetaLog#probe}): damaged, not torn. */
+        boolean logDamaged() {
+            return beyond != null;
+        }
+
         long records() {
             return puts + deletes + saltRecords;
         }
@@ -195,7 +201,7 @@ final class V2Recovery {
         long[] counts = new long[3]; // puts, deletes, salts
         if (applied == null && !headers.isEmpty()) { // the log before them may be gone: the store is refused
             return new Outcome(null, notes, new MetaLog.Replay(0, 0, "not replayed: no snapshot could be loaded",
-                    false), 0, used, groups, 0, 0, 0, (t1 - t0) / 1_000_000, 0);
+                    false), 0, used, groups, 0, 0, 0, (t1 - t0) / 1_000_000, 0, null);
         }
         MetaLog.Replay log = MetaLog.scan(device, layout, applied == null ? 0 : applied.startLsn(), new MetaLog.Visitor() {
             @Override
@@ -221,8 +227,10 @@ final class V2Recovery {
             }
         });
         claims.settle();
+        // A clean close ends the log with a marker; any other end may hide damage with later commits past it.
+        MetaLog.Beyond beyond = log.closed() ? null : MetaLog.probe(device, layout, log.endLsn());
         long t2 = System.nanoTime();
         return new Outcome(applied, notes, log, nextSlot, used, groups, counts[0], counts[1], counts[2],
-                (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000);
+                (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000, beyond);
     }
 }
