@@ -41,8 +41,12 @@ class CliProcessTest {
     private ProcessBuilder java(String mainClass, String... args) throws IOException {
         tmp = Files.createDirectories(dir.resolve("tmp"));
         String java = ProcessHandle.current().info().command().orElseThrow();
-        List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx512m",
-                "-Djava.io.tmpdir=" + tmp, "-cp", System.getProperty("java.class.path"), mainClass));
+        // A test JVM started with SIGINT ignored (a background job of a script, some CI runners) passes that on
+        // to its children, and a JVM never handles a signal it was started ignoring: the child gets SIGINT's
+        // default disposition back first, as a shell gives a foreground job.
+        List<String> cmd = new ArrayList<>(List.of("env", "--default-signal=INT", java,
+                "--enable-native-access=ALL-UNNAMED", "-Xmx512m", "-Djava.io.tmpdir=" + tmp, "-cp",
+                System.getProperty("java.class.path"), mainClass));
         cmd.addAll(List.of(args));
         return new ProcessBuilder(cmd).redirectErrorStream(true);
     }
@@ -140,10 +144,22 @@ class CliProcessTest {
         }
     }
 
+    /** The signals {@code pid} ignores (/proc/PID/status SigIgn, bit n-1 for signal n). */
+    private static long ignoredSignals(long pid) throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+            if (line.startsWith("SigIgn:")) {
+                return Long.parseUnsignedLong(line.substring("SigIgn:".length()).trim(), 16);
+            }
+        }
+        throw new IllegalStateException("no SigIgn in /proc/" + pid + "/status");
+    }
+
     @Test
     void sigintStopsTheRunClosesTheStoreAndRemovesTheTempDevice() throws Exception {
         Child c = startRun(3);
         assertThat(leftIn(tmp)).hasSize(1); // the run's temp dir, holding the device
+        assertThat(ignoredSignals(c.process().pid()) & (1L << (2 - 1))).as("the child ignores SIGINT (inherited), so"
+                + " the signal this test sends could never stop it").isZero();
         c.signal("INT");
         int code = c.finish();
         String all = c.text();
