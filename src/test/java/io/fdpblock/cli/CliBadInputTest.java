@@ -94,6 +94,12 @@ class CliBadInputTest {
                 c(2, "uring_cmd cannot run on a file", "engines", "--engines", "uring_cmd"),
                 c(2, "--dir /nonexistent does not exist", "engines", "--dir", "/nonexistent"),
                 c(2, "--dir " + t + " is not a directory", "engines", "--dir", t),
+                // waf
+                c(2, "--requests 0 is out of range", "waf", "--requests", "0"),
+                c(2, "--tenant-requests 0 is out of range", "waf", "--tenant-requests", "0"),
+                c(2, "--size 1 is not a usable size", "waf", "--size", "1"),
+                c(2, "--ru-size 4095 is not a reclaim unit size", "waf", "--ru-size", "4095"),
+                c(2, "--evict-to 0.95 must be below --evict-at 0.9", "waf", "--evict-at", "0.9", "--evict-to", "0.95"),
                 // bench
                 c(2, "--seconds 0", "bench", "--seconds", "0"),
                 c(2, "--rounds 0", "bench", "--rounds", "0"),
