@@ -62,6 +62,23 @@ public final class NativeFile implements AutoCloseable {
     }
 
     /**
+     * Creates a new regular file (mode 0644) and opens it read-write: {@code O_CREAT | O_EXCL}, so that a
+     * caller knows the file is its own (e.g. to remove it again on a failure).
+     *
+     * @return null when the path exists already (nothing was created)
+     */
+    public static NativeFile createNew(Path path) throws IOException {
+        try {
+            return open(path, true, true, false, true);
+        } catch (Errno.NativeIOException e) {
+            if (e.errno() == 17 /* EEXIST */) {
+                return null;
+            }
+            throw e;
+        }
+    }
+
+    /**
      * Opens a device (a file, a block device, an NVMe character device) for one owner: read-write, a
      * block device with {@code O_EXCL} (the kernel refuses it while mounted or held exclusively by
      * another program), then an exclusive advisory {@code flock} on the descriptor, which another
