@@ -27,6 +27,7 @@ final class FdpPlacement {
     private final long reclaimUnitBytes;
     private final String devicePath;
     private final ConcurrentHashMap<Integer, LongAdder> bytesWritten = new ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.AtomicBoolean warnedIgnored = new java.util.concurrent.atomic.AtomicBoolean();
 
     private FdpPlacement(boolean enabled, List<Integer> reported, List<Integer> data, PlacementId metadata,
             long reclaimUnitBytes, String devicePath) {
@@ -131,6 +132,35 @@ final class FdpPlacement {
             throw new IllegalArgumentException("put " + r.key() + ": placement id " + r.placement() + " is not"
                     + " reported by " + devicePath + " (RUH Status lists " + reported + "); nothing was written");
         }
+    }
+
+    /**
+     * The requests as the store writes them: checked against what the device reports ({@link #checkPut})
+     * with FDP; without, their placement ids are dropped (writes carry no directive), said once.
+     */
+    List<PutRequest> admit(List<PutRequest> requests) {
+        if (enabled) {
+            for (PutRequest r : requests) {
+                checkPut(r);
+            }
+            return requests;
+        }
+        List<PutRequest> out = null;
+        for (int i = 0; i < requests.size(); i++) {
+            PutRequest r = requests.get(i);
+            if (!r.placement().isNone()) {
+                if (warnedIgnored.compareAndSet(false, true)) {
+                    RawBlockCore.LOG.log(System.Logger.Level.WARNING, "put " + r.key() + " on " + devicePath
+                            + ": placement id " + r.placement() + " is ignored, as every placement id of a put on this"
+                            + " store (said once): it has no FDP (fdp_enabled is false); its writes carry no directive");
+                }
+                if (out == null) {
+                    out = new ArrayList<>(requests);
+                }
+                out.set(i, r.withPlacement(PlacementId.NONE));
+            }
+        }
+        return out == null ? requests : out;
     }
 
     void recordWrite(PlacementId placement, long bytes) {
