@@ -344,6 +344,11 @@ public final class RunCommand implements Callable<Integer> {
             throw Cli.bad(spec, "--device " + file + " does not exist: name an existing device (ls /dev/ng* for NVMe"
                     + " namespaces), or a file elsewhere to create");
         }
+        String what = Cli.notFileOrDevice(file);
+        if (what != null && !Files.isDirectory(file)) {
+            throw Cli.bad(spec, "--device " + file + " is " + what + ", not a file or a device: name a file (created"
+                    + " when missing) or a device");
+        }
         if (passthru && !Files.isRegularFile(file) && !Files.isDirectory(file)) {
             return; // a character device: the engine says whether it is an NVMe namespace
         }

@@ -159,6 +159,22 @@ class CliBadInputTest {
         return all.stream();
     }
 
+    /** A FIFO: every open of it for reading waits for a writer, so each command must refuse it before opening it. */
+    @org.junit.jupiter.api.Test
+    @org.junit.jupiter.api.Timeout(value = 120, threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
+    void aFifoIsRefusedByNameBeforeAnythingOpensIt() throws Exception {
+        Path fifo = dir.resolve("a-fifo");
+        assertThat(new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor()).isZero();
+        String f = fifo.toString();
+        for (String[] args : List.of(new String[] {"inspect", f}, new String[] {"simulate", "--trace", f},
+                new String[] {"migrate", "--device", f, "--to", "lmcache_v1"}, new String[] {"run", "--device", f})) {
+            CliRunner.Outcome o = CliRunner.run(args);
+            assertThat(o.code()).as("exit code of fdpblock %s\n%s", String.join(" ", args), o.all()).isEqualTo(2);
+            assertThat(o.err()).as("fdpblock %s", String.join(" ", args)).contains(f + " is a FIFO (named pipe)")
+                    .doesNotContain("\tat ");
+        }
+    }
+
     @ParameterizedTest(name = "fdpblock {0}")
     @MethodSource("cases")
     void badInputIsRefusedWithTheDocumentedExitCodeAndAClearMessage(String line, int code, String fragment,
