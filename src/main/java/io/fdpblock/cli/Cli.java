@@ -122,6 +122,26 @@ final class Cli {
         }
     }
 
+    /**
+     * What {@code path} is when it is neither a regular file nor a block or character device (a FIFO, a
+     * socket): a store or trace is read at offsets, and opening or reading a FIFO waits for a writer
+     * forever. Null for a file or device, and for a path that does not exist (checked elsewhere).
+     */
+    static String notFileOrDevice(Path path) {
+        int mode;
+        try {
+            mode = (Integer) Files.getAttribute(path, "unix:mode");
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            return null;
+        }
+        return switch (mode & 0170000) {
+            case 0010000 -> "a FIFO (named pipe)";
+            case 0140000 -> "a socket";
+            case 0040000 -> "a directory";
+            default -> null;
+        };
+    }
+
     /** Checks that {@code dir} is an existing, writable directory. */
     static void writableDirectory(CommandSpec spec, String option, Path dir) {
         if (!Files.exists(dir)) {

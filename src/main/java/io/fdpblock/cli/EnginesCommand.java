@@ -96,8 +96,14 @@ public final class EnginesCommand implements Callable<Integer> {
             // a name of our own: a user's file in --dir is never overwritten or removed
             Path file;
             try {
-                file = dir == null ? workDir.resolve("fdpblock-device.img")
-                        : Files.createTempFile(workDir, "fdpblock-engines-", ".img");
+                if (dir == null) {
+                    file = workDir.resolve("fdpblock-device.img");
+                } else { // named here and tracked before it exists: a signal at any point leaves nothing
+                    file = scratch.track(workDir.resolve("fdpblock-engines-"
+                            + Long.toUnsignedString(new java.security.SecureRandom().nextLong()) + ".img"));
+                    Files.createFile(file); // whether a file may be made there at all; made again at --size below
+                    Files.delete(file);
+                }
             } catch (IOException e) {
                 throw Cli.bad(spec, "--dir " + dir + ": cannot create a file there (" + Cli.describe(e) + "); name a"
                         + " directory on a disk file system that you may write");

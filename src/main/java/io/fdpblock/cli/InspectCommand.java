@@ -91,6 +91,11 @@ public final class InspectCommand implements Callable<Integer> {
             if (!Files.exists(p)) {
                 throw Cli.bad(spec, "DEVICE " + p + " does not exist: name the store's file or device");
             }
+            String what = Cli.notFileOrDevice(p);
+            if (what != null) { // before any open: a FIFO's would wait for a writer forever
+                throw Cli.bad(spec, "DEVICE " + p + " is " + what + ", not a file or a device: a store is read at"
+                        + " offsets; name the store's file or device");
+            }
         }
         List<String> notes = new ArrayList<>();
         Inspector.Report r;

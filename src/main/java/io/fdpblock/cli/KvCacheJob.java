@@ -98,6 +98,8 @@ final class KvCacheJob {
         double usageSum;
         long usageSamples;
         double usageMin = Double.NaN;
+        /** The highest L2 usage fraction after any request (filled or not). */
+        double usagePeak;
 
         /** Of the keys L1 did not have, the share L2 served. */
         double l2HitRatio() {
@@ -209,6 +211,7 @@ final class KvCacheJob {
     /** Records L2 usage after a request, from the first time it reached the eviction's low watermark. */
     private void sampleUsage(Result res) {
         double u = adapter.usage().usageFraction();
+        res.usagePeak = Math.max(res.usagePeak, u);
         List<EvictionController> ecs = sm.evictionControllers();
         if (res.usageSamples > 0 || (!ecs.isEmpty() && u >= ecs.get(0).lowWatermark())) {
             res.usageSum += u;

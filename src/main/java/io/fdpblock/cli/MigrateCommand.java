@@ -94,6 +94,11 @@ public final class MigrateCommand implements Callable<Integer> {
         if (!Files.exists(device)) {
             throw Cli.bad(spec, "--device " + device + " does not exist: name the file or device that holds the store");
         }
+        String what = Cli.notFileOrDevice(device);
+        if (what != null) {
+            throw Cli.bad(spec, "--device " + device + " is " + what + ", not a file or a device: name the file or"
+                    + " device that holds the store");
+        }
         int align = blockAlign == null ? RawBlockCoreConfig.DEFAULT_BLOCK_ALIGN : blockAlign;
         if (blockAlign != null && (blockAlign < 512 || blockAlign > (1 << 20) || Integer.bitCount(blockAlign) != 1)) {
             throw Cli.bad(spec, "--block-align " + blockAlign + " is out of range: it must be a power of two in"

@@ -344,6 +344,11 @@ public final class RunCommand implements Callable<Integer> {
             throw Cli.bad(spec, "--device " + file + " does not exist: name an existing device (ls /dev/ng* for NVMe"
                     + " namespaces), or a file elsewhere to create");
         }
+        String what = Cli.notFileOrDevice(file);
+        if (what != null && !Files.isDirectory(file)) {
+            throw Cli.bad(spec, "--device " + file + " is " + what + ", not a file or a device: name a file (created"
+                    + " when missing) or a device");
+        }
         if (passthru && !Files.isRegularFile(file) && !Files.isDirectory(file)) {
             return; // a character device: the engine says whether it is an NVMe namespace
         }
@@ -462,9 +467,13 @@ public final class RunCommand implements Callable<Integer> {
                 managerStatus.get("l1_evictions"), managerStatus.get("l1_refused_stores"),
                 managerStatus.get("l1_refused_prefetches"));
         out.printf("loaded        %s from L2 (%.1f MB/s)%n", Cli.human(r.bytesLoaded), r.bytesLoaded / sec / 1e6);
-        out.printf("evicted       %d keys from L2 (%s eviction, above %.0f %% full); L2 usage after filling: mean %.1f %%,"
-                + " min %.1f %%; L2 hit ratio %.3f (of the keys L1 did not have)%n", r.evicted, eviction, 100 * evictAt,
-                100 * r.meanUsage(), 100 * r.usageMin, r.l2HitRatio());
+        String usage = r.usageSamples == 0
+                ? String.format("L2 never filled to the eviction's %.0f %% (at most %.1f %% used)", 100 * evictTo,
+                        100 * r.usagePeak)
+                : String.format("L2 usage after filling: mean %.1f %%, min %.1f %%", 100 * r.meanUsage(),
+                        100 * r.usageMin);
+        out.printf("evicted       %d keys from L2 (%s eviction, above %.0f %% full); %s; L2 hit ratio %.3f (of the keys"
+                + " L1 did not have)%n", r.evicted, eviction, 100 * evictAt, usage, r.l2HitRatio());
         out.printf("latency (us)  %-36s %9s %9s %9s %9s%n", "", "p50", "p99", "p99.9", "max");
         for (String op : List.of("store", "lookup", "load")) {
             Map<String, Object> m = (Map<String, Object>) status.get(op);

@@ -87,6 +87,16 @@ public final class SimulateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (!java.nio.file.Files.exists(trace)) {
+            throw new IllegalArgumentException("--trace " + trace + " does not exist: name a trace file (fdpblock run"
+                    + " --trace FILE writes one)");
+        }
+        String what = Cli.notFileOrDevice(trace);
+        if (what != null || !java.nio.file.Files.isRegularFile(trace)) { // a FIFO's open waits for a writer forever
+            throw new IllegalArgumentException("--trace " + trace + " is " + (what != null ? what : "a device")
+                    + ", not a regular file: a trace is read from its header on; name a trace file (fdpblock run"
+                    + " --trace FILE writes one)");
+        }
         TraceFormat.Header h = TraceReader.readHeader(trace);
         ModelConfig c = config(h);
         SimulationResult r = Simulation.run(trace, c, precondition, Simulation.DEFAULT_SAMPLES);

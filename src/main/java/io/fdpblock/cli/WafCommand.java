@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.fdpblock.controller.EvictionController;
 import io.fdpblock.controller.StorageManager;
+import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.sim.GcPolicy;
 import io.fdpblock.sim.ModelConfig;
@@ -11,7 +12,9 @@ import io.fdpblock.sim.Simulation;
 import io.fdpblock.sim.SimulationResult;
 import io.fdpblock.sim.TraceReader;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -40,6 +43,9 @@ import java.util.concurrent.Callable;
                 "Every request waits for its stores (run --settle): every computed chunk reaches L2 and a case does"
                         + " not depend on thread timing."})
 public final class WafCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
     /** One policy combination. */
     record Case(String name, String label, boolean fdp, String placement, String eviction, String order) {}
 
@@ -148,44 +154,103 @@ public final class WafCommand implements Callable<Integer> {
 
     /** What one case gave. */
     record Row(String workload, String workloadLabel, String caseName, String caseLabel, double waf, double steadyWaf,
-            double l2HitRatio, double meanUsage, double minUsage, double hostWritesPerCapacity, long gcCopiedBytes,
+            double l2HitRatio, double meanUsage, double minUsage, double peakUsage, double hostWritesPerCapacity,
+            long gcCopiedBytes,
             long requests, long chunksStored, long evictedKeys, long evictedGroups, long evictedHits, String trace) {}
+
+    /** Every option checked before anything is made. @return the chunk size in bytes */
+    private int validate() {
+        Cli.intIn(spec, "--chunk-tokens", chunkTokens, 1, Integer.MAX_VALUE, "tokens per chunk");
+        Cli.intIn(spec, "--kv-bytes-per-token", kvBytesPerToken, 1, Integer.MAX_VALUE, "KV bytes per token");
+        long chunk = (long) chunkTokens * kvBytesPerToken; // both < 2^31: no overflow in a long
+        if (chunk % 4096 != 0 || chunk > RunCommand.MAX_CHUNK_BYTES) {
+            throw Cli.bad(spec, "--chunk-tokens " + chunkTokens + " x --kv-bytes-per-token " + kvBytesPerToken + " = "
+                    + chunk + " bytes per chunk: must be a multiple of 4096 (O_DIRECT) and at most "
+                    + Cli.human(RunCommand.MAX_CHUNK_BYTES) + "; e.g. --chunk-tokens 5 --kv-bytes-per-token 12288");
+        }
+        Cli.intIn(spec, "--max-chunks", maxChunks, 2, 4096, "the longest prefix in chunks");
+        Cli.intIn(spec, "--l1-chunks", l1Chunks, maxChunks, Integer.MAX_VALUE, "L1 chunks (at least --max-chunks)");
+        Cli.fitsMemory(spec, "L1 of --l1-chunks " + l1Chunks + " x " + Cli.human(chunk), chunk * l1Chunks,
+                "--l1-chunks or the chunk size");
+        if (ruSize <= 0 || ruSize % 4096 != 0) {
+            throw Cli.bad(spec, "--ru-size " + ruSize + " is not a reclaim unit size: give a positive multiple of 4096"
+                    + " bytes, e.g. 8M");
+        }
+        // the store's metadata, two of the longest prefixes, and a few reclaim units for its groups to rotate in
+        long slot = KvJobSetup.slotBytes((int) chunk);
+        long min = RawBlockCoreConfig.v2MetaBytesFor(4096, 2L * maxChunks) + Math.max(2L * maxChunks * slot, 4 * ruSize);
+        min = (min + ruSize - 1) / ruSize * ruSize;
+        Cli.size(spec, "--size", size, min, 1L << 50, 4096);
+        Cli.fraction(spec, "--evict-at", evictAt, "the L2 usage that starts an eviction");
+        Cli.fraction(spec, "--evict-to", evictTo, "the L2 usage an eviction goes down to");
+        if (!(evictTo < evictAt)) {
+            throw Cli.bad(spec, "--evict-to " + evictTo + " must be below --evict-at " + evictAt);
+        }
+        Cli.fraction(spec, "--op", op, "the model's over-provisioning");
+        try {
+            GcPolicy.parse(gc);
+        } catch (IllegalArgumentException e) {
+            throw Cli.bad(spec, "--gc " + gc + ": " + e.getMessage());
+        }
+        return (int) chunk;
+    }
 
     @Override
     public Integer call() throws Exception {
-        int chunkBytes = Math.multiplyExact(chunkTokens, kvBytesPerToken);
-        if (chunkBytes <= 0 || chunkBytes % 4096 != 0) {
-            throw new IllegalArgumentException("--chunk-tokens x --kv-bytes-per-token = " + chunkBytes
-                    + " must be a positive multiple of 4096");
-        }
+        int chunkBytes = validate();
         try {
-            io.fdpblock.core.RawBlockCoreConfig.MetaFormat.parse(metaFormat);
+            RawBlockCoreConfig.MetaFormat.parse(metaFormat);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("--meta-format " + metaFormat + " is not a format: use fdpblock_v2 or"
-                    + " lmcache_v1");
+            throw Cli.bad(spec, "--meta-format " + metaFormat + " is not a format: use fdpblock_v2 or lmcache_v1");
         }
         List<Case> chosen = new ArrayList<>();
         for (String n : cases == null ? CASES.stream().map(Case::name).toList() : cases) {
             chosen.add(CASES.stream().filter(c -> c.name().equals(n)).findFirst().orElseThrow(
-                    () -> new IllegalArgumentException("--cases: unknown case '" + n + "'; known: "
+                    () -> Cli.bad(spec, "--cases: unknown case '" + n + "'; known: "
                             + CASES.stream().map(Case::name).toList())));
         }
         List<Workload> wls = new ArrayList<>();
         for (String w : workloads) {
             wls.add(switch (w) {
                 case "run" -> new Workload("run", "run's job: 4 salts, 60 % repeats of any earlier request", List.of(),
-                        requests);
-                case "tenants" -> new Workload("tenants", "multi-tenant: " + tenants, parseTenants(tenants),
-                        tenantRequests);
-                case "sessions" -> {
-                    SessionWorkload.Params sp = SessionWorkload.Params.parse(sessions);
-                    yield new Workload("sessions", "multi-turn sessions over Zipf-popular documents: " + sp, List.of(),
-                            sessionRequests, sp);
+                        Cli.intIn(spec, "--requests", requests, 1, Integer.MAX_VALUE, "requests per case of the run"
+                                + " workload"));
+                case "tenants" -> {
+                    List<KvCacheJob.Tenant> list;
+                    try {
+                        list = parseTenants(tenants);
+                    } catch (IllegalArgumentException e) {
+                        throw Cli.bad(spec, "--tenants: " + e.getMessage());
+                    }
+                    yield new Workload("tenants", "multi-tenant: " + tenants, list, Cli.intIn(spec, "--tenant-requests",
+                            tenantRequests, 1, Integer.MAX_VALUE, "requests per case of the tenants workload"));
                 }
-                default -> throw new IllegalArgumentException("--workloads: unknown workload '" + w + "'; known: run,"
-                        + " tenants, sessions");
+                case "sessions" -> {
+                    SessionWorkload.Params sp;
+                    try {
+                        sp = SessionWorkload.Params.parse(sessions);
+                    } catch (IllegalArgumentException e) {
+                        throw Cli.bad(spec, "--sessions: " + e.getMessage());
+                    }
+                    yield new Workload("sessions", "multi-turn sessions over Zipf-popular documents: " + sp, List.of(),
+                            Cli.intIn(spec, "--session-requests", sessionRequests, 1, Integer.MAX_VALUE, "requests"
+                                    + " (turns) per case of the sessions workload"), sp);
+                }
+                default -> throw Cli.bad(spec, "--workloads: unknown workload '" + w + "'; known: run, tenants,"
+                        + " sessions");
             });
         }
+        try (StopOnSignal stop = new StopOnSignal(System.err, "finishing the current request, closing the store and"
+                + " removing the temp device", RunCommand.STOP_GRACE);
+             Scratch scratch = new Scratch("fdpblock-waf-", System.err, stop)) {
+            return compare(chosen, wls, chunkBytes, stop, scratch);
+        }
+    }
+
+    private int compare(List<Case> chosen, List<Workload> wls, int chunkBytes, StopOnSignal stop, Scratch scratch)
+            throws Exception {
+        Path dir = scratch.dir();
+        Cli.fitsFreeSpace(spec, "--size", size, dir);
         Files.createDirectories(out);
         PrintStream o = System.out;
         o.printf(Locale.ROOT, "fdpblock waf: %d case(s) x %d workload(s) on a %s emulated FDP namespace (8 placement ids,"
@@ -195,11 +260,17 @@ public final class WafCommand implements Callable<Integer> {
         List<Row> rows = new ArrayList<>();
         for (Workload w : wls) {
             for (Case c : chosen) {
-                Row r = runCase(w, c, chunkBytes);
+                Row r = runCase(w, c, chunkBytes, dir, stop::requested);
+                if (r == null) {
+                    o.printf("%nfdpblock waf: stopped by a signal during case %s of workload %s; its partial trace is"
+                            + " removed, the temp device too%s%n", c.name(), w.name(),
+                            rows.isEmpty() ? "" : "; the traces of the " + rows.size() + " cases done are in " + out);
+                    return 130;
+                }
                 rows.add(r);
-                o.printf(Locale.ROOT, "  %-8s %-17s WAF %.3f (steady %.3f), L2 hit ratio %.3f, L2 usage mean %.1f %%"
-                        + " (min %.1f %%), host writes %.1f x capacity%n", w.name(), c.name(), r.waf(), r.steadyWaf(),
-                        r.l2HitRatio(), 100 * r.meanUsage(), 100 * r.minUsage(), r.hostWritesPerCapacity());
+                o.printf(Locale.ROOT, "  %-8s %-17s WAF %.3f (steady %s), L2 hit ratio %.3f, %s, host writes %.1f x"
+                        + " capacity%n", w.name(), c.name(), r.waf(), steady(r), r.l2HitRatio(), usage(r),
+                        r.hostWritesPerCapacity());
             }
         }
         o.println();
@@ -227,9 +298,17 @@ public final class WafCommand implements Callable<Integer> {
         settings.put("meta_format", metaFormat);
         settings.put("seed", seed);
         json.put("settings", settings);
-        json.put("rows", rows);
+        ObjectMapper mapper = new ObjectMapper();
+        List<Map<String, Object>> rowMaps = new ArrayList<>();
+        for (Row r : rows) { // a figure not measured is null, not NaN (which JSON has not)
+            Map<String, Object> m = mapper.convertValue(r, new com.fasterxml.jackson.core.type.TypeReference<
+                    LinkedHashMap<String, Object>>() {});
+            m.replaceAll((k, v) -> v instanceof Double d && d.isNaN() ? null : v);
+            rowMaps.add(m);
+        }
+        json.put("rows", rowMaps);
         Path jsonFile = out.resolve("waf.json");
-        new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(jsonFile.toFile(), json);
+        mapper.enable(SerializationFeature.INDENT_OUTPUT).writeValue(jsonFile.toFile(), json);
         Path png = WafComparisonChart.write(rows, chart != null ? chart : out.resolve("waf.png"),
                 String.format(Locale.ROOT, "%s, %s reclaim units, %d KiB chunks, L2 kept %.0f-%.0f %% full",
                         Cli.human(size), Cli.human(ruSize), chunkBytes >> 10, 100 * evictTo,
@@ -249,10 +328,23 @@ public final class WafCommand implements Callable<Integer> {
         return out;
     }
 
-    /** Runs the job for one case, traced, then the model over the trace. */
-    Row runCase(Workload w, Case c, int chunkBytes) throws Exception {
+    /** The WAF after twice the capacity was written, or why there is none. */
+    private String steady(Row r) {
+        return Double.isNaN(r.steadyWaf()) ? String.format(Locale.ROOT, "n/a: the host wrote %.1f x capacity, it is"
+                + " measured after 2 x", r.hostWritesPerCapacity()) : String.format(Locale.ROOT, "%.3f", r.steadyWaf());
+    }
+
+    /** L2's usage once it filled, or that it never did. */
+    private String usage(Row r) {
+        return Double.isNaN(r.meanUsage()) ? String.format(Locale.ROOT, "L2 never filled to %.0f %% (at most %.1f %%)",
+                100 * evictTo, 100 * r.peakUsage()) : String.format(Locale.ROOT, "L2 usage mean %.1f %% (min %.1f %%)",
+                100 * r.meanUsage(), 100 * r.minUsage());
+    }
+
+    /** Runs the job for one case, traced, then the model over the trace. @return null when a signal stopped it */
+    Row runCase(Workload w, Case c, int chunkBytes, Path dir, java.util.function.BooleanSupplier stopped)
+            throws Exception {
         Path trace = out.resolve(w.name() + "-" + c.name() + ".trace");
-        Path dir = BlockDevices.directIoTempDir("fdpblock-waf-");
         Path img = BlockDevices.createFile(dir.resolve("kvcache.img"), size);
         KvCacheJob.Result res;
         Map<String, Object> eviction;
@@ -264,20 +356,23 @@ public final class WafCommand implements Callable<Integer> {
             try (TracedAdapter t = TracedAdapter.open(json, trace, ruSize);
                     StorageManager sm = KvJobSetup.manager(chunkBytes, l1Chunks).adapter(t.adapter())
                             .eviction(KvJobSetup.eviction(c.eviction(), c.order()), evictAt, evictTo).build()) {
-                res = new KvCacheJob(sm, t.adapter(), spec).run(false, () -> false);
+                res = new KvCacheJob(sm, t.adapter(), spec).run(false, stopped);
                 EvictionController ec = sm.evictionControllers().get(0);
                 eviction = ec.status();
             }
         } finally {
             Files.deleteIfExists(img);
-            Files.deleteIfExists(dir);
+        }
+        if (stopped.getAsBoolean()) {
+            Files.deleteIfExists(trace); // a trace of part of the case would give another case's figures
+            return null;
         }
         ModelConfig mc = ModelConfig.forTrace(TraceReader.readHeader(trace)).withOverProvisioning(op)
                 .withGc(GcPolicy.parse(gc));
         SimulationResult sim = Simulation.run(trace, mc, false, Simulation.DEFAULT_SAMPLES);
         return new Row(w.name(), w.label(), c.name(), c.label(), sim.waf(), sim.wafAfter(2 * size), res.l2HitRatio(),
-                res.meanUsage(), res.usageMin, (double) sim.hostBytes() / size, sim.gcCopiedBytes(), res.requests,
-                res.chunksStored, num(eviction, "evicted_keys"), num(eviction, "evicted_groups"),
+                res.meanUsage(), res.usageMin, res.usagePeak, (double) sim.hostBytes() / size, sim.gcCopiedBytes(),
+                res.requests, res.chunksStored, num(eviction, "evicted_keys"), num(eviction, "evicted_groups"),
                 num(eviction, "evicted_hits"), trace.toString());
     }
 
@@ -293,11 +388,14 @@ public final class WafCommand implements Callable<Integer> {
         for (Row r : rows) {
             Row lru = rows.stream().filter(x -> x.workload().equals(r.workload()) && x.caseName().equals("reference"))
                     .findFirst().orElse(null);
-            o.printf(Locale.ROOT, "| %s | %s | %.3f | %.3f | %.3f | %s | %.1f %% (%.1f %%) | %.1f | %s | %d (%d) |%n",
-                    r.workload(), r.caseLabel(), r.waf(), r.steadyWaf(), r.l2HitRatio(),
+            o.printf(Locale.ROOT, "| %s | %s | %.3f | %s | %.3f | %s | %s | %.1f | %s | %d (%d) |%n",
+                    r.workload(), r.caseLabel(), r.waf(), Double.isNaN(r.steadyWaf()) ? "-"
+                            : String.format(Locale.ROOT, "%.3f", r.steadyWaf()), r.l2HitRatio(),
                     lru == null || lru.l2HitRatio() == 0 ? "-" : String.format(Locale.ROOT, "%.3fx",
                             r.l2HitRatio() / lru.l2HitRatio()),
-                    100 * r.meanUsage(), 100 * r.minUsage(), r.hostWritesPerCapacity(),
+                    Double.isNaN(r.meanUsage()) ? String.format(Locale.ROOT, "- (never filled; at most %.1f %%)",
+                            100 * r.peakUsage()) : String.format(Locale.ROOT, "%.1f %% (%.1f %%)", 100 * r.meanUsage(),
+                            100 * r.minUsage()), r.hostWritesPerCapacity(),
                     io.fdpblock.sim.SimulationReport.bytes(r.gcCopiedBytes()), r.evictedKeys(), r.evictedGroups());
         }
     }

@@ -27,6 +27,9 @@ final class FdpPlacement {
     private final long reclaimUnitBytes;
     private final String devicePath;
     private final ConcurrentHashMap<Integer, LongAdder> bytesWritten = new ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.AtomicBoolean warnedIgnored = new java.util.concurrent.atomic.AtomicBoolean();
+    /** Without FDP: why the device drops a write's placement id (null when it carries it, or unknown). */
+    private String ignoredBecause;
 
     private FdpPlacement(boolean enabled, List<Integer> reported, List<Integer> data, PlacementId metadata,
             long reclaimUnitBytes, String devicePath) {
@@ -52,7 +55,9 @@ final class FdpPlacement {
      */
     static FdpPlacement discover(RawBlockCoreConfig config, BlockDevice device) throws IOException {
         if (!config.fdpEnabled()) {
-            return none(device.path());
+            FdpPlacement none = none(device.path());
+            none.ignoredBecause = device.supportsPlacement() ? null : device.placementUnsupportedReason();
+            return none;
         }
         if (!device.supportsPlacement()) {
             throw new IllegalArgumentException("raw_block config: fdp_enabled = true, but "
@@ -131,6 +136,30 @@ final class FdpPlacement {
             throw new IllegalArgumentException("put " + r.key() + ": placement id " + r.placement() + " is not"
                     + " reported by " + devicePath + " (RUH Status lists " + reported + "); nothing was written");
         }
+    }
+
+    /**
+     * Checks the requests against what the device reports ({@link #checkPut}) with FDP; without, a
+     * placement id the device drops (a file: see {@code BlockDevice.supportsPlacement}) is said once.
+     */
+    List<PutRequest> admit(List<PutRequest> requests) {
+        if (enabled) {
+            for (PutRequest r : requests) {
+                checkPut(r);
+            }
+            return requests;
+        }
+        if (ignoredBecause != null && !warnedIgnored.get()) {
+            for (PutRequest r : requests) {
+                if (!r.placement().isNone() && warnedIgnored.compareAndSet(false, true)) {
+                    RawBlockCore.LOG.log(System.Logger.Level.WARNING, "put " + r.key() + " on " + devicePath
+                            + ": placement id " + r.placement() + " is ignored, as every placement id of a put on this"
+                            + " store (said once): the store has no FDP (fdp_enabled is false) and " + ignoredBecause);
+                    break;
+                }
+            }
+        }
+        return requests;
     }
 
     void recordWrite(PlacementId placement, long bytes) {

@@ -8,9 +8,28 @@ import java.lang.foreign.MemorySegment;
  * {@code block_align}; otherwise through an aligned bounce buffer.
  */
 public record LoadRequest(String key, MemorySegment destination) {
+    /** Not a thread of any arena: a confined segment is never accessible by it, any other segment is. */
+    private static final Thread ANOTHER_THREAD = Thread.ofPlatform().unstarted(() -> {});
+
+    /**
+     * @throws IllegalArgumentException for a destination the load could not fill: read-only, of a closed
+     *         arena, or confined to one thread (the I/O thread that completes the load checks and copies the
+     *         bytes there; the kernel would have written them into it and the load reported a miss)
+     */
     public LoadRequest {
         if (key == null || destination == null) {
             throw new IllegalArgumentException("load: key and destination are required");
+        }
+        String problem = destination.isReadOnly() ? "is read-only"
+                : !destination.scope().isAlive() ? "belongs to an arena that is closed"
+                : !destination.isAccessibleBy(ANOTHER_THREAD) ? "is confined to one thread (Arena.ofConfined()),"
+                        + " and the I/O thread that completes the load cannot touch it"
+                : null;
+        if (problem != null) {
+            throw new IllegalArgumentException("load " + key + ": the destination (" + destination.byteSize()
+                    + " bytes) " + problem + "; a load's destination must be writable from any thread: allocate it"
+                    + " from a shared, global or automatic arena (e.g. IoMemory.allocate(Arena.ofShared(), size));"
+                    + " nothing was loaded");
         }
     }
 }

@@ -10,6 +10,11 @@ public enum PutOutcome {
     PAYLOAD_EMPTY(false),
     /** The payload is larger than a slot's payload area ({@code slot_bytes - header_bytes}). */
     PAYLOAD_TOO_LARGE(false),
+    /**
+     * The key's cache salt is new and the store already keeps its most salts ({@code SaltTable.MAX_IDS}
+     * ids, no salt included; an id stays taken while the store lives): use fewer salts.
+     */
+    TOO_MANY_SALTS(false),
     /** No free slot: delete keys (the eviction controller's job) to make room. */
     DEVICE_FULL(false),
     /** Another put of the same key is in flight. */

@@ -31,9 +31,7 @@ final class PutWriter {
     private record Pending(int index, String key, PutRequest request, InFlight.Write inflight, int crc) {}
 
     void put(List<PutRequest> requests, RawBlockCore.OutcomeCompletion done) {
-        for (PutRequest r : requests) {
-            core.placement.checkPut(r);
-        }
+        requests = core.placement.admit(requests);
         int n = requests.size();
         PutOutcome[] outcomes = new PutOutcome[n];
         int[] sameAs = new int[n];
@@ -41,6 +39,7 @@ final class PutWriter {
         List<Pending> accepted = new ArrayList<>(n);
         long maxPayload = core.maxPayloadBytes();
         List<String> rejected = null;
+        List<String> saltRefused = null;
         List<Integer> waiting = null;
         core.lock.lock();
         try {
@@ -77,6 +76,13 @@ final class PutWriter {
                     outcomes[i] = PutOutcome.WRITE_IN_FLIGHT;
                     continue;
                 }
+                String salt = SaltTable.saltOf(key);
+                if (!core.salts.canTake(salt)) { // counted under another salt otherwise, silently
+                    outcomes[i] = PutOutcome.TOO_MANY_SALTS;
+                    saltRefused = saltRefused == null ? new ArrayList<>() : saltRefused;
+                    saltRefused.add(key + " (salt '" + salt + "')");
+                    continue;
+                }
                 int slot = core.slots.allocate(allocatorGroup(r.placement()));
                 if (slot < 0 && core.releaser.slotsComing()) { // freed by deletes, being deallocated or released
                     waiting = waiting == null ? new ArrayList<>() : waiting;
@@ -92,6 +98,7 @@ final class PutWriter {
                 if (core.unverifiedSlots != null) {
                     core.unverifiedSlots.clear(slot); // its bytes are this put's from now on
                 }
+                core.salts.reserve(salt);
                 accepted.add(new Pending(i, key, r, core.inflight.startWrite(key, slot), 0));
             }
             if (!accepted.isEmpty()) {
@@ -109,6 +116,13 @@ final class PutWriter {
                     + " holds (slot_bytes " + core.slotBytes + " - header_bytes " + core.headerBytes + "; raise slot_bytes"
                     + " for larger chunks): " + String.join(", ", rejected.subList(0, Math.min(3, rejected.size())))
                     + (rejected.size() > 3 ? ", ..." : ""));
+        }
+        if (saltRefused != null) {
+            RawBlockCore.LOG.log(System.Logger.Level.WARNING, "put on " + core.device.path() + ": " + saltRefused.size()
+                    + " keys not stored, their cache salt would be one more than the " + SaltTable.MAX_IDS + " the store"
+                    + " keeps (no salt included; a salt's id stays taken while the store lives, its keys deleted or"
+                    + " not): use fewer cache salts: " + String.join(", ", saltRefused.subList(0,
+                    Math.min(3, saltRefused.size()))) + (saltRefused.size() > 3 ? ", ..." : ""));
         }
         if (accepted.isEmpty() && waiting == null) {
             finish(outcomes, sameAs, done);
@@ -231,6 +245,7 @@ final class PutWriter {
             for (Pending p : chunk) {
                 InFlight.Write inf = p.inflight();
                 core.inflight.endWrite(p.key(), inf);
+                String salt = SaltTable.saltOf(p.key());
                 if (!written || inf.canceled || !committing) {
                     freed[nFreed++] = inf.slot; // it may hold (part of) the write: deallocated first
                     if (!written) {
@@ -238,11 +253,12 @@ final class PutWriter {
                     }
                     outcomes[p.index()] = !written ? PutOutcome.IO_ERROR
                             : inf.canceled ? PutOutcome.CANCELLED : PutOutcome.CLOSED;
+                    core.salts.release(salt);
                 } else {
                     long size = p.request().payload().byteSize();
-                    String salt = SaltTable.saltOf(p.key());
                     boolean newSalt = !core.salts.known(salt);
-                    int saltId = Math.max(0, core.salts.idOf(salt)); // every id taken: counted without a salt
+                    int saltId = Math.max(0, core.salts.idOf(salt)); // always one: reserved when the put was accepted
+                    core.salts.release(salt);
                     // the record first: a commit that failed while this was written refuses it
                     long t = core.meta.putCommitted(p.key(), inf.slot, (int) size, p.crc(),
                             allocatorGroup(p.request().placement()), saltId, newSalt && saltId > 0);

@@ -159,11 +159,11 @@ public final class RawBlockCore implements AutoCloseable {
 
     /** Opens the device named by the configuration with its {@code io_engine} (exclusively), then recovers. */
     public static RawBlockCore open(RawBlockCoreConfig config) throws IOException {
-        BlockDevice device = StoreGeometry.openDevice(config);
+        StoreGeometry.Opened opened = StoreGeometry.openDevice(config);
         try {
-            return open(config, device, true);
+            return open(config, opened.device(), true);
         } catch (IOException | RuntimeException e) {
-            device.close();
+            opened.abandon(e); // a refused open leaves no file it made behind, fallocated to capacity_bytes
             throw e;
         }
     }

@@ -468,7 +468,7 @@ public final class RawBlockCoreConfig {
     public static RawBlockCoreConfig fromJson(String json) {
         JsonNode root;
         try {
-            root = JSON.readTree(json);
+            root = io.fdpblock.util.Json.readOne(JSON, json);
         } catch (JsonProcessingException e) {
             throw new IllegalArgumentException("raw_block config is not valid JSON (" + e.getOriginalMessage()
                     + ", line " + e.getLocation().getLineNr() + " column " + e.getLocation().getColumnNr() + ")", e);

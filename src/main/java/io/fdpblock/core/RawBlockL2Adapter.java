@@ -160,12 +160,12 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
     @Override
     public long submitLoadTask(List<ObjectKey> keys, List<MemoryObj> objects) {
         checkKeysAndObjects(keys, objects);
-        long id = newTaskId();
-        long start = System.nanoTime();
         List<LoadRequest> reqs = new ArrayList<>(keys.size());
-        for (int i = 0; i < keys.size(); i++) {
+        for (int i = 0; i < keys.size(); i++) { // a buffer the load could not fill is refused here, no task made
             reqs.add(new LoadRequest(keys.get(i).encoded(), objects.get(i).segment()));
         }
+        long id = newTaskId();
+        long start = System.nanoTime();
         try {
             core.loadAsync(reqs, results -> {
                 Bitmap hits = Bitmap.of(results);

@@ -13,12 +13,14 @@ import java.util.Map;
  */
 final class SaltTable {
     /**
-     * Salt ids at most: tenants are few; keys of salts beyond these count under no salt (the snapshot
-     * areas are sized for this many).
+     * Salt ids at most, id 0 (no salt) included: tenants are few, and the snapshot areas are sized for
+     * this many. A put of a key whose salt would need one more is refused ({@link PutOutcome#TOO_MANY_SALTS}).
      */
     static final int MAX_IDS = 4_096;
 
     private final Map<String, Integer> ids = new HashMap<>();
+    /** New salts of puts accepted but not yet committed, with how many: each will take an id. */
+    private final Map<String, Integer> pending = new HashMap<>();
     private final List<String> salts = new ArrayList<>();
     private long[] keys = new long[16];
 
@@ -55,6 +57,26 @@ final class SaltTable {
             return -1;
         }
         return define(salts.size(), salt);
+    }
+
+    /**
+     * Whether a put of a key of {@code salt} can be accepted: its salt has an id, or one is left for it
+     * once the new salts of the puts already accepted have theirs.
+     */
+    boolean canTake(String salt) {
+        return ids.containsKey(salt) || pending.containsKey(salt) || salts.size() + pending.size() < MAX_IDS;
+    }
+
+    /** A put of {@code salt} is accepted ({@link #canTake} was true): a new salt's id is held for it. */
+    void reserve(String salt) {
+        if (!ids.containsKey(salt)) {
+            pending.merge(salt, 1, Integer::sum);
+        }
+    }
+
+    /** That put committed (after {@link #idOf}) or was rolled back. */
+    void release(String salt) {
+        pending.computeIfPresent(salt, (k, n) -> n == 1 ? null : n - 1);
     }
 
     /** Whether {@code salt} has an id already. */

@@ -59,29 +59,63 @@ record StoreGeometry(long capacityBytes, long dataBase, long maxSlots, Checkpoin
                 blockAlign, config.headerBytes(), slotBytes, dataBase, dataBase));
     }
 
+    /**
+     * The opened device, and the file this open created for it (null when it existed): a store whose
+     * open is then refused removes that file, never one it found.
+     */
+    record Opened(BlockDevice device, Path created) {
+        /** Closes the device and removes the file this open made; a failure to do either is added to {@code e}. */
+        void abandon(Throwable e) {
+            try {
+                device.close();
+            } catch (RuntimeException c) {
+                e.addSuppressed(c);
+            }
+            if (created != null) {
+                try {
+                    Files.deleteIfExists(created);
+                } catch (IOException | RuntimeException d) {
+                    e.addSuppressed(d);
+                }
+            }
+        }
+    }
+
     /** Opens the device the configuration names with its engine, for one owner; creates a file of capacity_bytes. */
-    static BlockDevice openDevice(RawBlockCoreConfig config) throws IOException {
+    static Opened openDevice(RawBlockCoreConfig config) throws IOException {
         IoEngine engine = config.ioEngine();
         if (engine == IoEngine.MEMORY) {
             if (config.capacityBytes() == 0) {
                 throw new IllegalArgumentException("raw_block config: io_engine memory needs capacity_bytes > 0");
             }
-            return BlockDevices.memory(config.capacityBytes(), config.blockAlign());
+            return new Opened(BlockDevices.memory(config.capacityBytes(), config.blockAlign()), null);
         }
         DeviceOptions options = DeviceOptions.of(engine).withQueueDepth(config.iouringQueueDepth())
                 .withDirect(config.useOdirect()).withBuffers(1 << 20, 0).withExclusive(true);
         if (config.devicePaths().size() > 1) {
-            return openStriped(config, options);
+            return new Opened(openStriped(config, options), null);
         }
         Path path = Path.of(config.devicePath());
+        boolean created = false;
         if (!Files.exists(path)) {
             if (config.capacityBytes() == 0) {
                 throw new IOException("device_path " + path + " does not exist: create it, or set capacity_bytes to"
                         + " have a file of that size created");
             }
-            BlockDevices.createFile(path, config.capacityBytes());
+            created = BlockDevices.createFileIfMissing(path, config.capacityBytes());
         }
-        return BlockDevices.open(path, options);
+        try {
+            return new Opened(BlockDevices.open(path, options), created ? path : null);
+        } catch (IOException | RuntimeException e) {
+            if (created) { // e.g. O_DIRECT refused by its file system: the file it made is of no use
+                try {
+                    Files.deleteIfExists(path);
+                } catch (IOException d) {
+                    e.addSuppressed(d);
+                }
+            }
+            throw e;
+        }
     }
 
     /**

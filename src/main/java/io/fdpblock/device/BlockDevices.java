@@ -93,6 +93,32 @@ public final class BlockDevices {
     }
 
     /**
+     * Like {@link #createFile}, but says whether this call made the file: one that exists already, or
+     * that another process creates at the same moment, is left as it is.
+     *
+     * @return true when this call created the file (and reserved its blocks)
+     */
+    public static boolean createFileIfMissing(Path path, long sizeBytes) throws IOException {
+        if (sizeBytes <= 0 || sizeBytes % 4096 != 0) {
+            throw new IllegalArgumentException("device file size " + sizeBytes + " must be a positive multiple of 4096");
+        }
+        NativeFile f = NativeFile.createNew(path);
+        if (f == null) {
+            return false;
+        }
+        boolean done = false;
+        try (f) {
+            f.allocate(sizeBytes);
+            done = true;
+        } finally {
+            if (!done) {
+                Files.deleteIfExists(path);
+            }
+        }
+        return true;
+    }
+
+    /**
      * A new temp dir whose file system supports O_DIRECT: under java.io.tmpdir, unless that is tmpfs
      * (open with O_DIRECT fails with EINVAL there), then under /var/tmp.
      */

@@ -59,7 +59,7 @@ public final class L2Adapters {
     static Parsed parse(String json) {
         JsonNode root;
         try {
-            root = JSON.readTree(json);
+            root = io.fdpblock.util.Json.readOne(JSON, json);
         } catch (JsonProcessingException e) {
             String where = e.getLocation() == null ? "" : " (line " + e.getLocation().getLineNr() + ", column "
                     + e.getLocation().getColumnNr() + ")";

@@ -62,6 +62,23 @@ public final class NativeFile implements AutoCloseable {
     }
 
     /**
+     * Creates a new regular file (mode 0644) and opens it read-write: {@code O_CREAT | O_EXCL}, so that a
+     * caller knows the file is its own (e.g. to remove it again on a failure).
+     *
+     * @return null when the path exists already (nothing was created)
+     */
+    public static NativeFile createNew(Path path) throws IOException {
+        try {
+            return open(path, true, true, false, true);
+        } catch (Errno.NativeIOException e) {
+            if (e.errno() == 17 /* EEXIST */) {
+                return null;
+            }
+            throw e;
+        }
+    }
+
+    /**
      * Opens a device (a file, a block device, an NVMe character device) for one owner: read-write, a
      * block device with {@code O_EXCL} (the kernel refuses it while mounted or held exclusively by
      * another program), then an exclusive advisory {@code flock} on the descriptor, which another
@@ -177,13 +194,27 @@ public final class NativeFile implements AutoCloseable {
             long deadline = System.nanoTime() + DEAD_HOLDER_GRACE_NANOS;
             while (r == -Errno.EWOULDBLOCK && !isLiveOther(holder) && holder != ProcessHandle.current().pid()
                     && System.nanoTime() < deadline) {
+                // /proc/locks names the process that took the lock; a child that inherited the descriptor keeps
+                // the lock after that process exits: a live process with the file open is a lasting holder
+                List<Long> keepers = openersOf();
+                if (!keepers.isEmpty()) {
+                    throw new DeviceInUseException(path, "an exclusive flock is held on it, taken by "
+                            + (holder > 0 ? "process " + holder : "a process") + ", which has exited, and kept by "
+                            + describeOpeners(keepers) + ", which still " + (keepers.size() == 1 ? "has" : "have")
+                            + " its descriptor open (inherited from it); stop " + (keepers.size() == 1 ? "that process"
+                            : "those processes"));
+                }
                 java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L);
                 r = Syscalls.flock(fd, FdpNative.LOCK_EX() | FdpNative.LOCK_NB());
                 holder = r == -Errno.EWOULDBLOCK ? lockHolder() : holder;
             }
             if (r == -Errno.EWOULDBLOCK) {
-                throw new DeviceInUseException(path, "another store has it open (an exclusive flock is held on it, "
-                        + describeHolder(holder) + ")");
+                throw new DeviceInUseException(path, isLiveOther(holder) || holder == ProcessHandle.current().pid()
+                        ? "another store has it open (an exclusive flock is held on it, " + describeHolder(holder) + ")"
+                        : "an exclusive flock is still held on it " + DEAD_HOLDER_GRACE_NANOS / 1_000_000_000L + " s"
+                                + " after " + (holder > 0 ? "process " + holder : "the process") + " that took it"
+                                + " exited, and no live process shows it open (the kernel may still be tearing down"
+                                + " that store's io_uring); try again");
             }
         }
         if (r < 0) {
@@ -206,6 +237,59 @@ public final class NativeFile implements AutoCloseable {
         }
         String cmd = ProcessHandle.of(pid).flatMap(h -> h.info().command()).orElse("?");
         return "by process " + pid + " (" + cmd + ")";
+    }
+
+    /**
+     * The live processes other than this one with a descriptor open on this file (/proc/PID/fd; processes
+     * this user may not inspect are not seen).
+     */
+    private List<Long> openersOf() {
+        long dev;
+        long ino;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment st = arena.allocate(stat.layout());
+            if (Syscalls.fstat(fd, st) < 0) {
+                return List.of();
+            }
+            dev = stat.st_dev(st);
+            ino = stat.st_ino(st);
+        }
+        long self = ProcessHandle.current().pid();
+        List<Long> out = new java.util.ArrayList<>();
+        try (var procs = java.nio.file.Files.list(Path.of("/proc"))) {
+            for (Path proc : (Iterable<Path>) procs::iterator) {
+                String name = proc.getFileName().toString();
+                if (name.isEmpty() || !name.chars().allMatch(Character::isDigit) || Long.parseLong(name) == self) {
+                    continue;
+                }
+                try (var fds = java.nio.file.Files.list(proc.resolve("fd"))) {
+                    for (Path link : (Iterable<Path>) fds::iterator) {
+                        try {
+                            if (((Number) java.nio.file.Files.getAttribute(link, "unix:ino")).longValue() == ino
+                                    && ((Number) java.nio.file.Files.getAttribute(link, "unix:dev")).longValue() == dev) {
+                                out.add(Long.parseLong(name));
+                                break;
+                            }
+                        } catch (IOException | RuntimeException e) {
+                            // closed meanwhile, or not a file: not this one
+                        }
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // exited meanwhile, or another user's: not seen
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return List.of();
+        }
+        return out;
+    }
+
+    private static String describeOpeners(List<Long> pids) {
+        List<String> each = new java.util.ArrayList<>();
+        for (long pid : pids.subList(0, Math.min(3, pids.size()))) {
+            each.add(describeHolder(pid).substring("by ".length()));
+        }
+        return String.join(", ", each) + (pids.size() > 3 ? " and " + (pids.size() - 3) + " more" : "");
     }
 
     /** The pid /proc/locks names for the flock on this file, or -1 when it cannot tell. */

@@ -94,6 +94,12 @@ class CliBadInputTest {
                 c(2, "uring_cmd cannot run on a file", "engines", "--engines", "uring_cmd"),
                 c(2, "--dir /nonexistent does not exist", "engines", "--dir", "/nonexistent"),
                 c(2, "--dir " + t + " is not a directory", "engines", "--dir", t),
+                // waf
+                c(2, "--requests 0 is out of range", "waf", "--requests", "0"),
+                c(2, "--tenant-requests 0 is out of range", "waf", "--tenant-requests", "0"),
+                c(2, "--size 1 is not a usable size", "waf", "--size", "1"),
+                c(2, "--ru-size 4095 is not a reclaim unit size", "waf", "--ru-size", "4095"),
+                c(2, "--evict-to 0.95 must be below --evict-at 0.9", "waf", "--evict-at", "0.9", "--evict-to", "0.95"),
                 // bench
                 c(2, "--seconds 0", "bench", "--seconds", "0"),
                 c(2, "--rounds 0", "bench", "--rounds", "0"),
@@ -151,6 +157,22 @@ class CliBadInputTest {
                 c(2, "Did you mean", "frobnicate"),
                 c(2, "Unknown subcommand 'frobnicate'", "help", "frobnicate")));
         return all.stream();
+    }
+
+    /** A FIFO: every open of it for reading waits for a writer, so each command must refuse it before opening it. */
+    @org.junit.jupiter.api.Test
+    @org.junit.jupiter.api.Timeout(value = 120, threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
+    void aFifoIsRefusedByNameBeforeAnythingOpensIt() throws Exception {
+        Path fifo = dir.resolve("a-fifo");
+        assertThat(new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor()).isZero();
+        String f = fifo.toString();
+        for (String[] args : List.of(new String[] {"inspect", f}, new String[] {"simulate", "--trace", f},
+                new String[] {"migrate", "--device", f, "--to", "lmcache_v1"}, new String[] {"run", "--device", f})) {
+            CliRunner.Outcome o = CliRunner.run(args);
+            assertThat(o.code()).as("exit code of fdpblock %s\n%s", String.join(" ", args), o.all()).isEqualTo(2);
+            assertThat(o.err()).as("fdpblock %s", String.join(" ", args)).contains(f + " is a FIFO (named pipe)")
+                    .doesNotContain("\tat ");
+        }
     }
 
     @ParameterizedTest(name = "fdpblock {0}")

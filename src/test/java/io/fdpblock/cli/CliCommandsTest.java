@@ -72,6 +72,16 @@ class CliCommandsTest {
                 + " \\2 sampled chunks loaded and equal").contains("VERIFIED");
     }
 
+    @Test
+    void aRunThatNeverFillsL2SaysSoInsteadOfAMeanOfNothing() {
+        Path device = dir.resolve("roomy.img");
+        CliRunner.Outcome o = CliRunner.run("run", "--device", device.toString(), "--size", "268435456",
+                "--requests", "2", "--no-progress");
+        assertThat(o.code()).as(o.all()).isZero();
+        assertThat(o.out()).containsPattern("L2 never filled to the eviction's 75 % \\(at most \\d+\\.\\d % used\\)")
+                .doesNotContain("NaN");
+    }
+
     // ---------------------------------------------------------------- inspect
 
     /** An lmcache_v1 store (meta 8 MiB, 16 MiB) with both containers written: seq 3 in container 0, seq 2 in 1. */

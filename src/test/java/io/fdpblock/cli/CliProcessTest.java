@@ -41,8 +41,12 @@ class CliProcessTest {
     private ProcessBuilder java(String mainClass, String... args) throws IOException {
         tmp = Files.createDirectories(dir.resolve("tmp"));
         String java = ProcessHandle.current().info().command().orElseThrow();
-        List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED", "-Xmx512m",
-                "-Djava.io.tmpdir=" + tmp, "-cp", System.getProperty("java.class.path"), mainClass));
+        // A test JVM started with SIGINT ignored (a background job of a script, some CI runners) passes that on
+        // to its children, and a JVM never handles a signal it was started ignoring: the child gets SIGINT's
+        // default disposition back first, as a shell gives a foreground job.
+        List<String> cmd = new ArrayList<>(List.of("env", "--default-signal=INT", java,
+                "--enable-native-access=ALL-UNNAMED", "-Xmx512m", "-Djava.io.tmpdir=" + tmp, "-cp",
+                System.getProperty("java.class.path"), mainClass));
         cmd.addAll(List.of(args));
         return new ProcessBuilder(cmd).redirectErrorStream(true);
     }
@@ -87,6 +91,8 @@ class CliProcessTest {
                 "engines\t--small\t0\t--large\t0",
                 "bench\t--cases\tnothing",
                 "bench\t--size\t1125899906842624",
+                "waf\t--size\t1",
+                "waf\t--requests\t0",
                 "selftest");
         Process p = java(CliBatch.class.getName()).start();
         try (OutputStream in = p.getOutputStream()) {
@@ -96,16 +102,56 @@ class CliProcessTest {
         assertThat(p.waitFor(300, TimeUnit.SECONDS)).isTrue();
         List<String> codes = out.lines().filter(l -> l.startsWith("exit ")).toList();
         assertThat(codes).as(out).containsExactly("exit 2", "exit 2", "exit 2", "exit 2", "exit 2", "exit 2",
-                "exit 2", "exit 2", "exit 0");
+                "exit 2", "exit 2", "exit 2", "exit 2", "exit 0");
         assertThat(out).contains("--size 1125899906842624 (1 PiB) is more than");
         assertThat(leftIn(tmp)).as("left in java.io.tmpdir").isEmpty();
     }
 
+    @Test
+    void aSignalWhileTheTempDirIsBeingMadeLeavesNothing() throws Exception {
+        Path parent = Files.createDirectories(dir.resolve("parent"));
+        Process p = java(ScratchChild.class.getName(), parent.toString()).start();
+        java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(),
+                StandardCharsets.UTF_8));
+        String first = out.readLine();
+        assertThat(first).as("the child's first line").startsWith("making ");
+        assertThat(leftIn(parent)).hasSize(1); // the dir exists, its maker has not returned yet
+        new Child(p, Thread.ofPlatform().start(() -> {}), new StringBuilder()).signal("TERM");
+        assertThat(p.waitFor(120, TimeUnit.SECONDS)).as("the child stopped").isTrue();
+        String rest = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.exitValue()).as(rest).isEqualTo(143);
+        assertThat(leftIn(parent)).as("left after a signal while the temp dir was being made").isEmpty();
+    }
+
     /** Starts `fdpblock run` and waits until its progress bar shows at least {@code requests} requests done. */
     private Child startRun(int requests, String... more) throws Exception {
-        StringBuilder output = new StringBuilder();
         List<String> args = new ArrayList<>(List.of("run", "--requests", "1000000", "--size", "134217728"));
         args.addAll(List.of(more));
+        Child c = start(args);
+        Process p = c.process();
+        StringBuilder output = c.output();
+        Pattern progress = Pattern.compile("(\\d+)/1000000");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(240);
+        synchronized (output) {
+            while (true) {
+                Matcher m = progress.matcher(output);
+                int done = 0;
+                while (m.find()) {
+                    done = Integer.parseInt(m.group(1));
+                }
+                if (done >= requests) {
+                    return c;
+                }
+                assertThat(p.isAlive()).as("fdpblock run ended early:\n%s", output).isTrue();
+                assertThat(System.nanoTime()).as("no progress:\n%s", output).isLessThan(deadline);
+                output.wait(500);
+            }
+        }
+    }
+
+    /** Starts `fdpblock ARGS` with a thread that copies its output. */
+    private Child start(List<String> args) throws Exception {
+        StringBuilder output = new StringBuilder();
         Process p = java(FdpblockCommand.class.getName(), args.toArray(String[]::new)).start();
         InputStream in = p.getInputStream();
         Thread reader = Thread.ofPlatform().daemon().start(() -> {
@@ -121,29 +167,50 @@ class CliProcessTest {
                 // the process ended
             }
         });
-        Pattern progress = Pattern.compile("(\\d+)/1000000");
+        return new Child(p, reader, output);
+    }
+
+    @Test
+    void sigintDuringWafRemovesItsTempDeviceAndSaysSo() throws Exception {
+        Path out = dir.resolve("waf");
+        Child c = start(List.of("waf", "--workloads", "run", "--cases", "reference", "--requests", "1000000",
+                "--size", "67108864", "--out", out.toString()));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(240);
-        synchronized (output) {
-            while (true) {
-                Matcher m = progress.matcher(output);
-                int done = 0;
-                while (m.find()) {
-                    done = Integer.parseInt(m.group(1));
-                }
-                if (done >= requests) {
-                    return new Child(p, reader, output);
-                }
-                assertThat(p.isAlive()).as("fdpblock run ended early:\n%s", output).isTrue();
-                assertThat(System.nanoTime()).as("no progress:\n%s", output).isLessThan(deadline);
-                output.wait(500);
+        synchronized (c.output()) { // the store logs its creation once the case's device is open
+            while (!c.output().toString().contains("new fdpblock_v2 store")) {
+                assertThat(c.process().isAlive()).as("fdpblock waf ended early:\n%s", c.output()).isTrue();
+                assertThat(System.nanoTime()).as("no store opened:\n%s", c.output()).isLessThan(deadline);
+                c.output().wait(500);
             }
         }
+        assertThat(leftIn(tmp)).hasSize(1); // the temp dir holding the case's device
+        assertThat(ignoredSignals(c.process().pid()) & (1L << (2 - 1))).isZero();
+        c.signal("INT");
+        int code = c.finish();
+        String all = c.text();
+        assertThat(code).as(all).isEqualTo(130);
+        assertThat(all).contains("fdpblock: stopping (SIGINT or SIGTERM)")
+                .contains("stopped by a signal during case reference of workload run; its partial trace is removed");
+        assertThat(leftIn(tmp)).as("left in java.io.tmpdir").isEmpty();
+        assertThat(out.resolve("run-reference.trace")).doesNotExist();
+    }
+
+    /** The signals {@code pid} ignores (/proc/PID/status SigIgn, bit n-1 for signal n). */
+    private static long ignoredSignals(long pid) throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+            if (line.startsWith("SigIgn:")) {
+                return Long.parseUnsignedLong(line.substring("SigIgn:".length()).trim(), 16);
+            }
+        }
+        throw new IllegalStateException("no SigIgn in /proc/" + pid + "/status");
     }
 
     @Test
     void sigintStopsTheRunClosesTheStoreAndRemovesTheTempDevice() throws Exception {
         Child c = startRun(3);
         assertThat(leftIn(tmp)).hasSize(1); // the run's temp dir, holding the device
+        assertThat(ignoredSignals(c.process().pid()) & (1L << (2 - 1))).as("the child ignores SIGINT (inherited), so"
+                + " the signal this test sends could never stop it").isZero();
         c.signal("INT");
         int code = c.finish();
         String all = c.text();

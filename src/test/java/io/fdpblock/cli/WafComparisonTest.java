@@ -38,8 +38,15 @@ class WafComparisonTest {
                 .orElseThrow();
         WafCommand.Case groups = WafCommand.CASES.stream().filter(c -> c.name().equals("groups")).findFirst().orElseThrow();
 
-        WafCommand.Row lru = cmd.runCase(w, reference, 12288);
-        WafCommand.Row grouped = cmd.runCase(w, groups, 12288);
+        Path devices = io.fdpblock.device.BlockDevices.directIoTempDir("fdpblock-waf-test-");
+        WafCommand.Row lru;
+        WafCommand.Row grouped;
+        try {
+            lru = cmd.runCase(w, reference, 12288, devices, () -> false);
+            grouped = cmd.runCase(w, groups, 12288, devices, () -> false);
+        } finally {
+            java.nio.file.Files.deleteIfExists(devices);
+        }
 
         for (WafCommand.Row r : List.of(lru, grouped)) {
             assertThat(r.hostWritesPerCapacity()).as("%s: host writes / capacity", r.caseName()).isGreaterThanOrEqualTo(5);
