@@ -284,6 +284,29 @@ public final class StripeMembers {
                     + " StripeMembers.open(config, members, options)");
         }
         warnUnlabelled("raw_block on " + device.path(), legacy);
+        refuseOtherMembers(config, device);
+    }
+
+    /**
+     * Members written before labels cannot be checked one by one, but the size an lmcache_v1 store
+     * records can: when these members make another, one was added, taken away or replaced, and its
+     * recovery's advice to open with the recorded capacity would map slots to the wrong members.
+     * (fdpblock_v2's superblock is compared the same way by {@link FormatProbe}.)
+     */
+    private static void refuseOtherMembers(RawBlockCoreConfig config, StripedBlockDevice device) throws IOException {
+        if (config.capacityBytes() != 0 || FormatProbe.detect(device, config.blockAlign()).kind()
+                != FormatProbe.Found.Kind.LMCACHE_V1 || config.metaTotalBytes() >= device.memberBytes()) {
+            return;
+        }
+        Inspector.Report r = Inspector.inspect(device, config.blockAlign(), config.metaTotalBytes(), false);
+        if (r.winner() != null && r.layout().get("capacity_bytes") instanceof Number stored
+                && stored.longValue() != device.sizeBytes()) {
+            throw refused("raw_block on " + device.path() + ": the striped lmcache_v1 store was created over members"
+                    + " of " + stored + " bytes in all, these " + device.members().size() + " make "
+                    + device.sizeBytes() + " (in whole slot_bytes of the smallest): a member was added, taken away"
+                    + " or replaced by one of another size. Nothing was changed: give exactly the devices the store"
+                    + " was created over, in its order (members written before labels cannot be checked)");
+        }
     }
 
     private static void warnUnlabelled(String where, String legacy) {

@@ -363,24 +363,26 @@ class StripedMembersTest {
      * A store written before labels: each member's share from offset 0. It opens as before (with a
      * warning); its first member given second is refused, not taken for a new store.
      */
-    @Test
-    void aStoreWrittenBeforeLabelsOpensAsBeforeAndSwappedIsRefused() throws Exception {
+    @ParameterizedTest
+    @EnumSource(RawBlockCoreConfig.MetaFormat.class)
+    void aStoreWrittenBeforeLabelsOpensAsBeforeAndSwappedIsRefused(RawBlockCoreConfig.MetaFormat format)
+            throws Exception {
         long size = (FILE - 4096) / SLOT * SLOT + 4096; // the labelled share is then the unlabelled one
         List<Path> files = List.of(file("a", size), file("b", size));
-        Map<String, MemorySegment> keys = store(files, RawBlockCoreConfig.MetaFormat.FDPBLOCK_V2, 20, 0);
+        Map<String, MemorySegment> keys = store(files, format, 20, 0);
         for (Path p : files) { // the bytes an unlabelled store would have: each share at offset 0
             byte[] b = bytes(p);
             byte[] shifted = new byte[b.length];
             System.arraycopy(b, 4096, shifted, 0, b.length - 4096);
             Files.write(p, shifted);
         }
-        assertHolds(files, RawBlockCoreConfig.MetaFormat.FDPBLOCK_V2, keys);
+        assertHolds(files, format, keys);
         assertThat(MemberLabel.decode(MemorySegment.ofArray(readAt(files.get(1), 0, 4096))))
                 .as("opening it wrote no label").isNotInstanceOf(MemberLabel.Read.Label.class);
 
         List<byte[]> before = bytes(files);
         List<Path> swapped = List.of(files.get(1), files.get(0));
-        assertThatThrownBy(() -> RawBlockCore.open(config(swapped, RawBlockCoreConfig.MetaFormat.FDPBLOCK_V2).build())
+        assertThatThrownBy(() -> RawBlockCore.open(config(swapped, format).build())
                 .close()).isInstanceOf(StoreRefusedException.class)
                 .hasMessageContaining("member 1 (" + files.get(0) + ") holds data there")
                 .hasMessageContaining("list the store's first member first");
@@ -388,7 +390,7 @@ class StripedMembersTest {
         // a member added to it: the size the store records is not these members', refused without advice to
         // open it with the old capacity
         List<Path> added = List.of(files.get(0), files.get(1), file("c", size));
-        assertThatThrownBy(() -> RawBlockCore.open(config(added, RawBlockCoreConfig.MetaFormat.FDPBLOCK_V2).build())
+        assertThatThrownBy(() -> RawBlockCore.open(config(added, format).build())
                 .close()).isInstanceOf(StoreRefusedException.class).hasMessageContaining("a member was added")
                 .hasMessageNotContaining("capacity_bytes =");
         assertUnchanged(files, before);
