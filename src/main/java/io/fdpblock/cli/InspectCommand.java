@@ -3,6 +3,8 @@ package io.fdpblock.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.fdpblock.core.Inspector;
+import io.fdpblock.core.StripeMembers;
+import io.fdpblock.device.MemberLabel;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;
@@ -97,6 +99,10 @@ public final class InspectCommand implements Callable<Integer> {
                         + " offsets; name the store's file or device");
             }
         }
+        Integer membersWrong = checkMembers();
+        if (membersWrong != null) {
+            return membersWrong;
+        }
         List<String> notes = new ArrayList<>();
         Inspector.Report r;
         long metaUsed;
@@ -152,6 +158,58 @@ public final class InspectCommand implements Callable<Integer> {
         return print(r, metaUsed, notes);
     }
 
+    /** The member labels, read once the devices are opened (null: one device, or members written before labels). */
+    private MemberLabel storeLabel;
+
+    /**
+     * The members' labels: a device given alone that is one member of a striped store, or members that
+     * are not the store's in its order (missing, blank, foreign, swapped, added), are reported (exit 1),
+     * since no slot of them could be checked where the store has it. Null when they are in order.
+     */
+    private Integer checkMembers() throws IOException {
+        List<BlockDevice> members = new ArrayList<>();
+        try {
+            for (Path p : devices) {
+                members.add(BlockDevices.openReadOnly(p));
+            }
+            List<MemberLabel.Read> reads = StripeMembers.read(members);
+            if (devices.size() == 1) {
+                if (reads.get(0) instanceof MemberLabel.Read.Label(MemberLabel l)) {
+                    return membersWrong(List.of(device + " is " + l.describe() + ": give all " + l.count()
+                            + " members, in the store's order (this one at position " + l.index() + ")"));
+                }
+                return null;
+            }
+            StripeMembers.Check c = StripeMembers.check(members, reads);
+            if (!c.problems().isEmpty()) {
+                return membersWrong(c.problems());
+            }
+            if (c.unfinished()) {
+                return membersWrong(List.of("the devices carry only the prepared labels of a striped store whose"
+                        + " creation did not complete: no store was committed on them"));
+            }
+            storeLabel = c.store();
+            return null;
+        } finally {
+            members.forEach(BlockDevice::close);
+        }
+    }
+
+    private int membersWrong(List<String> problems) throws IOException {
+        if (json) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("devices", devices.stream().map(Path::toString).toList());
+            m.put("members_agree", false);
+            m.put("problems", problems);
+            System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(m));
+        } else {
+            System.out.println(String.join(" ", devices.stream().map(Path::toString).toList())
+                    + ": not the members of one striped store in its order");
+            problems.forEach(p -> System.out.println("  " + p));
+        }
+        return 1;
+    }
+
     /**
      * The device, read-only: with several, the striped device a store over them sees (its metadata on the
      * first, slots striped by slot_bytes from its data base, both read from the first device's metadata).
@@ -159,6 +217,9 @@ public final class InspectCommand implements Callable<Integer> {
     private BlockDevice openReadOnly() throws IOException {
         if (devices.size() == 1) {
             return BlockDevices.openReadOnly(device);
+        }
+        if (storeLabel != null) {
+            return openLabelled();
         }
         long slotBytes;
         long dataBase;
@@ -204,6 +265,43 @@ public final class InspectCommand implements Callable<Integer> {
                     + " devices (" + e.getMessage() + "): give the store's device_paths, in its order");
         }
         return striped;
+    }
+
+    /** Members whose labels agree: the metadata is read through the striped device, from member 0's share. */
+    private BlockDevice openLabelled() throws IOException {
+        List<BlockDevice> members = new ArrayList<>();
+        try {
+            for (Path p : devices) {
+                members.add(BlockDevices.openReadOnly(p));
+            }
+        } catch (IOException | RuntimeException e) {
+            members.forEach(BlockDevice::close);
+            throw e;
+        }
+        StripedBlockDevice striped = StripedBlockDevice.labelled(members, storeLabel,
+                DeviceOptions.of(IoEngine.POSIX).withBuffers(1 << 20, 0));
+        try {
+            Map<String, Object> layout = Map.of();
+            Inspector.V2Report v2 = Inspector.inspectV2(striped, blockAlign, false);
+            if (v2 != null) {
+                layout = v2.layout();
+            } else {
+                long meta = metaTotalBytes != null ? metaTotalBytes
+                        : striped.memberBytes() / (2L * blockAlign) * (2L * blockAlign);
+                Inspector.Report r = Inspector.inspect(striped, blockAlign, meta, false);
+                if (r.winner() != null) {
+                    layout = new LinkedHashMap<>(r.layout());
+                    layout.put("data_base", r.layout().get("data_base_offset"));
+                }
+            }
+            if (layout.get("data_base") instanceof Number db) {
+                striped.startDataAt(db.longValue());
+            } // else no readable metadata: reported as such by what reads it
+            return striped;
+        } catch (IOException | RuntimeException e) {
+            striped.close();
+            throw e;
+        }
     }
 
     /** Container 1 at every {@link #SEARCH_STEP}: the first offset where it is valid, or null. */

@@ -3,6 +3,8 @@ package io.fdpblock.core;
 import io.fdpblock.nvme.PlacementId;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
+import io.fdpblock.device.MemberLabel;
+import io.fdpblock.device.StripedBlockDevice;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -35,6 +37,7 @@ final class FormatProbe {
             return format(config, device, capacity, align, metadata);
         }
         try (Arena arena = Arena.ofShared()) {
+            refuseStripeMember(device);
             Found found = detect(device, blockAlign);
             if (found.kind() == Found.Kind.LMCACHE_V1) {
                 return new Choice(false, null, null);
@@ -42,6 +45,17 @@ final class FormatProbe {
             if (found.kind() == Found.Kind.FDPBLOCK_V2) {
                 V2Layout l = found.layout();
                 CheckpointCodec.Mismatch m = l.mismatch(config, capacity);
+                if (m != null && m.field().equals("capacity_bytes") && device instanceof StripedBlockDevice s
+                        && !s.labelled() && config.capacityBytes() == 0) {
+                    // Unlabelled members cannot be checked: a member added or taken away changes the size,
+                    // and opening the rest with the old capacity would read and write the wrong members.
+                    throw new StoreRefusedException(StoreRefusedException.Reason.WRONG_MEMBERS, "raw_block on "
+                            + device.path() + ": the striped fdpblock_v2 store was created over members of "
+                            + m.stored() + " bytes in all, these " + s.members().size() + " make " + m.configured()
+                            + " (in whole slot_bytes of the smallest): a member was added, taken away or replaced by"
+                            + " one of another size. Nothing was changed: give exactly the devices the store was"
+                            + " created over, in its order (members written before labels cannot be checked)");
+                }
                 if (m != null) {
                     throw new StoreRefusedException(StoreRefusedException.Reason.LAYOUT_MISMATCH, "raw_block on "
                             + device.path() + ": the fdpblock_v2 store was created with another layout: " + m
@@ -61,6 +75,9 @@ final class FormatProbe {
             }
             V2Layout created = V2Layout.create(blockAlign, config.headerBytes(), config.slotBytes(), capacity,
                     config.metaTotalBytesSet() ? config.metaTotalBytes() : 0, align, RANDOM.nextLong());
+            if (device instanceof StripedBlockDevice s) {
+                StripeMembers.checkMetadataFits(config, s, created.metaTotalBytes(), align);
+            }
             MetadataArea.Contents.Foreign foreign = MetadataArea.foreignIn(device, 0, created.metaTotalBytes(),
                     arena.allocate(MetadataArea.SCAN_CHUNK, 4096));
             if (foreign != null) {
@@ -106,11 +123,29 @@ final class FormatProbe {
         }
     }
 
+    /**
+     * A single device that carries a striped store's member label is one member of several: whatever
+     * the format would do with it alone (take it for foreign data, offer to format it) is wrong.
+     */
+    private static void refuseStripeMember(BlockDevice device) throws IOException {
+        if (device instanceof StripedBlockDevice) {
+            return; // its offset 0 is past its members' labels
+        }
+        if (MemberLabel.read(device) instanceof MemberLabel.Read.Label(MemberLabel l)) {
+            throw new StoreRefusedException(StoreRefusedException.Reason.WRONG_MEMBERS, "raw_block on " + device.path()
+                    + ": it is " + l.describe() + ", not a store of its own. Nothing was changed: open the store"
+                    + " with device_paths listing its " + l.count() + " members in its order (this one at position "
+                    + l.index() + ")");
+        }
+    }
+
     /** A v1 store whose first container is gone still has its second one. */
     private static boolean holdsV1Container(RawBlockCoreConfig config, BlockDevice device, long capacity, Arena arena)
             throws IOException {
         long containerBytes = config.containerBytes();
-        if (containerBytes + config.blockAlign() > capacity) {
+        // a striped store's metadata lies on its first member: no container can lie past it
+        long limit = device instanceof StripedBlockDevice s ? s.memberBytes() : capacity;
+        if (containerBytes + config.blockAlign() > limit) {
             return false;
         }
         MemorySegment block = arena.allocate(config.blockAlign(), 4096);
@@ -122,6 +157,15 @@ final class FormatProbe {
     private static Choice format(RawBlockCoreConfig config, BlockDevice device, long capacity, long align,
             PlacementId metadata) throws IOException {
         int blockAlign = config.blockAlign();
+        if (device instanceof StripedBlockDevice s) { // before the first write
+            if (config.metaFormat() == RawBlockCoreConfig.MetaFormat.LMCACHE_V1) {
+                StripeMembers.checkMetadataFits(config, s, config.metaTotalBytes(), 0);
+            } else {
+                StripeMembers.checkMetadataFits(config, s, V2Layout.create(blockAlign, config.headerBytes(),
+                        config.slotBytes(), capacity, config.metaTotalBytesSet() ? config.metaTotalBytes() : 0, align,
+                        0).metaTotalBytes(), align);
+            }
+        }
         try (Arena arena = Arena.ofShared()) {
             MemorySegment zero = arena.allocate(2L * blockAlign, 4096);
             IoBatch b = new IoBatch(1);

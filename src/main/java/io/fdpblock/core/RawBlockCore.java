@@ -109,10 +109,17 @@ public final class RawBlockCore implements AutoCloseable {
         this.ownsDevice = ownsDevice;
         this.headerBytes = config.headerBytes();
         this.slotBytes = config.slotBytes();
+        if (device instanceof io.fdpblock.device.StripedBlockDevice striped) {
+            StripeMembers.checkUnlabelled(config, striped); // a caller's own striped device: only as before labels
+        }
         this.placement = FdpPlacement.discover(config, device);
         // fdpblock_v2's data area starts on a reclaim unit, so that slot groups fill whole ones
         FormatProbe.Choice format = FormatProbe.probe(config, device, Math.max(1 << 20, placement.reclaimUnitBytes()),
                 placement.metadata());
+        if (device instanceof io.fdpblock.device.StripedBlockDevice striped) { // before the layout is checked
+            StripeMembers.checkMetadataFits(config, striped, format.v2() ? format.layout().metaTotalBytes()
+                    : config.metaTotalBytes(), 0);
+        }
         StoreGeometry geometry = format.v2() ? StoreGeometry.of(config, device, format.layout().metaTotalBytes())
                 : StoreGeometry.of(config, device);
         this.capacityBytes = geometry.capacityBytes();

@@ -4,7 +4,6 @@ import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;
 import io.fdpblock.device.IoEngine;
-import io.fdpblock.device.StripedBlockDevice;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -120,7 +119,8 @@ record StoreGeometry(long capacityBytes, long dataBase, long maxSlots, Checkpoin
 
     /**
      * device_paths: every member must exist (a missing one is refused, never created: which size it
-     * should have is the operator's call); each is opened exclusively, with its own ring(s).
+     * should have is the operator's call); each is opened exclusively, with its own ring(s), and their
+     * labels are checked ({@link StripeMembers}) before anything else reads or writes them.
      */
     private static BlockDevice openStriped(RawBlockCoreConfig config, DeviceOptions options) throws IOException {
         List<Path> paths = new ArrayList<>();
@@ -132,7 +132,16 @@ record StoreGeometry(long capacityBytes, long dataBase, long maxSlots, Checkpoin
             }
             paths.add(path);
         }
-        return StripedBlockDevice.open(paths, options, config.slotBytes());
+        List<BlockDevice> opened = new ArrayList<>();
+        try {
+            for (Path p : paths) {
+                opened.add(BlockDevices.open(p, options.withBuffers(options.bufferSize(), 0)));
+            }
+        } catch (IOException | RuntimeException e) {
+            opened.forEach(BlockDevice::close);
+            throw e;
+        }
+        return StripeMembers.open(config, opened, options);
     }
 
 }

@@ -22,7 +22,12 @@ public final class StoreRefusedException extends IOException {
          */
         DAMAGED,
         /** Starting empty ({@code load_checkpoint_on_init: false}) would discard what the device holds. */
-        WOULD_DISCARD
+        WOULD_DISCARD,
+        /**
+         * The devices are not a striped store's members in its order: one is missing, blank, another
+         * store's or at another position (their labels say which), or one is added.
+         */
+        WRONG_MEMBERS
     }
 
     private final Reason reason;

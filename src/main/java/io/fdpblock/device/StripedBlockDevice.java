@@ -33,6 +33,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Until the store names its data area ({@link #startDataAt}) only member 0 is reachable, at the
  * same offsets: that is where the metadata format is probed and created.
  *
+ * <p>Members of a labelled store ({@link #labelled}) keep a {@link MemberLabel} in their first block and
+ * their share of the store after it, from the label's data offset on: every offset above is then
+ * relative to that. A device over members written before labels existed maps them from offset 0.
+ *
  * <p>FDP: the placement ids this device reports are member 0's (the first {@code k}, {@code k} the
  * fewest any member reports); a write with the id at position {@code p} goes to another member with
  * that member's own id at position {@code p} of its RUH status, never member 0's id. A reclaim unit
@@ -44,6 +48,12 @@ public final class StripedBlockDevice extends AbstractBlockDevice {
     private final long stripeBytes;
     /** Each member's usable bytes: the smallest member's size, rounded down to the stripe. */
     private final long memberBytes;
+    /** Where each member's share starts on it: the label's data offset, 0 without labels. */
+    private final long memberBase;
+    /** Member 0's label (null: members written before labels, unchecked). */
+    private final MemberLabel label;
+    /** Labels still to write before the first write reaches a member; guarded by {@code this}. */
+    private volatile LabelWrite labelWrite = LabelWrite.NONE;
     private volatile long dataBase = -1;
     /** member 0's id -> its position; per member, the ids by position. Set at the first use. */
     private volatile Map<Integer, Integer> idPosition;
@@ -51,12 +61,14 @@ public final class StripedBlockDevice extends AbstractBlockDevice {
     /** A member gave up a batch with I/O in the kernel: the pool's memory must then never be freed. */
     private volatile boolean abandoned;
 
-    private StripedBlockDevice(String path, List<BlockDevice> members, long stripeBytes, long memberBytes, int lbs,
-            int maxTransfer, int alignment, DeviceOptions options) {
+    private StripedBlockDevice(String path, List<BlockDevice> members, long stripeBytes, long memberBytes,
+            MemberLabel label, int lbs, int maxTransfer, int alignment, DeviceOptions options) {
         super(path, memberBytes * members.size(), lbs, maxTransfer, alignment, options);
         this.members = List.copyOf(members);
         this.stripeBytes = stripeBytes;
         this.memberBytes = memberBytes;
+        this.label = label;
+        this.memberBase = label == null ? 0 : label.dataOffset();
     }
 
     /**
@@ -84,10 +96,107 @@ public final class StripedBlockDevice extends AbstractBlockDevice {
     }
 
     /**
-     * Stripes over devices already open; it owns them from here (closing it closes them), also when
-     * this throws.
+     * Stripes over devices already open, mapped from offset 0 as members written before labels are
+     * (nothing is read or checked: a store over such members cannot tell a wrong member); it owns them
+     * from here (closing it closes them), also when this throws.
      */
     public static StripedBlockDevice of(List<BlockDevice> members, long stripeBytes, DeviceOptions options) {
+        return of(members, stripeBytes, null, options);
+    }
+
+    /**
+     * Stripes over members whose labels were checked against {@code label} (member 0's, see
+     * {@code StripeMembers} in the core): each member's share starts at the label's data offset and
+     * takes its member bytes. It owns them from here, also when this throws.
+     *
+     * @throws IllegalArgumentException when a member is smaller than the label's geometry needs
+     */
+    public static StripedBlockDevice labelled(List<BlockDevice> members, MemberLabel label, DeviceOptions options) {
+        for (BlockDevice d : members) {
+            if (d.sizeBytes() < label.dataOffset() + label.memberBytes()) {
+                members.forEach(BlockDevice::close);
+                throw new IllegalArgumentException("member " + d.path() + " holds " + d.sizeBytes() + " bytes; the"
+                        + " striped store " + label.storeId() + " needs " + (label.dataOffset() + label.memberBytes())
+                        + " on each member");
+            }
+        }
+        return of(members, label.stripeBytes(), label, options);
+    }
+
+    /** What {@link #commitLabels} still has to write. */
+    public enum LabelWrite {
+        /** Nothing: every member carries its committed label. */
+        NONE,
+        /** A new store: every label (the members' were checked blank, or a creation cut short). */
+        CREATE,
+        /** Member 0's is committed; the others' may still be the prepared ones of a creation cut short. */
+        FINISH
+    }
+
+    /**
+     * Stripes over members that are to carry {@code label} (member 0's), written by {@link #commitLabels}
+     * before the first write or deallocation reaches a member: a store refused before it writes anything
+     * leaves the members as they were.
+     */
+    public static StripedBlockDevice labelled(List<BlockDevice> members, MemberLabel label, LabelWrite write,
+            DeviceOptions options) {
+        StripedBlockDevice d = labelled(members, label, options);
+        d.labelWrite = write;
+        return d;
+    }
+
+    /**
+     * Writes the labels still to write, each durable before the next: for a new store every other
+     * member's label as prepared, then member 0's committed one (the commit: a power loss before it
+     * leaves no committed label, which the next open creates again), then the others' committed.
+     * Called on the first write; harmless when there is nothing to write.
+     */
+    public synchronized void commitLabels() throws IOException {
+        LabelWrite w = labelWrite;
+        if (w == LabelWrite.NONE) {
+            return;
+        }
+        if (w == LabelWrite.CREATE) {
+            for (int m = 1; m < members.size(); m++) {
+                label.asMember(m, false).write(members.get(m));
+            }
+            label.asMember(0, true).write(members.get(0));
+        }
+        for (int m = 1; m < members.size(); m++) {
+            label.asMember(m, true).write(members.get(m));
+        }
+        labelWrite = LabelWrite.NONE;
+    }
+
+    /** Whether labels are still to be written (a new store before its first write). */
+    public LabelWrite pendingLabels() {
+        return labelWrite;
+    }
+
+    /**
+     * Each member's share when a new store labels them: what is left of the smallest member after the
+     * label's block, in whole stripes (0: not one stripe fits).
+     */
+    public static long labelledMemberBytes(List<BlockDevice> members, long stripeBytes) {
+        long smallest = Long.MAX_VALUE;
+        for (BlockDevice d : members) {
+            smallest = Math.min(smallest, d.sizeBytes());
+        }
+        long usable = smallest - labelDataOffset(members);
+        return usable <= 0 || stripeBytes <= 0 ? 0 : usable / stripeBytes * stripeBytes;
+    }
+
+    /** Where a new label puts each member's share: after one label block of the largest logical block size. */
+    public static long labelDataOffset(List<BlockDevice> members) {
+        int lbs = 512;
+        for (BlockDevice d : members) {
+            lbs = Math.max(Math.max(lbs, d.logicalBlockSize()), d.bufferAlignment());
+        }
+        return MemberLabel.blockBytes(lbs);
+    }
+
+    private static StripedBlockDevice of(List<BlockDevice> members, long stripeBytes, MemberLabel label,
+            DeviceOptions options) {
         try {
             if (members.size() < 2) {
                 throw new IllegalArgumentException("a striped device needs 2 or more members, got " + members.size());
@@ -110,14 +219,14 @@ public final class StripedBlockDevice extends AbstractBlockDevice {
                 throw new IllegalArgumentException("stripe of " + stripeBytes + " bytes is not a positive multiple of"
                         + " the members' logical block size " + lbs + "; use a multiple of it (slot_bytes)");
             }
-            long memberBytes = smallest / stripeBytes * stripeBytes;
+            long memberBytes = label != null ? label.memberBytes() : smallest / stripeBytes * stripeBytes;
             if (memberBytes == 0) {
                 throw new IllegalArgumentException(smallestMember.path() + " (" + smallest + " bytes) cannot hold one"
                         + " stripe of " + stripeBytes + " bytes (slot_bytes); use a larger file or device");
             }
             List<String> names = members.stream().map(BlockDevice::path).toList();
             StripedBlockDevice d = new StripedBlockDevice(String.join(",", names), members, stripeBytes, memberBytes,
-                    lbs, maxTransfer, alignment, options);
+                    label, lbs, maxTransfer, alignment, options);
             if (d.buffers().capacity() > 0) {
                 try {
                     d.registerBuffers(d.buffers().region());
@@ -140,6 +249,21 @@ public final class StripedBlockDevice extends AbstractBlockDevice {
 
     public long stripeBytes() {
         return stripeBytes;
+    }
+
+    /** Whether the members carry labels that were checked at open (false: written before labels). */
+    public boolean labelled() {
+        return label != null;
+    }
+
+    /** Member 0's label, or null without labels. */
+    public MemberLabel label() {
+        return label;
+    }
+
+    /** Each member's share of the store, in bytes: member 0 holds the metadata area in the first of its share. */
+    public long memberBytes() {
+        return memberBytes;
     }
 
     /**
@@ -174,10 +298,10 @@ public final class StripedBlockDevice extends AbstractBlockDevice {
                 throw new IOException(path() + ": offset " + pos + " is past the metadata member "
                         + members.get(0).path() + " before the store named its data area");
             }
-            return new Piece(0, pos, memberBytes);
+            return new Piece(0, memberBase + pos, memberBytes);
         }
         if (pos < base) {
-            return new Piece(0, pos, base);
+            return new Piece(0, memberBase + pos, base);
         }
         int n = members.size();
         long unit = (pos - base) / stripeBytes;
@@ -197,7 +321,7 @@ public final class StripedBlockDevice extends AbstractBlockDevice {
         if (memberOffset + stripeBytes > memberBytes) {
             throw new IOException(path() + ": offset " + pos + " is past the striped data area");
         }
-        return new Piece(member, memberOffset + within, pos - within + stripeBytes);
+        return new Piece(member, memberBase + memberOffset + within, pos - within + stripeBytes);
     }
 
     /** Which member and member offset a logical offset maps to, e.g. for tests and inspection: {member, offset}. */
@@ -399,6 +523,9 @@ public final class StripedBlockDevice extends AbstractBlockDevice {
         enter("submit");
         try {
             validate(batch);
+            if (labelWrite != LabelWrite.NONE && writes(batch)) {
+                commitLabels();
+            }
             Part[] parts = split(batch);
             int live = 0;
             for (Part p : parts) {
@@ -437,6 +564,15 @@ public final class StripedBlockDevice extends AbstractBlockDevice {
         } finally {
             leave();
         }
+    }
+
+    private static boolean writes(IoBatch batch) {
+        for (int i = 0; i < batch.size(); i++) {
+            if (!batch.isFlush(i) && !batch.isRead(i)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void partDone(IoBatch batch, Part p, AtomicInteger pending, IoBatch.Callback callback) {
@@ -558,6 +694,7 @@ public final class StripedBlockDevice extends AbstractBlockDevice {
     @Override
     public String toString() {
         return "StripedBlockDevice[" + path() + ", " + members.size() + " members of " + memberBytes + " bytes, stripe "
-                + stripeBytes + (dataBase >= 0 ? ", data from " + dataBase : "") + "]";
+                + stripeBytes + (label != null ? ", store " + label.storeId() : ", unlabelled")
+                + (dataBase >= 0 ? ", data from " + dataBase : "") + "]";
     }
 }

@@ -5,6 +5,7 @@ import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;
 import io.fdpblock.device.FaultInjectingDevice;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.device.MemberLabel;
 import io.fdpblock.device.StripedBlockDevice;
 import io.fdpblock.linux.DeviceInUseException;
 import io.fdpblock.nvme.PlacementId;
@@ -43,6 +44,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class StripedStoreTest {
     static final long SLOT = 64 << 10;
     static final long FILE = 4 << 20;
+    /** Each member's first block is its label; its share of the store follows, in whole slots. */
+    static final long LABEL = 4096;
+    static final long SHARE = (FILE - LABEL) / SLOT * SLOT;
 
     @TempDir(factory = DiskTempDirFactory.class)
     Path dir;
@@ -105,10 +109,10 @@ class StripedStoreTest {
 
     /** Where the layout puts a slot (the rule, computed here, not asked of the device): {member, file offset}. */
     static long[] expectedPlace(RawBlockCore core, int slot, int n) {
-        long a = (FILE - core.dataBase) / SLOT; // slots member 0 holds after the metadata area
+        long a = (SHARE - core.dataBase) / SLOT; // slots member 0 holds after the metadata area
         assertThat((long) slot).as("these tests use the evenly striped slots").isLessThan(n * a);
         int m = slot % n;
-        return new long[] {m, (m == 0 ? core.dataBase : 0) + (long) (slot / n) * SLOT};
+        return new long[] {m, LABEL + (m == 0 ? core.dataBase : 0) + (long) (slot / n) * SLOT};
     }
 
     Map<String, MemorySegment> putKeys(RawBlockCore core, int count, int from) throws IOException {
@@ -157,9 +161,9 @@ class StripedStoreTest {
         Map<String, MemorySegment> keys;
         try {
             assertThat(core.device()).isInstanceOf(StripedBlockDevice.class);
-            assertThat(core.dataBase).isBetween(1L << 20, FILE - SLOT);
-            long a = (FILE - core.dataBase) / SLOT;
-            assertThat(core.maxSlots()).isEqualTo(a + (n - 1) * (FILE / SLOT)); // every member's bytes are used
+            assertThat(core.dataBase).isBetween(1L << 20, SHARE - SLOT);
+            long a = (SHARE - core.dataBase) / SLOT;
+            assertThat(core.maxSlots()).isEqualTo(a + (n - 1) * (SHARE / SLOT)); // every member's share is used
             keys = putKeys(core, 3 * n, 0);
             Set<Long> membersUsed = new HashSet<>();
             for (var e : keys.entrySet()) {
@@ -191,8 +195,14 @@ class StripedStoreTest {
             putKeys(core, 7, 0);
             core.checkpointNow();
         }
-        try (BlockDevice first = BlockDevices.openReadOnly(files.get(0))) {
-            Inspector.Report r = Inspector.inspect(first, 4096, 1 << 20, false);
+        List<BlockDevice> members = new ArrayList<>();
+        for (Path f : files) {
+            members.add(BlockDevices.openReadOnly(f));
+        }
+        MemberLabel label = ((MemberLabel.Read.Label) MemberLabel.read(members.get(0))).label();
+        try (BlockDevice striped = StripedBlockDevice.labelled(members, label, DeviceOptions.of(IoEngine.POSIX)
+                .withBuffers(1 << 20, 0))) { // the metadata is on the first member, after its label
+            Inspector.Report r = Inspector.inspect(striped, 4096, 1 << 20, false);
             assertThat(r.keys()).isEqualTo(7);
             assertThat(r.layout().get("device_path")).isEqualTo(files.get(0).toString());
         }
@@ -201,6 +211,11 @@ class StripedStoreTest {
     /** Members over real io_uring files that record what they are sent; ids non-null: FDP-like. */
     StripedBlockDevice striped(List<Path> files, List<List<Integer>> ids, List<FaultInjectingDevice> out)
             throws IOException {
+        return striped(files, ids, out, config(files, RawBlockCoreConfig.MetaFormat.FDPBLOCK_V2).build());
+    }
+
+    StripedBlockDevice striped(List<Path> files, List<List<Integer>> ids, List<FaultInjectingDevice> out,
+            RawBlockCoreConfig config) throws IOException {
         for (int i = 0; i < files.size(); i++) {
             FaultInjectingDevice d = new FaultInjectingDevice(BlockDevices.open(files.get(i),
                     DeviceOptions.of(IoEngine.IO_URING).withBuffers(1 << 20, 0)));
@@ -209,7 +224,7 @@ class StripedStoreTest {
             }
             out.add(d);
         }
-        StripedBlockDevice d = StripedBlockDevice.of(List.copyOf(out), SLOT, DeviceOptions.of(IoEngine.IO_URING));
+        StripedBlockDevice d = StripeMembers.open(config, List.copyOf(out), DeviceOptions.of(IoEngine.IO_URING));
         open.add(d);
         return d;
     }
@@ -291,7 +306,10 @@ class StripedStoreTest {
             BlockDevices.open(p, DeviceOptions.of(IoEngine.IO_URING).withBuffers(1 << 20, 0)).close();
         }
         other.close();
-        track(RawBlockCore.open(config)).close(); // once the other store let go, the striped one opens
+        // once the other store let go, its device is still its store: not taken for a blank member
+        assertThatThrownBy(() -> RawBlockCore.open(config)).isInstanceOf(StoreRefusedException.class)
+                .hasMessageContaining("member 2 (" + files.get(2) + ") holds data there");
+        track(RawBlockCore.open(config.toBuilder().format(true).build())).close(); // unless it may be discarded
     }
 
     @Test
