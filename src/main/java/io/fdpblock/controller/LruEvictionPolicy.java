@@ -113,7 +113,7 @@ public final class LruEvictionPolicy implements EvictionPolicy {
                 for (int i = 0; i < batch.size(); i++) {
                     ObjectKey k = batch.get(i);
                     Held h = held.get(i);
-                    L2DeleteResult res = i < results.size() ? results.get(i) : L2DeleteResult.UNKNOWN;
+                    L2DeleteResult res = results != null && i < results.size() ? results.get(i) : L2DeleteResult.UNKNOWN;
                     if (res == L2DeleteResult.UNKNOWN) {
                         res = order.containsKey(k) ? L2DeleteResult.LOCKED : L2DeleteResult.REMOVED;
                     }
