@@ -157,7 +157,10 @@ final class KvCacheJob {
 
     private record Prefix(long id, String salt, int length) {}
 
-    /** Runs the requests; {@code stop} is asked before each one (a signal ends the job early). */
+    /**
+     * Runs the requests; {@code stop} is asked before each one (a signal ends the job early). The eviction
+     * controllers are stopped at the end, so that what the result counts is what L2 holds.
+     */
     Result run(boolean progress, java.util.function.BooleanSupplier stop) throws Exception {
         Result res = new Result();
         SplittableRandom rnd = new SplittableRandom(spec.seed());
@@ -202,7 +205,12 @@ final class KvCacheJob {
             }
         }
         res.nanos = System.nanoTime() - t0;
+        // the last stores may have started a round on a controller's thread: stop waits for it, so that the
+        // count has every key evicted and nothing is evicted after it; the round before it leaves L2 below
+        // the high watermark whether or not the thread got to it
         for (EvictionController ec : sm.evictionControllers()) {
+            ec.evictIfNeeded();
+            ec.stop();
             res.evicted += ((Number) ec.status().get("evicted_keys")).longValue();
         }
         return res;

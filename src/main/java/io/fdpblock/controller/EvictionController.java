@@ -170,6 +170,9 @@ public final class EvictionController implements AutoCloseable {
      * @return what it did ({@link EvictionRound#NONE} below the high watermark)
      */
     public synchronized EvictionRound evictIfNeeded() {
+        if (detached || worker.isStopped()) {
+            return EvictionRound.NONE; // the policy hears nothing any more: what it tracks would be stale
+        }
         AdapterUsage u = adapter.usage();
         if (u.totalCapacityBytes() <= 0 || u.usageFraction() < high) {
             return EvictionRound.NONE;
@@ -209,18 +212,23 @@ public final class EvictionController implements AutoCloseable {
     }
 
     /**
-     * Stops the thread (waiting for a round in progress) and detaches from the adapter's events (a
-     * listener cannot be removed; it becomes a no-op). Idempotent.
+     * Stops the thread, waits for a round in progress (on the thread or a caller's), then detaches from
+     * the adapter's events (a listener cannot be removed; it becomes a no-op). No round starts after it.
+     * Idempotent.
      */
     public void stop() {
-        detached = true;
-        if (!worker.markStopped()) {
-            return;
+        if (worker.markStopped()) { // from now on no round starts
+            signal();
+            Thread t = worker.thread();
+            // not from inside a round (a delete's hook): the thread may be waiting for that round's monitor;
+            // it finds the controller stopped and ends by itself
+            if (t != null && t != Thread.currentThread() && !Thread.holdsLock(this)) {
+                Threads.joinUninterruptibly(t);
+            }
         }
-        signal();
-        Thread t = worker.thread();
-        if (t != null && t != Thread.currentThread()) {
-            Threads.joinUninterruptibly(t);
+        // detached only once no round is deleting: one that still ran would not hear what it deleted
+        synchronized (this) {
+            detached = true;
         }
     }
 

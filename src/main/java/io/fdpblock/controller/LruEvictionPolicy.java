@@ -1,6 +1,7 @@
 package io.fdpblock.controller;
 
 import io.fdpblock.l2.L2Adapter;
+import io.fdpblock.l2.L2DeleteResult;
 import io.fdpblock.l2.ObjectKey;
 
 import java.util.ArrayList;
@@ -72,22 +73,32 @@ public final class LruEvictionPolicy implements EvictionPolicy {
         }
     }
 
+    /**
+     * Deletes from the least recent end until {@code bytes} are freed. What a delete did is the adapter's
+     * answer per key ({@link L2Adapter#deleteReporting}), not whether the listener has heard of it yet: a
+     * listener that hears late (or has been detached by a stop) must not make the round take more. For an
+     * adapter that does not say, a key still tracked after its delete counts as kept, and the round also
+     * never takes usage below where it started minus {@code bytes}.
+     */
     @Override
     public EvictionRound evict(long bytes) {
         long freed = 0;
         long keys = 0;
         long locked = 0;
         long hits = 0;
+        long floor = adapter.usage().totalBytesUsed() - bytes;
+        long left = bytes;
         Set<ObjectKey> tried = new HashSet<>();
-        while (freed < bytes) {
+        while (left > 0) {
             List<ObjectKey> batch = new ArrayList<>();
             List<Held> held = new ArrayList<>();
             synchronized (order) {
                 long planned = 0;
                 Iterator<Map.Entry<ObjectKey, Held>> it = order.entrySet().iterator(); // iterating keeps the order
-                while (it.hasNext() && planned < bytes - freed && batch.size() < BATCH) {
+                while (it.hasNext() && planned < left && batch.size() < BATCH) {
                     Map.Entry<ObjectKey, Held> e = it.next();
-                    if (tried.add(e.getKey())) {
+                    // a key charged nothing frees nothing: deleting it could not help
+                    if (e.getValue().size > 0 && tried.add(e.getKey())) {
                         batch.add(e.getKey());
                         held.add(e.getValue());
                         planned += e.getValue().size;
@@ -97,18 +108,29 @@ public final class LruEvictionPolicy implements EvictionPolicy {
             if (batch.isEmpty()) {
                 break;
             }
-            adapter.delete(batch); // onKeysDeleted (before it returns) drops the keys really removed
+            List<L2DeleteResult> results = adapter.deleteReporting(batch, false);
             synchronized (order) {
                 for (int i = 0; i < batch.size(); i++) {
-                    if (order.containsKey(batch.get(i))) {
-                        locked++; // kept by the adapter: locked (a lookup is about to load it)
-                    } else {
-                        keys++;
-                        freed += held.get(i).size;
-                        hits += held.get(i).hits;
+                    ObjectKey k = batch.get(i);
+                    Held h = held.get(i);
+                    L2DeleteResult res = results != null && i < results.size() ? results.get(i) : L2DeleteResult.UNKNOWN;
+                    if (res == L2DeleteResult.UNKNOWN) {
+                        res = order.containsKey(k) ? L2DeleteResult.LOCKED : L2DeleteResult.REMOVED;
+                    }
+                    switch (res) {
+                        case REMOVED -> {
+                            order.remove(k, h); // not a new entry: the key may have been stored again since
+                            keys++;
+                            freed += h.size;
+                            hits += h.hits;
+                        }
+                        case LOCKED -> locked++; // kept by the adapter: a lookup is about to load it
+                        default -> order.remove(k, h); // not held (e.g. heard of after its delete): forget it
                     }
                 }
             }
+            // what the adapter holds now bounds the rest, whatever the answers were
+            left = Math.min(bytes - freed, adapter.usage().totalBytesUsed() - floor);
         }
         return new EvictionRound(keys, freed, 0, locked, 0, hits);
     }

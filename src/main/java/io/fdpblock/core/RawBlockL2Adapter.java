@@ -5,6 +5,7 @@ import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.Bitmap;
 import io.fdpblock.l2.L2StoreResult;
 import io.fdpblock.l2.L2AdapterFactory;
+import io.fdpblock.l2.L2DeleteResult;
 import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.AbstractL2Adapter;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -182,19 +183,31 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
 
     @Override
     public void delete(List<ObjectKey> keys, boolean force) {
+        deleteReporting(keys, force);
+    }
+
+    @Override
+    public List<L2DeleteResult> deleteReporting(List<ObjectKey> keys, boolean force) {
         checkOpen();
         if (keys == null || keys.isEmpty()) {
-            return;
+            return List.of();
         }
         DeleteOutcome[] outcome = core.deleteWithOutcome(encoded(keys), force);
         List<ObjectKey> gone = new ArrayList<>();
+        List<L2DeleteResult> results = new ArrayList<>(outcome.length);
         for (int i = 0; i < outcome.length; i++) {
             if (outcome[i] == DeleteOutcome.REMOVED) { // a cancelled write was never charged
                 gone.add(keys.get(i));
                 charge(keys.get(i).cacheSalt(), -slotBytes);
             }
+            results.add(switch (outcome[i]) {
+                case REMOVED -> L2DeleteResult.REMOVED;
+                case LOCKED -> L2DeleteResult.LOCKED;
+                case CANCELLED, MISSING -> L2DeleteResult.NOT_HELD;
+            });
         }
         notifyDeleted(gone);
+        return results;
     }
 
     // ---- reclaim-unit groups (docs/contract.md section 7) ----

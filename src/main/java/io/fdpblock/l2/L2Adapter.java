@@ -60,6 +60,18 @@ public interface L2Adapter extends AutoCloseable {
     void delete(List<ObjectKey> keys, boolean force);
 
     /**
+     * {@link #delete(List, boolean)}, also saying per key what it did, so that a caller (an eviction
+     * policy) knows what it freed without inferring it from its listener. Not in LMCache's contract: the
+     * default deletes and answers {@link L2DeleteResult#UNKNOWN} for every key.
+     *
+     * @return one result per key, in order
+     */
+    default List<L2DeleteResult> deleteReporting(List<ObjectKey> keys, boolean force) {
+        delete(keys, force);
+        return java.util.Collections.nCopies(keys == null ? 0 : keys.size(), L2DeleteResult.UNKNOWN);
+    }
+
+    /**
      * Tells the adapter that stores and loads will use buffers inside {@code region} (e.g. a caller's
      * buffer pool), so that it can register the region for zero-copy I/O (io_uring fixed buffers). The
      * caller keeps the region alive until {@link #unregisterMemory} or {@link #close()}.

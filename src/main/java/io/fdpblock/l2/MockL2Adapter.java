@@ -200,16 +200,23 @@ public final class MockL2Adapter extends AbstractL2Adapter {
 
     @Override
     public void delete(List<ObjectKey> keys, boolean force) {
+        deleteReporting(keys, force);
+    }
+
+    @Override
+    public List<L2DeleteResult> deleteReporting(List<ObjectKey> keys, boolean force) {
         checkOpen();
         if (keys == null) {
-            return;
+            return List.of();
         }
         List<ObjectKey> gone = new ArrayList<>();
         List<Long> sizes = new ArrayList<>();
+        List<L2DeleteResult> results = new ArrayList<>(keys.size());
         synchronized (this) {
             for (ObjectKey k : keys) {
-                if (locks.getOrDefault(k, 0) > 0) {
+                if (locks.getOrDefault(k, 0) > 0 && store.containsKey(k)) {
                     if (!force) {
+                        results.add(L2DeleteResult.LOCKED);
                         continue;
                     }
                     locks.remove(k);
@@ -220,12 +227,14 @@ public final class MockL2Adapter extends AbstractL2Adapter {
                     gone.add(k);
                     sizes.add((long) s.data().length);
                 }
+                results.add(s != null ? L2DeleteResult.REMOVED : L2DeleteResult.NOT_HELD);
             }
         }
         for (int i = 0; i < gone.size(); i++) {
             charge(gone.get(i).cacheSalt(), -sizes.get(i));
         }
         notifyDeleted(gone);
+        return results;
     }
 
     @Override

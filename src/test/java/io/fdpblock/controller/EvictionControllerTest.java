@@ -25,6 +25,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static io.fdpblock.controller.Fixtures.SLOT;
 import static io.fdpblock.controller.Fixtures.holds;
@@ -190,6 +193,108 @@ class EvictionControllerTest {
         ec.stop();
         ec.stop();
         assertThatThrownBy(ec::start).isInstanceOf(IllegalStateException.class);
+    }
+
+    // ---------------------------------------------------------------- a round against a stop and late events
+
+    /**
+     * 10 keys on 128 slots, above 7 %, down to 5 % (6.4 slots): a round has 3.6 slots to free, so exactly
+     * the 4 least recent keys go and 6 stay, whatever else happens during the round.
+     */
+    private static void assertTheRoundTookItsTargetOnly(L2Adapter a, List<ObjectKey> k) throws Exception {
+        assertThat(held(a, k)).as("held after the round").containsExactlyElementsOf(k.subList(4, 10));
+    }
+
+    @Test
+    void aStopThatLandsInTheMiddleOfARoundLeavesTheStoreAtTheLowWatermark() throws Exception {
+        GatedAdapter g = new GatedAdapter(plainAdapter());
+        EvictionController ec = closing(new EvictionController(g, new LruEvictionPolicy(), 0.07, 0.05));
+        List<ObjectKey> k = keys(0, 10);
+        putDirect(g, k);
+        // the worst moment for a close (StorageManager.close, run's stopControllers) to stop the controller:
+        // the round has chosen its keys and is deleting them
+        g.beforeDelete = ec::stop;
+        EvictionRound r = ec.evictIfNeeded();
+        assertTheRoundTookItsTargetOnly(g, k);
+        assertThat(r).isEqualTo(new EvictionRound(4, 4 * SLOT, 0, 0, 0, 0));
+        g.beforeDelete = null;
+        putDirect(g, keys(10, 14)); // above the high watermark again, but the controller is stopped
+        assertThat(ec.evictIfNeeded()).as("a round after stop").isEqualTo(EvictionRound.NONE);
+        assertThat(held(g, keys(0, 14))).hasSize(10);
+    }
+
+    @Test
+    void aStopWaitsForTheRoundInProgressAndNoRoundRunsAfterIt() throws Exception {
+        GatedAdapter g = new GatedAdapter(plainAdapter());
+        EvictionController ec = closing(new EvictionController(g, new LruEvictionPolicy(), 0.07, 0.05));
+        List<ObjectKey> k = keys(0, 10);
+        putDirect(g, k);
+        CountDownLatch inDelete = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        g.beforeDelete = () -> {
+            inDelete.countDown();
+            try {
+                assertThat(proceed.await(Fixtures.WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        };
+        AtomicReference<EvictionRound> round = new AtomicReference<>();
+        Thread evictor = Thread.ofPlatform().start(() -> round.set(ec.evictIfNeeded()));
+        assertThat(inDelete.await(Fixtures.WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+        Thread stopper = Thread.ofPlatform().start(ec::stop);
+        // the stop must wait for the round it found in progress: it ends up blocked, never done
+        long deadline = System.nanoTime() + Fixtures.WAIT.toNanos();
+        Thread.State s;
+        while ((s = stopper.getState()) != Thread.State.BLOCKED && s != Thread.State.WAITING
+                && s != Thread.State.TERMINATED) {
+            assertThat(System.nanoTime()).as("the stopper never settled").isLessThan(deadline);
+            Thread.onSpinWait();
+        }
+        assertThat(s).as("the stop returned while a round was deleting").isNotEqualTo(Thread.State.TERMINATED);
+        proceed.countDown();
+        evictor.join();
+        stopper.join();
+        assertTheRoundTookItsTargetOnly(g, k);
+        assertThat(round.get()).isEqualTo(new EvictionRound(4, 4 * SLOT, 0, 0, 0, 0));
+        g.beforeDelete = null;
+        putDirect(g, keys(10, 14));
+        assertThat(ec.evictIfNeeded()).as("a round after stop").isEqualTo(EvictionRound.NONE);
+        assertThat(held(g, keys(0, 14))).hasSize(10);
+    }
+
+    @Test
+    void aDeleteHeardLateNeverMakesARoundTakeMoreThanItsTarget() throws Exception {
+        for (boolean says : List.of(true, false)) { // the adapter says per key what its delete did, or not
+            GatedAdapter g = new GatedAdapter(closing(Fixtures.open(Fixtures.Kind.RAW_BLOCK, dir, "late-" + says)));
+            g.hideDeleteResults = !says;
+            EvictionController ec = closing(new EvictionController(g, new LruEvictionPolicy(), 0.07, 0.05));
+            List<ObjectKey> k = keys(0, 10);
+            putDirect(g, k);
+            g.holdDeletes = true; // the policy hears of the deleted keys only after the round
+            EvictionRound r = ec.evictIfNeeded();
+            g.deliverDeletes();
+            assertTheRoundTookItsTargetOnly(g, k);
+            if (says) { // else the round cannot know which keys went, only that usage is down to its target
+                assertThat(r).isEqualTo(new EvictionRound(4, 4 * SLOT, 0, 0, 0, 0));
+            }
+            assertThat(ec.evictIfNeeded()).as("at the low watermark").isEqualTo(EvictionRound.NONE);
+            assertThat(ec.policy().status()).containsEntry("tracked_keys", 6);
+        }
+    }
+
+    @Test
+    void aKeyHeardOfThatTheAdapterDoesNotHoldIsForgottenNotTakenForLocked() throws Exception {
+        L2Adapter a = plainAdapter();
+        EvictionController ec = closing(new EvictionController(a, new LruEvictionPolicy(), 0.07, 0.05));
+        // a store event that arrives after its key was deleted (or a replay that raced a delete)
+        ec.policy().onKeysStored(List.of(Fixtures.key(99)), List.of(SLOT));
+        List<ObjectKey> k = keys(0, 10);
+        putDirect(a, k);
+        EvictionRound r = ec.evictIfNeeded();
+        assertTheRoundTookItsTargetOnly(a, k);
+        assertThat(r).isEqualTo(new EvictionRound(4, 4 * SLOT, 0, 0, 0, 0));
+        assertThat(ec.policy().status()).containsEntry("tracked_keys", 6);
     }
 
     // ---------------------------------------------------------------- reclaim_unit

@@ -4,6 +4,7 @@ import io.fdpblock.l2.AdapterUsage;
 import io.fdpblock.l2.Bitmap;
 import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.L2AdapterListener;
+import io.fdpblock.l2.L2DeleteResult;
 import io.fdpblock.l2.L2StoreResult;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
@@ -31,6 +32,16 @@ final class GatedAdapter implements L2Adapter {
     /** Loads of these keys are reported as misses (as if the payload failed its checksum). */
     final Set<ObjectKey> loadMisses = ConcurrentHashMap.newKeySet();
     private final Map<Long, List<ObjectKey>> loadKeys = new ConcurrentHashMap<>();
+    /**
+     * While set, listeners hear of deleted keys only at {@link #deliverDeletes()} (as a listener does that
+     * hears late, or not at all).
+     */
+    volatile boolean holdDeletes;
+    private final List<Runnable> heldDeletes = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** deleteReporting says nothing per key (as an adapter with only LMCache's delete). */
+    volatile boolean hideDeleteResults;
+    /** Runs at the start of every delete, before the delegate's (e.g. to stop a controller mid-round). */
+    volatile Runnable beforeDelete;
     final AtomicLong swallowed = new AtomicLong();
     private final AtomicLong nextStalledId = new AtomicLong(Long.MAX_VALUE / 2);
 
@@ -117,12 +128,56 @@ final class GatedAdapter implements L2Adapter {
 
     @Override
     public void delete(List<ObjectKey> keys, boolean force) {
+        Runnable hook = beforeDelete;
+        if (hook != null) {
+            hook.run();
+        }
         delegate.delete(keys, force);
     }
 
     @Override
+    public List<L2DeleteResult> deleteReporting(List<ObjectKey> keys, boolean force) {
+        if (hideDeleteResults) {
+            return L2Adapter.super.deleteReporting(keys, force); // delete(), then UNKNOWN for every key
+        }
+        Runnable hook = beforeDelete;
+        if (hook != null) {
+            hook.run();
+        }
+        return delegate.deleteReporting(keys, force);
+    }
+
+    @Override
     public void registerListener(L2AdapterListener listener) {
-        delegate.registerListener(listener);
+        delegate.registerListener(new L2AdapterListener() {
+            @Override
+            public void onKeysStored(List<ObjectKey> keys, List<Long> sizes) {
+                listener.onKeysStored(keys, sizes);
+            }
+
+            @Override
+            public void onKeysAccessed(List<ObjectKey> keys) {
+                listener.onKeysAccessed(keys);
+            }
+
+            @Override
+            public void onKeysDeleted(List<ObjectKey> keys) {
+                if (holdDeletes) {
+                    heldDeletes.add(() -> listener.onKeysDeleted(keys));
+                } else {
+                    listener.onKeysDeleted(keys);
+                }
+            }
+        });
+    }
+
+    /** Delivers the deletes held back by {@link #holdDeletes}, in order. */
+    void deliverDeletes() {
+        holdDeletes = false;
+        for (Runnable r : heldDeletes) {
+            r.run();
+        }
+        heldDeletes.clear();
     }
 
     @Override

@@ -233,6 +233,26 @@ abstract class L2AdapterContractTest {
     }
 
     @Test
+    void deleteReportingSaysPerKeyWhatTheDeleteDid() throws Exception {
+        L2Adapter a = open();
+        List<ObjectKey> deleted = new CopyOnWriteArrayList<>();
+        a.registerListener(new L2AdapterListener() {
+            @Override
+            public void onKeysDeleted(List<ObjectKey> keys) {
+                deleted.addAll(keys);
+            }
+        });
+        store(a, 1, 2);
+        awaitLookup(a, a.submitLookupAndLockTask(List.of(key(1))));
+        assertThat(a.deleteReporting(List.of(key(1), key(2), key(3)), false))
+                .containsExactly(L2DeleteResult.LOCKED, L2DeleteResult.REMOVED, L2DeleteResult.NOT_HELD);
+        assertThat(deleted).as("listeners hear what the answer says was removed").containsExactly(key(2));
+        assertThat(a.deleteReporting(List.of(key(2)), false)).containsExactly(L2DeleteResult.NOT_HELD);
+        assertThat(a.deleteReporting(List.of(key(1)), true)).containsExactly(L2DeleteResult.REMOVED);
+        assertThat(a.usage().totalBytesUsed()).isZero();
+    }
+
+    @Test
     void aForcedDeleteRemovesALockedKeyAndAnnouncesIt() throws Exception {
         L2Adapter a = open();
         List<ObjectKey> deleted = new CopyOnWriteArrayList<>();
