@@ -395,7 +395,7 @@ public final class InspectCommand implements Callable<Integer> {
             m.put("valid_checkpoint", r.winner() != null);
             m.put("report", r);
             System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(m));
-            return r.badSlots().isEmpty() && r.winner() != null ? 0 : 1;
+            return r.badSlots().isEmpty() && r.winner() != null && r.damage().isEmpty() ? 0 : 1;
         }
         System.out.println(device);
         for (Inspector.Container c : r.containers()) {
@@ -406,6 +406,10 @@ public final class InspectCommand implements Callable<Integer> {
         }
         for (String n : notes) {
             System.out.println("  note: " + n);
+        }
+        for (String d : r.damage()) {
+            System.out.println("  DAMAGED: " + d + " (recovery refuses the store or falls back to an older checkpoint;"
+                    + " open_damaged opens what is readable)");
         }
         if (r.winner() == null) {
             System.out.println("  no valid checkpoint found");
@@ -422,6 +426,6 @@ public final class InspectCommand implements Callable<Integer> {
             r.badSlots().stream().limit(20).forEach(b -> System.out.printf("    %s @ %d: %s%n", b.key(), b.offset(),
                     b.problem()));
         }
-        return r.badSlots().isEmpty() ? 0 : 1;
+        return r.badSlots().isEmpty() && r.damage().isEmpty() ? 0 : 1;
     }
 }

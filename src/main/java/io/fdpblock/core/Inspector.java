@@ -30,8 +30,35 @@ public final class Inspector {
     /** A slot header that disagrees with its entry. */
     public record BadSlot(String key, long offset, String problem) {}
 
+    /**
+     * An lmcache_v1 device.
+     *
+     * @param damage container headers or payloads that no crash leaves (a damaged header, the newest
+     *        checkpoint's payload failing its CRC): recovery refuses such a store, or falls back and says so
+     */
     public record Report(List<Container> containers, Integer winner, Map<String, Object> layout, int keys,
-            long payloadBytes, Map<String, long[]> bySalt, int slotsChecked, List<BadSlot> badSlots) {}
+            long payloadBytes, Map<String, long[]> bySalt, int slotsChecked, List<BadSlot> badSlots,
+            List<String> damage) {
+        public Report(List<Container> containers, Integer winner, Map<String, Object> layout, int keys,
+                long payloadBytes, Map<String, long[]> bySalt, int slotsChecked, List<BadSlot> badSlots) {
+            this(containers, winner, layout, keys, payloadBytes, bySalt, slotsChecked, badSlots, List.of());
+        }
+    }
+
+    /** What of {@code read} is damage rather than a checkpoint write a crash cut short. */
+    private static List<String> damageOf(List<MetadataArea.Container> read, MetadataArea.Container winner) {
+        List<String> out = new ArrayList<>();
+        for (MetadataArea.Container c : read) {
+            if (c.state() == MetadataArea.State.DAMAGED) {
+                out.add("container " + c.index() + " at offset " + c.offset() + ": " + c.problem());
+            } else if (c.state() == MetadataArea.State.TORN && c.sealed() && winner != null
+                    && c.header().seq() > winner.seq()) {
+                out.add("container " + c.index() + " at offset " + c.offset() + " (seq " + c.header().seq()
+                        + ", newer than the one applied): " + c.problem());
+            }
+        }
+        return out;
+    }
 
     /**
      * @param blockAlign where container 0's payload starts (the store's block_align)
@@ -56,7 +83,7 @@ public final class Inspector {
         }
         List<MetadataArea.Container> valid = MetadataArea.newestFirst(read);
         if (valid.isEmpty()) {
-            return new Report(containers, null, Map.of(), 0, 0, Map.of(), 0, List.of());
+            return new Report(containers, null, Map.of(), 0, 0, Map.of(), 0, List.of(), damageOf(read, null));
         }
         MetadataArea.Container winner = valid.get(0);
         CheckpointCodec.Decoded d = CheckpointCodec.decode(winner.payload());
@@ -95,7 +122,8 @@ public final class Inspector {
                 }
             }
         }
-        return new Report(containers, winner.index(), layout, d.entries().size(), bytes, bySalt, checked, bad);
+        return new Report(containers, winner.index(), layout, d.entries().size(), bytes, bySalt, checked, bad,
+                damageOf(read, winner));
     }
 
     // ------------------------------------------------------------------ fdpblock_v2
@@ -190,9 +218,24 @@ public final class Inspector {
                 notes.add("every snapshot fails its CRC: recovery would refuse the store");
                 return new V2Report(supers, describe(layout), snapshots, log, notes, null, 0, Map.of(), 0, List.of());
             }
+            if (headers.isEmpty() && areas.stream().anyMatch(a -> a.problem().startsWith("header fails")
+                    || a.problem().startsWith("implausible"))) {
+                notes.add("DAMAGED: no snapshot header is valid and at least one is damaged: recovery would refuse"
+                        + " the store (open_damaged opens what the log from LSN 0 still holds)");
+                return new V2Report(supers, describe(layout), snapshots, log, notes, null, 0, Map.of(), 0, List.of());
+            }
+            if (o.logDamaged()) {
+                MetaLog.Beyond b = o.beyond();
+                notes.add("DAMAGED: the log stops at LSN " + r.endLsn() + " (" + r.stop() + "), yet " + b.chunks()
+                        + " intact chunks of later commits follow it (the first at LSN " + b.firstLsn() + ") with "
+                        + b.puts() + " puts: recovery would refuse the store (open_damaged opens the " + index.size()
+                        + " keys before the damage)");
+                return new V2Report(supers, describe(layout), snapshots, log, notes, null, 0, Map.of(), 0, List.of());
+            }
             Map<String, long[]> bySalt = new TreeMap<>();
             List<BadSlot> bad = new ArrayList<>();
             long[] totals = new long[2]; // payload bytes, slots checked
+            long[] reused = {0};
             KeyListing.forEach(device, layout.dataBase(), layout.slotBytes(), layout.headerBytes(), index,
                     new java.util.concurrent.locks.ReentrantLock(), verify, (h1, h2, slot, size, crc, saltId, h) -> {
                         String salt = salts.salt(saltId);
@@ -203,12 +246,19 @@ public final class Inspector {
                         if (h != null) {
                             totals[1]++;
                             String problem = KeyListing.headerProblem(h, h1, h2, size);
-                            if (problem != null) {
+                            if (problem != null && h.magicOk() && h.key() != null && problem.startsWith("names ")) {
+                                reused[0]++; // another key's header: the slot was reused before this delete was durable
+                            } else if (problem != null) {
                                 bad.add(new BadSlot(h.key() != null ? h.key() : "(slot " + slot + ")",
                                         layout.dataBase() + slot * layout.slotBytes(), problem));
                             }
                         }
                     });
+            if (reused[0] > 0) {
+                notes.add(reused[0] + " entries point at slots whose header names another key: the slot was given to"
+                        + " that key before the entry's delete was durable (a crash or power loss soon after deletes);"
+                        + " loads of these entries are misses (their CRC32C does not match), and nothing is lost");
+            }
             return new V2Report(supers, describe(layout), snapshots, log, notes, index.size(), totals[0], bySalt,
                     (int) totals[1], bad);
         } finally {
