@@ -34,11 +34,12 @@ if [ -n "$$missing" ]; then \
 fi
 endef
 
-.PHONY: help jdk deps build test fuzz test-image device-env test-hardware run waf bench bench-scale bench-guest jmh bindings jshell clean consumer-check
+.PHONY: help jdk deps build test soak fuzz test-image device-env test-hardware run waf bench bench-scale bench-guest jmh bindings jshell clean consumer-check
 
 help:
 	@echo "make run       the main job on the embedded default (a file-backed device in a temp dir)"
 	@echo "make test      all test tiers this machine can run (brings up the device tier's guest image itself)"
+	@echo "make soak      the long runs of the store for minutes: SOAK_OPS operations, SOAK_LAPS log laps a reopen (docs in README, Reliability)"
 	@echo "make fuzz      fuzz every decoder for FUZZ_SECONDS each (default $(FUZZ_SECONDS)); FUZZ_TEST=Class for one (docs/fuzzing.md)"
 	@echo "make test-image build the emulated NVMe FDP guest's container image (test-images/; reused when present)"
 	@echo "make test-hardware  the device tests on a real FDP SSD: FDPBLOCK_NVME_DEVICE=/dev/ngXnY make test-hardware"
@@ -72,6 +73,15 @@ build: deps $(JAR)
 # combined target fuzzes all decoders for 25 s (MVN_ARGS=-Dfdpblock.fuzz.short=60s to change).
 test: jdk deps device-env
 	$(MVN) $(MVN_ARGS) test
+
+# The store's long runs, for minutes instead of seconds (make test runs them small): SoakTest (a model of
+# every key, byte for byte, over reopens) and ConcurrentChurnReopenTest (fdpblock run's shape on the store;
+# the index at close against the reopened one, entry for entry), both with the log wrapping many times.
+SOAK_OPS ?= 3000000
+SOAK_LAPS ?= 12
+soak: jdk deps
+	$(MVN) $(MVN_ARGS) test -Dtest='SoakTest,ConcurrentChurnReopenTest' -Dfdpblock.fuzz.skip=true \
+	  -Dsurefire.failIfNoSpecifiedTests=false -Dfdpblock.soak.ops=$(SOAK_OPS) -Dfdpblock.soak.laps=$(SOAK_LAPS)
 
 # The longer fuzzing run: each fuzz target for FUZZ_SECONDS in a JVM of its own, then a table of
 # executions, coverage and findings per target (also in target/fuzz-summary.txt). A finding fails the run

@@ -34,7 +34,12 @@ final class KvJobSetup {
     }
 
     /** Where the job's store is and how it is made. */
-    record Store(String path, long size, int chunkBytes, String engine, String metaFormat, boolean format) {}
+    record Store(String path, long size, int chunkBytes, String engine, String metaFormat, boolean format,
+            boolean openDamaged) {
+        Store(String path, long size, int chunkBytes, String engine, String metaFormat, boolean format) {
+            this(path, size, chunkBytes, engine, metaFormat, format, false);
+        }
+    }
 
     /**
      * The adapter's JSON, built by Jackson (a path with quotes or backslashes stays one string). With {@code
@@ -54,6 +59,9 @@ final class KvJobSetup {
         }
         if (store.format()) {
             j.put("format", true);
+        }
+        if (store.openDamaged()) {
+            j.put("open_damaged", true);
         }
         j.put("io_engine", IoEngine.parse(store.engine()).configName());
         j.put("meta_checkpoint_interval_sec", 5);

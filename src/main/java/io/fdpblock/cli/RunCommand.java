@@ -69,6 +69,11 @@ public final class RunCommand implements Callable<Integer> {
             + " untouched")
     boolean format;
 
+    @Option(names = "--open-damaged", description = "Open a --device whose metadata is damaged with what is readable"
+            + " (the config's \"open_damaged\": true): its lost keys are reported and the store stays unhealthy;"
+            + " without it such a device is refused, untouched")
+    boolean openDamaged;
+
     @Option(names = "--meta-format", defaultValue = "fdpblock_v2", paramLabel = "FORMAT", description = "Metadata"
             + " format of a new store: fdpblock_v2 (default; log and snapshots) or lmcache_v1 (LMCache's raw_block"
             + " state v1); an existing store opens in the format it has")
@@ -375,7 +380,8 @@ public final class RunCommand implements Callable<Integer> {
 
     /** The adapter's JSON ({@link KvJobSetup#adapterJson}). */
     private String adapterJson(String path, int chunkBytes, boolean formatIt) throws Exception {
-        return KvJobSetup.adapterJson(new KvJobSetup.Store(path, size, chunkBytes, engine, metaFormat, formatIt), fdp,
+        return KvJobSetup.adapterJson(new KvJobSetup.Store(path, size, chunkBytes, engine, metaFormat, formatIt,
+                openDamaged), fdp,
                 placement, emulateFdp != null);
     }
 

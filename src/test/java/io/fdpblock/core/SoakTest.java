@@ -108,6 +108,9 @@ class SoakTest {
             }
         }
         // the run is only worth something if the log wrapped and snapshots were taken over and over
+        System.out.printf("soak (%d threads, %d slots): %d operations, %d clean closes and reopens, %d snapshots,"
+                + " %d laps of the log; every reopen held the model's keys, byte for byte%n", threads, slots,
+                perRound * threads * (reopens + 1), reopens + 1, snapshots, lsn / logBytes);
         assertThat(lsn / logBytes).as("laps of the log over the run").isGreaterThanOrEqualTo(2);
         assertThat(snapshots).as("snapshots over the run").isGreaterThanOrEqualTo(8);
     }
