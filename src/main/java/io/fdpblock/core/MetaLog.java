@@ -279,6 +279,7 @@ final class MetaLog {
      */
     boolean commitNow(boolean unlessFull) throws IOException {
         long target;
+        boolean interrupted = false; // a close is not interrupted: the interrupt is kept for the caller
         lock.lock();
         try {
             target = appendedTicket;
@@ -288,7 +289,11 @@ final class MetaLog {
                 if (unlessFull && waitingForSpace) {
                     return false;
                 }
-                progress.awaitNanos(TimeUnit.MILLISECONDS.toNanos(50));
+                try {
+                    progress.awaitNanos(TimeUnit.MILLISECONDS.toNanos(50));
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
             }
             if (failure != null) {
                 throw new IOException("the fdpblock_v2 log of " + device.path() + " could not be written: "
@@ -298,11 +303,11 @@ final class MetaLog {
                 throw new IOException("the fdpblock_v2 log of " + device.path() + " is stopped with records not written");
             }
             return true;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted while the fdpblock_v2 log of " + device.path() + " committed", e);
         } finally {
             lock.unlock();
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

@@ -44,6 +44,12 @@ interface MetaStore {
     /** At close: makes what changed durable. */
     void closeDurably() throws IOException;
 
+    /**
+     * At close, after {@link #closeDurably()} succeeded with no I/O left in flight: records that the
+     * metadata ends here, so that the next open need not look for damage past its end.
+     */
+    default void markClosedCleanly() throws IOException {}
+
     /** Releases its memory; after the background work stopped. */
     void release();
 

@@ -531,6 +531,15 @@ public final class RawBlockCore implements AutoCloseable {
                     + "; the cause: " + e.getMessage(), e);
         }
         boolean ioLeft = !drained || !checkpointStopped || !abandoned.isEmpty();
+        if (failure == null && !ioLeft) {
+            try {
+                meta.markClosedCleanly();
+            } catch (IOException | RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "raw_block on " + device.path() + ": the close marker could not"
+                        + " be written (every change is durable; the next open checks the log past its end): "
+                        + e.getMessage(), e);
+            }
+        }
         if (ownsDevice) {
             device.close();
         } else if (!ioLeft) {

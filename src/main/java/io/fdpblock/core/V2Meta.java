@@ -378,6 +378,10 @@ final class V2Meta implements MetaStore {
         } finally {
             log.stop(core.config.closeTimeoutMs());
         }
+    }
+
+    @Override
+    public void markClosedCleanly() throws IOException {
         if (!log.writeCloseMarker()) {
             RawBlockCore.LOG.log(System.Logger.Level.DEBUG, "fdpblock_v2 log of " + core.device.path() + ": no close"
                     + " marker written; the next open checks the log past its end");
