@@ -101,6 +101,9 @@ final class V2Meta implements MetaStore {
         }
         V2Recovery.Outcome o = V2Recovery.run(core.device, layout, maxSlots, headers, index, core.salts);
         List<String> notes = new ArrayList<>(o.notes());
+        if (!created) {
+            notes.addAll(superblockDamage()); // the other copy serves: nothing lost, but said
+        }
         if (!headers.isEmpty()) {
             notes.addAll(areaNotes); // the other area held a snapshot, maybe a newer one: recovered from this one
         }
@@ -181,6 +184,25 @@ final class V2Meta implements MetaStore {
             if (damagedHeader || expected) {
                 out.add("snapshot area " + a.area() + " at device offset " + a.offset() + ": " + a.problem()
                         + (expected ? " (seq " + valid.get(0).seq() + " in the other area says it held one)" : ""));
+            }
+        }
+        return out;
+    }
+
+    /** The superblock copies that are not valid (the store opened with the other). */
+    private List<String> superblockDamage() throws IOException {
+        List<String> out = new ArrayList<>();
+        int align = layout.blockAlign();
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared()) {
+            java.lang.foreign.MemorySegment block = arena.allocate(align, 4096);
+            for (int copy = 0; copy < 2; copy++) {
+                io.fdpblock.device.IoBatch b = new io.fdpblock.device.IoBatch(1);
+                b.read((long) copy * align, block);
+                core.device.execute(b);
+                if (V2Layout.read(block) == null) {
+                    out.add("superblock copy " + (copy == 0 ? "A" : "B") + " at device offset " + (long) copy * align
+                            + " is damaged; the other copy was used");
+                }
             }
         }
         return out;
