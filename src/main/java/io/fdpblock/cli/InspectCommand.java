@@ -246,15 +246,7 @@ public final class InspectCommand implements Callable<Integer> {
             slotBytes = sb.longValue();
             dataBase = db.longValue();
         }
-        List<BlockDevice> members = new ArrayList<>();
-        try {
-            for (Path p : devices) {
-                members.add(BlockDevices.openReadOnly(p));
-            }
-        } catch (IOException | RuntimeException e) {
-            members.forEach(BlockDevice::close);
-            throw e;
-        }
+        List<BlockDevice> members = openMembersReadOnly();
         StripedBlockDevice striped = StripedBlockDevice.of(members, slotBytes,
                 DeviceOptions.of(IoEngine.POSIX).withBuffers(1 << 20, 0));
         try {
@@ -267,8 +259,8 @@ public final class InspectCommand implements Callable<Integer> {
         return striped;
     }
 
-    /** Members whose labels agree: the metadata is read through the striped device, from member 0's share. */
-    private BlockDevice openLabelled() throws IOException {
+    /** Every DEVICE, read-only, in the order given; none left open when one fails. */
+    private List<BlockDevice> openMembersReadOnly() throws IOException {
         List<BlockDevice> members = new ArrayList<>();
         try {
             for (Path p : devices) {
@@ -278,6 +270,12 @@ public final class InspectCommand implements Callable<Integer> {
             members.forEach(BlockDevice::close);
             throw e;
         }
+        return members;
+    }
+
+    /** Members whose labels agree: the metadata is read through the striped device, from member 0's share. */
+    private BlockDevice openLabelled() throws IOException {
+        List<BlockDevice> members = openMembersReadOnly();
         StripedBlockDevice striped = StripedBlockDevice.labelled(members, storeLabel,
                 DeviceOptions.of(IoEngine.POSIX).withBuffers(1 << 20, 0));
         try {
