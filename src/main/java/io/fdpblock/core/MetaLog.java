@@ -763,8 +763,9 @@ final class MetaLog {
                 ? ByteBuffer.wrap(body, 1, 8).order(ByteOrder.LITTLE_ENDIAN).getLong() : -1;
     }
 
-    private static boolean endsClosed(byte[] body) {
-        return body.length > COMMIT_RECORD && body[body.length - 1] == CLOSED;
+    /** The chunk a clean close writes: exactly a COMMIT and a CLOSED record (a parsed body's last byte alone could be any record's). */
+    private static boolean isCloseMarker(byte[] body, int records) {
+        return records == 2 && body.length == COMMIT_RECORD + 1 && body[0] == COMMIT && body[COMMIT_RECORD] == CLOSED;
     }
 
     /**
@@ -853,7 +854,7 @@ final class MetaLog {
                 prevCommit = commit < 0 ? prevCommit : commit;
                 visit(bytes, records, layout, visitor); // only once the whole chunk parsed
                 chunks++;
-                if (endsClosed(bytes)) {
+                if (isCloseMarker(bytes, records)) {
                     return new Replay(lsn + size, chunks, "closed cleanly at LSN " + lsn, false, lsn);
                 }
                 lsn += size;
