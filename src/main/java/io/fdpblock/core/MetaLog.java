@@ -36,9 +36,13 @@ import java.util.zip.CRC32C;
  * PUT    1 | u16 key length | u32 slot | u32 size | u32 CRC32C | u16 group | u16 salt id | u64 h1 | u64 h2 | key
  * DELETE 2 | u32 slot | u64 h1 | u64 h2
  * SALT   3 | u16 salt id | u16 length | UTF-8 salt
+ * COMMIT 4 | u64 LSN of the commit's first chunk (the first record of every chunk)
+ * CLOSED 5 (the chunk a clean close writes: COMMIT, CLOSED)
  * </pre>
  *
- * A torn or stale chunk (bad CRC, another incarnation, an LSN that does not follow) ends the log.
+ * A torn or stale chunk (bad CRC, another incarnation, an LSN that does not follow, a chunk of an
+ * unfinished earlier commit) ends the log; {@link #probe} tells a torn tail from damage with later
+ * commits after it.
  *
  * <p>A commit whose write or flush fails is the log's last: after a failed write or flush the device's
  * state of that batch is unknown (a failed fdatasync may drop the dirty pages it could not write, and

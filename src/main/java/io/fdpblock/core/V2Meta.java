@@ -2,11 +2,16 @@ package io.fdpblock.core;
 
 import com.dynatrace.hash4j.hashing.HashValue128;
 
+import io.fdpblock.device.IoBatch;
+
 import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongConsumer;
@@ -193,10 +198,10 @@ final class V2Meta implements MetaStore {
     private List<String> superblockDamage() throws IOException {
         List<String> out = new ArrayList<>();
         int align = layout.blockAlign();
-        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofShared()) {
-            java.lang.foreign.MemorySegment block = arena.allocate(align, 4096);
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment block = arena.allocate(align, 4096);
             for (int copy = 0; copy < 2; copy++) {
-                io.fdpblock.device.IoBatch b = new io.fdpblock.device.IoBatch(1);
+                IoBatch b = new IoBatch(1);
                 b.read((long) copy * align, block);
                 core.device.execute(b);
                 if (V2Layout.read(block) == null) {
@@ -213,7 +218,7 @@ final class V2Meta implements MetaStore {
     }
 
     /** How many of these keys (by h1) the recovered index holds under any h2 (approximate, for a report). */
-    private long countHeld(java.util.Set<Long> h1s) throws IOException {
+    private long countHeld(Set<Long> h1s) throws IOException {
         long[] n = {0};
         KeyListing.forEach(core.device, core.dataBase, core.slotBytes, core.headerBytes, index, core.lock, false,
                 (h1, h2, slot, size, crc, salt, h) -> {
