@@ -13,6 +13,7 @@ import java.util.logging.Logger;
  */
 public final class LogCapture implements AutoCloseable {
     private final Logger logger;
+    private final Level previousLevel;
     private final List<LogRecord> records = new ArrayList<>();
     private final Handler handler = new Handler() {
         @Override
@@ -33,6 +34,9 @@ public final class LogCapture implements AutoCloseable {
 
     public LogCapture(String loggerName) {
         this.logger = Logger.getLogger(loggerName);
+        // other tests of the same JVM turn noisy loggers off; a level left at OFF would hide what this checks
+        this.previousLevel = logger.getLevel();
+        logger.setLevel(Level.ALL);
         handler.setLevel(Level.ALL);
         logger.addHandler(handler);
     }
@@ -53,5 +57,6 @@ public final class LogCapture implements AutoCloseable {
     @Override
     public void close() {
         logger.removeHandler(handler);
+        logger.setLevel(previousLevel);
     }
 }
