@@ -56,7 +56,7 @@ public record BenchCase(String id, Kind kind, IoEngine engine, String rw, int bl
         ADAPTER_LOAD,
         /**
          * The same load with the store's {@code verify_payload} "recovery": no CRC32C per chunk, a slot
-         * header read with each instead (the CPU target of issue 12 is set for this one).
+         * header read with each instead (the CPU-per-byte target is judged on this one: it computes no checksum per chunk).
          */
         ADAPTER_LOAD_VERIFY_RECOVERY,
         /** Adapter lookup-and-lock of 1,000 keys, submit to eventfd signal: a latency, no fio reference. */

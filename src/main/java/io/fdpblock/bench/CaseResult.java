@@ -157,7 +157,7 @@ public final class CaseResult {
         return Stats.ratio(oursIopsPerCpuSec(), fioIopsPerCpuSec());
     }
 
-    /** The targets of issue 12 that apply to this case (ratios ours/fio of medians). */
+    /** The bench's targets that apply to this case (ratios ours/fio of medians). */
     public List<Target> targets() {
         List<Target> t = new ArrayList<>();
         BenchCase c = benchCase;
@@ -178,7 +178,7 @@ public final class CaseResult {
             }
             case ADAPTER_STORE, ADAPTER_STORE_HEADROOM, ADAPTER_STORE_EVICT_ROUNDS, ADAPTER_LOAD, ADAPTER_LOAD_VERIFY_RECOVERY -> {
                 t.add(new Target("bandwidth ours/fio", ">=", 0.95, throughputRatio()));
-                // CPU per byte <= 2x fio's (issue 12: with verify_payload "recovery"). Not for a load under
+                // CPU per byte <= 2x fio's (judged with verify_payload "recovery"). Not for a load under
                 // "always": it computes the CRC32C of every payload, the cost "recovery" is there to trade away
                 // (the bench measures the checksum alone beside it); a store computes it under either setting.
                 if (c.kind() != BenchCase.Kind.ADAPTER_LOAD) {

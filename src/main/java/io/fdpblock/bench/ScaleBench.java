@@ -45,7 +45,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * The scale benchmark ({@code fdpblock bench-scale}, issue 11): fills a store with N entries through
+ * The scale benchmark ({@code fdpblock bench-scale}): fills a store with N entries through
  * {@link RawBlockCore} on the io_uring engine (LMCache-style keys of 112 characters, {@link ScaleKeys}),
  * for each metadata format, and measures what a large store costs:
  *
@@ -77,7 +77,7 @@ public final class ScaleBench {
     /** The fewest slots {@code --keep-data-slots} may keep. */
     public static final long MIN_KEPT_DATA_SLOTS = 1_000L;
 
-    // The targets of issue 11.
+    // The targets of the scale bench: what an HC-SSD store of 10M+ entries needs.
     static final double TARGET_INDEX_BYTES_PER_ENTRY = 48;
     static final double TARGET_REOPEN_ENTRIES_PER_SECOND = 10_000_000 / 15.0;
     static final double TARGET_META_BYTES_PER_PUT = 256;
@@ -223,7 +223,7 @@ public final class ScaleBench {
             double entriesPerSecond, String recovery, int sampledExists, int sampledExistsHits, int sampledLoads,
             int sampledLoadsVerified) {}
 
-    /** One target of issue 11 and how this run did; {@code verdict}: met, missed, or not measured. */
+    /** One target of the scale bench and how this run did; {@code verdict}: met, missed, or not measured. */
     public record Target(String name, String limit, double value, String unit, String verdict, String detail) {}
 
     /** @param loadAverage /proc/loadavg when the run started and when it ended (the machine is shared) */
@@ -940,7 +940,7 @@ public final class ScaleBench {
                 ro.openCpuMs(), ro.countMs(),
                 ro.keysRecovered(), ro.entriesPerSecond(), ro.sampledExistsHits(), ro.sampledExists(),
                 ro.sampledLoadsVerified(), ro.sampledLoads(), ro.recovery());
-        out.println("  targets (issue 11):");
+        out.println("  targets (scale):");
         for (Target t : r.targets()) {
             out.printf(Locale.ROOT, "    %-44s %-12s %s %s: %s%n", t.name(), t.verdict().toUpperCase(Locale.ROOT),
                     t.verdict().equals("not measured") ? "" : fmt(t.value()) + " " + t.unit(), "(" + t.limit() + ")",

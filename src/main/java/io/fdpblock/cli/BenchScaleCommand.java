@@ -24,7 +24,7 @@ import java.util.concurrent.Callable;
                 + " characters, the smallest slot the device allows) through RawBlockCore on io_uring, for each"
                 + " metadata format, and reports index memory per entry (heap after a full GC + the off-heap index),"
                 + " metadata bytes written per put (counted at the device), put latency p50/p99/p99.9/max with and"
-                + " without a metadata snapshot running, and the time to reopen; then the targets of issue 11, met or"
+                + " without a metadata snapshot running, and the time to reopen; then the scale targets, met or"
                 + " missed. Writes the figures as JSON (--json).",
                 "The device is a file in --dir with its blocks reserved, behind a loop device by default (512-byte"
                         + " blocks: 1 KiB slots, so 10M entries take 12.5 GiB with the metadata area; needs root),"

@@ -89,7 +89,7 @@ class ScaleBenchTest {
         assertThat(root.path("results")).hasSize(2);
         assertThat(root.path("results").get(0).path("memory").path("index_bytes_per_entry").asDouble()).isPositive();
         assertThat(root.path("results").get(1).path("reopen").path("keys_recovered").asLong()).isEqualTo(n);
-        assertThat(printed.toString(StandardCharsets.UTF_8)).contains("targets (issue 11)");
+        assertThat(printed.toString(StandardCharsets.UTF_8)).contains("targets (scale)");
         try (Stream<Path> left = Files.list(dir)) {
             assertThat(left.filter(p -> p.toString().endsWith(".img"))).as("device files removed").isEmpty();
         }

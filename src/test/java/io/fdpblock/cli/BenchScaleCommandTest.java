@@ -69,7 +69,7 @@ class BenchScaleCommandTest {
         CliRunner.Outcome o = CliRunner.run("bench-scale", "--no-loop", "--dir", work.toString(), "--entries", "3000",
                 "--meta-format", "fdpblock_v2", "--json", json.toString(), "--no-progress");
         assertThat(o.code()).as(o.all()).isZero();
-        assertThat(o.out()).contains("fdpblock_v2: 3,000 entries").contains("targets (issue 11)");
+        assertThat(o.out()).contains("fdpblock_v2: 3,000 entries").contains("targets (scale)");
         JsonNode root = new ObjectMapper().readTree(json.toFile());
         assertThat(root.path("command").asText()).startsWith("fdpblock bench-scale --no-loop");
         assertThat(root.path("results").get(0).path("reopen").path("keys_recovered").asLong()).isEqualTo(3000);
