@@ -218,8 +218,7 @@ public final class Inspector {
                 notes.add("every snapshot fails its CRC: recovery would refuse the store");
                 return new V2Report(supers, describe(layout), snapshots, log, notes, null, 0, Map.of(), 0, List.of());
             }
-            if (headers.isEmpty() && areas.stream().anyMatch(a -> a.problem().startsWith("header fails")
-                    || a.problem().startsWith("implausible"))) {
+            if (headers.isEmpty() && areas.stream().anyMatch(Snapshots.Area::damaged)) {
                 notes.add("DAMAGED: no snapshot header is valid and at least one is damaged: recovery would refuse"
                         + " the store (open_damaged opens what the log from LSN 0 still holds)");
                 return new V2Report(supers, describe(layout), snapshots, log, notes, null, 0, Map.of(), 0, List.of());

@@ -50,7 +50,15 @@ final class Snapshots {
      *
      * @param header the valid header, or null when {@code problem} says why there is none
      */
-    record Area(int area, long offset, Header header, String problem) {}
+    record Area(int area, long offset, Header header, String problem) {
+        /** A header of this store that no write leaves (CRC or values wrong), as opposed to no header at all. */
+        boolean damaged() {
+            return header == null && (problem.startsWith(HEADER_CRC_FAILS) || problem.startsWith(IMPLAUSIBLE));
+        }
+    }
+
+    private static final String HEADER_CRC_FAILS = "header fails its CRC32C";
+    private static final String IMPLAUSIBLE = "implausible header";
 
     /** The valid snapshot headers of both areas (of this incarnation), newest first. */
     static List<Header> headers(BlockDevice device, V2Layout layout) throws IOException {
@@ -89,14 +97,14 @@ final class Snapshots {
                     + " formatted or migrated)");
         }
         if (h.get(OnDiskFormat.U32, 60) != crc(h.asSlice(0, 60))) {
-            return new Area(area, offset, null, "header fails its CRC32C");
+            return new Area(area, offset, null, HEADER_CRC_FAILS);
         }
         long startLsn = h.get(OnDiskFormat.U64, 24);
         long entries = h.get(OnDiskFormat.U64, 32);
         long body = h.get(OnDiskFormat.U64, 40);
         if (entries < 0 || entries > layout.maxSlots() || body < 4 || body > layout.snapshotBytes() - layout.blockAlign()
                 || startLsn < 0 || startLsn % layout.blockAlign() != 0) { // the log is replayed from a chunk's start
-            return new Area(area, offset, null, "implausible header (" + entries + " entries, " + body + " body bytes,"
+            return new Area(area, offset, null, IMPLAUSIBLE + " (" + entries + " entries, " + body + " body bytes,"
                     + " start LSN " + startLsn + ")");
         }
         return new Area(area, offset, new Header(area, h.get(OnDiskFormat.U64, 16), startLsn, entries, body,

@@ -185,8 +185,7 @@ final class V2Meta implements MetaStore {
                 continue;
             }
             boolean expected = !valid.isEmpty() && valid.get(0).seq() >= 2; // the areas alternate from seq 1 on
-            boolean damagedHeader = a.problem().startsWith("header fails") || a.problem().startsWith("implausible");
-            if (damagedHeader || expected) {
+            if (a.damaged() || expected) {
                 out.add("snapshot area " + a.area() + " at device offset " + a.offset() + ": " + a.problem()
                         + (expected ? " (seq " + valid.get(0).seq() + " in the other area says it held one)" : ""));
             }
