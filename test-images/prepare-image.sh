@@ -61,13 +61,13 @@ boot_files() {
     || { echo "prepare-image: no ELF vmlinux found inside $vmlinuz" >&2; exit 1; }
   echo "$kver" >"$out/kernel-version"
 
-  # The initramfs: busybox, the modules for NVMe and 9p (decompressed, in load order; none when
+  # The initramfs: busybox, the modules for the virtio console, NVMe and 9p (decompressed, in load order; none when
   # built in), /init.
   ir=/tmp/initramfs-$guest
   mkdir -p $ir/bin $ir/lib/modules $ir/dev $ir/proc $ir/sys $ir/newroot
   cp /bin/busybox $ir/bin/busybox
   : >$ir/modules
-  for want in virtio_pci nvme 9pnet_virtio 9p; do
+  for want in virtio_pci virtio_console nvme 9pnet_virtio 9p; do
     modprobe -d "$root" -S "$kver" --show-depends "$want" | while read -r kind path _; do
       [ "$kind" = insmod ] || continue
       name=$(basename "$path"); name=${name%.ko*}
