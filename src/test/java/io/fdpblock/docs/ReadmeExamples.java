@@ -57,19 +57,31 @@ public final class ReadmeExamples {
     private static final Pattern HOST_PATH =
             Pattern.compile("/(?:var|tmp|srv|data|mnt|home|opt)(?:/[A-Za-z0-9._-]+)+");
 
-    /** One example: where it starts in the README (1-based line of its first code line) and its code. */
-    public record Example(int firstLine, List<String> lines, boolean compileOnly) {
+    /**
+     * One example: the document it is in (e.g. {@code README.md}, {@code docs/store.md}), where it starts
+     * there (1-based line of its first code line) and its code.
+     */
+    public record Example(String document, int firstLine, List<String> lines, boolean compileOnly) {
         public String className() {
-            return "ReadmeLine" + firstLine;
+            return document.replaceAll("\\.md$", "").replaceAll("[^A-Za-z0-9]", "_") + "_line" + firstLine;
         }
 
         public String name() {
-            return "README.md line " + firstLine + (compileOnly ? " (compile only)" : "");
+            return where(firstLine) + (compileOnly ? " (compile only)" : "");
+        }
+
+        String where(long line) {
+            return document + " line " + line;
         }
     }
 
-    /** The examples of a README's text, in order. */
+    /** The examples of README.md's text, in order. */
     public static List<Example> extract(String readme) {
+        return extract("README.md", readme);
+    }
+
+    /** The examples of a document's text, in order; {@code document} names it in every message. */
+    public static List<Example> extract(String document, String readme) {
         List<Example> out = new ArrayList<>();
         String[] lines = readme.split("\n", -1);
         for (int i = 0; i < lines.length; i++) {
@@ -91,10 +103,10 @@ public final class ReadmeExamples {
                 j++;
             }
             if (j == lines.length) {
-                throw new IllegalArgumentException("README.md line " + (i + 1) + ": ```java block is never closed");
+                throw new IllegalArgumentException(document + " line " + (i + 1) + ": ```java block is never closed");
             }
             boolean compileOnly = body.stream().anyMatch(l -> l.contains(COMPILE_ONLY));
-            out.add(new Example(first + 1, List.copyOf(body), compileOnly));
+            out.add(new Example(document, first + 1, List.copyOf(body), compileOnly));
             i = j;
         }
         return out;
@@ -192,7 +204,7 @@ public final class ReadmeExamples {
             }
             long readmeLine = e.firstLine() + d.getLineNumber() - HEADER_LINES - 1;
             errors.computeIfAbsent(e, k -> new ArrayList<>())
-                    .add("README.md line " + readmeLine + ": " + d.getMessage(Locale.ROOT));
+                    .add(e.where(readmeLine) + ": " + d.getMessage(Locale.ROOT));
         }
         return new Compiled(errors, classes);
     }

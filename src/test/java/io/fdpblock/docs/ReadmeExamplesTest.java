@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 
@@ -19,17 +20,26 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
- * The README's Java examples compile (every one, {@code unit}) and run on a file device in a temp dir
+ * The Java examples of the README and of docs/*.md compile (every one, {@code unit}) and run on a file device in a temp dir
  * (all but those marked compile-only, {@code host}: io_uring). The rules of the wrapping are in
  * {@link ReadmeExamples}; the harness's own checks are at the end.
  */
 class ReadmeExamplesTest {
     private static final Path README = Path.of("README.md");
+    private static final Path DOCS = Path.of("docs");
 
+    /** The Java examples of README.md and of every page under docs/: each one is a promise to a reader. */
     private static List<ReadmeExamples.Example> readmeExamples() throws Exception {
         assertThat(README).as("README.md in the working directory (the project root)").exists();
-        List<ReadmeExamples.Example> examples = ReadmeExamples.extract(Files.readString(README, StandardCharsets.UTF_8));
-        assertThat(examples).as("```java blocks in README.md").isNotEmpty();
+        List<Path> documents = new ArrayList<>(List.of(README));
+        try (Stream<Path> pages = Files.list(DOCS)) {
+            pages.filter(p -> p.toString().endsWith(".md")).sorted().forEach(documents::add);
+        }
+        List<ReadmeExamples.Example> examples = new ArrayList<>();
+        for (Path d : documents) {
+            examples.addAll(ReadmeExamples.extract(d.toString(), Files.readString(d, StandardCharsets.UTF_8)));
+        }
+        assertThat(examples).as("```java blocks in README.md and docs/*.md").isNotEmpty();
         return examples;
     }
 
