@@ -266,7 +266,7 @@ public final class ReclaimUnitEvictionPolicy implements EvictionPolicy {
     @Override
     public Map<String, Object> status() {
         Map<String, Object> m = new LinkedHashMap<>();
-        m.put("policy", EvictionPolicies.RECLAIM_UNIT);
+        m.put("policy", Policies.RECLAIM_UNIT);
         m.put("order", order.configName());
         m.put("group_bytes", groups == null ? 0 : groups.groupBytes());
         synchronized (stats) {
@@ -279,7 +279,7 @@ public final class ReclaimUnitEvictionPolicy implements EvictionPolicy {
     public static final class Factory implements EvictionPolicyFactory {
         @Override
         public String name() {
-            return EvictionPolicies.RECLAIM_UNIT;
+            return Policies.RECLAIM_UNIT;
         }
 
         @Override

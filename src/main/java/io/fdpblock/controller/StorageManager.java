@@ -60,10 +60,10 @@ public final class StorageManager implements AutoCloseable {
                         + " (its I/O on L1 takes the non-fixed path): " + e.getMessage());
             }
         }
-        StoreController sc = new StoreController(l1, this.adapters, StorePolicies.create(b.storePolicy));
+        StoreController sc = new StoreController(l1, this.adapters, Policies.STORE.create(b.storePolicy));
         PrefetchController pc;
         try {
-            pc = new PrefetchController(l1, this.adapters, PrefetchPolicies.create(b.prefetchPolicy), b.maxInFlight);
+            pc = new PrefetchController(l1, this.adapters, Policies.PREFETCH.create(b.prefetchPolicy), b.maxInFlight);
         } catch (IOException | RuntimeException e) {
             sc.stop();
             throw e;
@@ -337,8 +337,8 @@ public final class StorageManager implements AutoCloseable {
         private int chunkBytes;
         private int chunkCount;
         private final List<Object> order = new ArrayList<>();
-        private String storePolicy = StorePolicies.DEFAULT;
-        private String prefetchPolicy = PrefetchPolicies.DEFAULT;
+        private String storePolicy = Policies.DEFAULT;
+        private String prefetchPolicy = Policies.DEFAULT;
         private int maxInFlight = PrefetchController.DEFAULT_MAX_IN_FLIGHT;
         private java.util.function.Supplier<? extends EvictionPolicy> evictionPolicy;
         private double evictHigh = EvictionController.DEFAULT_HIGH_WATERMARK;
@@ -378,26 +378,26 @@ public final class StorageManager implements AutoCloseable {
             return this;
         }
 
-        /** By name from {@link StorePolicies} (default {@code "default"}). */
+        /** By name from {@link Policies#STORE} (default {@code "default"}). */
         public Builder storePolicy(String name) {
             this.storePolicy = name;
             return this;
         }
 
-        /** By name from {@link PrefetchPolicies} (default {@code "default"}). */
+        /** By name from {@link Policies#PREFETCH} (default {@code "default"}). */
         public Builder prefetchPolicy(String name) {
             this.prefetchPolicy = name;
             return this;
         }
 
         /**
-         * An {@link EvictionController} per adapter, with a policy by name from {@link EvictionPolicies}:
+         * An {@link EvictionController} per adapter, with a policy by name from {@link Policies#EVICTION}:
          * above {@code highWatermark} of an adapter's capacity it deletes down to {@code lowWatermark}.
          * Without this call nothing is evicted.
          */
         public Builder eviction(String policy, double highWatermark, double lowWatermark) {
-            EvictionPolicies.create(policy); // an unknown name fails here, listing the known ones
-            return eviction(() -> EvictionPolicies.create(policy), highWatermark, lowWatermark);
+            Policies.EVICTION.create(policy); // an unknown name fails here, listing the known ones
+            return eviction(() -> Policies.EVICTION.create(policy), highWatermark, lowWatermark);
         }
 
         /** Like {@link #eviction(String, double, double)}, with a policy made by {@code policy} per adapter. */
@@ -424,8 +424,8 @@ public final class StorageManager implements AutoCloseable {
          * @throws IOException when an adapter cannot open its device
          */
         public StorageManager build() throws IOException {
-            StorePolicies.create(storePolicy); // fail on an unknown name before opening anything
-            PrefetchPolicies.create(prefetchPolicy);
+            Policies.STORE.create(storePolicy); // fail on an unknown name before opening anything
+            Policies.PREFETCH.create(prefetchPolicy);
             if (l1 == null && (chunkBytes <= 0 || chunkCount <= 0)) {
                 throw new IllegalArgumentException("StorageManager needs an L1: l1(chunkBytes, chunkCount) or l1(manager)");
             }

@@ -149,7 +149,7 @@ class EvictionControllerTest {
         a.registerListener(rec);
         // above 7 % of 128 slots, evict down to 5 % (6.4 slots); the second controller takes everything,
         // but only when asked (both hear every event from the start)
-        EvictionController ec = closing(new EvictionController(a, EvictionPolicies.create("lru"), 0.07, 0.05));
+        EvictionController ec = closing(new EvictionController(a, Policies.EVICTION.create("lru"), 0.07, 0.05));
         EvictionController all = closing(new EvictionController(a, new LruEvictionPolicy(), 0.01, 0.0));
         List<ObjectKey> k = keys(0, 10);
         putDirect(a, k);
@@ -448,7 +448,7 @@ class EvictionControllerTest {
     void reclaimUnitEvictionRefusesAnAdapterWithoutGroupsSayingWhatItNeeds() throws Exception {
         L2Adapter plain = plainAdapter();
         assertThat(((ReclaimUnitGroups) plain).groupBytes()).isZero();
-        assertThatThrownBy(() -> new EvictionController(plain, EvictionPolicies.create("reclaim_unit"), 0.9, 0.8))
+        assertThatThrownBy(() -> new EvictionController(plain, Policies.EVICTION.create("reclaim_unit"), 0.9, 0.8))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("fdp_enabled")
                 .hasMessageContaining("knows no reclaim unit size").hasMessageContaining("use eviction policy lru");
         try (MockL2Adapter mock = new MockL2Adapter()) {
@@ -457,10 +457,10 @@ class EvictionControllerTest {
         }
         assertThatThrownBy(() -> new EvictionController(plain, new LruEvictionPolicy(), 0.8, 0.9))
                 .hasMessageContaining("high 0.8").hasMessageContaining("low 0.9");
-        assertThatThrownBy(() -> EvictionPolicies.create("fifo")).hasMessageContaining("[lru, reclaim_unit]");
+        assertThatThrownBy(() -> Policies.EVICTION.create("fifo")).hasMessageContaining("[lru, reclaim_unit]");
         assertThatThrownBy(() -> StorageManager.builder().eviction("fifo", 0.9, 0.8))
                 .hasMessageContaining("unknown eviction policy 'fifo'");
-        assertThat(EvictionPolicies.names()).contains("lru", "reclaim_unit");
+        assertThat(Policies.EVICTION.names()).contains("lru", "reclaim_unit");
     }
 
     @Test

@@ -62,7 +62,7 @@ class PrefetchControllerTest {
 
     private PrefetchController controller(List<L2Adapter> adapters, int maxInFlight, PrefetchController.StepHook hook)
             throws Exception {
-        PrefetchController pc = closer.add(new PrefetchController(l1, adapters, PrefetchPolicies.create("default"),
+        PrefetchController pc = closer.add(new PrefetchController(l1, adapters, Policies.PREFETCH.create("default"),
                 maxInFlight));
         pc.setStepHook(hook);
         pc.start();
