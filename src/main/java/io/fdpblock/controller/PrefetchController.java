@@ -1,5 +1,7 @@
 package io.fdpblock.controller;
 
+import io.fdpblock.cache.KvLayout;
+import io.fdpblock.cache.L1Manager;
 import io.fdpblock.util.Threads;
 
 import io.fdpblock.l2.Bitmap;

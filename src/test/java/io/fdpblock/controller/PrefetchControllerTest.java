@@ -1,5 +1,7 @@
 package io.fdpblock.controller;
 
+import io.fdpblock.cache.KvLayout;
+import io.fdpblock.cache.L1Manager;
 import io.fdpblock.testing.DiskTempDirFactory;
 import io.fdpblock.controller.Fixtures.Kind;
 import io.fdpblock.controller.PrefetchController.Step;

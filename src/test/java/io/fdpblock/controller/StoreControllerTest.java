@@ -1,5 +1,6 @@
 package io.fdpblock.controller;
 
+import io.fdpblock.cache.L1Manager;
 import io.fdpblock.testing.DiskTempDirFactory;
 import io.fdpblock.controller.Fixtures.Kind;
 import io.fdpblock.l2.L2Adapter;

@@ -1,4 +1,4 @@
-package io.fdpblock.controller;
+package io.fdpblock.cache;
 
 import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.MemoryObj;
@@ -45,7 +45,7 @@ public final class L1Manager implements AutoCloseable {
     /** Every chunk starts at a multiple of this (O_DIRECT and NVMe passthru need it). */
     public static final int ALIGNMENT = 4096;
 
-    private static final System.Logger LOG = System.getLogger("io.fdpblock.controller");
+    private static final System.Logger LOG = System.getLogger("io.fdpblock.cache");
 
     /** Hears of non-temporary objects that became ready. Runs inside L1's lock: queue and signal only. */
     @FunctionalInterface
@@ -457,8 +457,11 @@ public final class L1Manager implements AutoCloseable {
         return reserveRead(keys, false);
     }
 
-    /** Like {@link #reserveRead(List)}; with {@code nonTemporaryOnly} temporary objects are skipped too. */
-    List<MemoryObj> reserveRead(List<ObjectKey> keys, boolean nonTemporaryOnly) {
+    /**
+     * Like {@link #reserveRead(List)}; with {@code nonTemporaryOnly} temporary objects are skipped too
+     * (the store controller reads only what L2 may not hold yet).
+     */
+    public List<MemoryObj> reserveRead(List<ObjectKey> keys, boolean nonTemporaryOnly) {
         checkKeys(keys);
         List<MemoryObj> out = new ArrayList<>(keys.size());
         lock.lock();
