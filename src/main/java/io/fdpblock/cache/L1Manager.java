@@ -16,6 +16,10 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
+import java.util.function.IntToLongFunction;
+import java.util.function.LongSupplier;
+import java.util.function.ToIntFunction;
 
 /**
  * The L1 tier: a pool of aligned off-heap chunks (one region allocated up front, 4096-aligned, sliced
@@ -161,7 +165,7 @@ public final class L1Manager implements AutoCloseable {
         return count(() -> refusedPrefetches);
     }
 
-    private long count(java.util.function.LongSupplier counter) {
+    private long count(LongSupplier counter) {
         lock.lock();
         try {
             return counter.getAsLong();
@@ -276,7 +280,7 @@ public final class L1Manager implements AutoCloseable {
         }
     }
 
-    private List<MemoryObj> reserve(List<ObjectKey> keys, java.util.function.IntToLongFunction size,
+    private List<MemoryObj> reserve(List<ObjectKey> keys, IntToLongFunction size,
             KvLayout layout, boolean temporary) {
         checkKeys(keys);
         List<MemoryObj> out = new ArrayList<>(keys.size());
@@ -650,7 +654,7 @@ public final class L1Manager implements AutoCloseable {
     }
 
     /** A question about one key's entry (null when absent), answered under the lock. */
-    private <T> T about(ObjectKey key, java.util.function.Function<Entry, T> question) {
+    private <T> T about(ObjectKey key, Function<Entry, T> question) {
         lock.lock();
         try {
             return question.apply(entries.get(key));
@@ -659,7 +663,7 @@ public final class L1Manager implements AutoCloseable {
         }
     }
 
-    private int sumOver(java.util.function.ToIntFunction<Entry> count) {
+    private int sumOver(ToIntFunction<Entry> count) {
         lock.lock();
         try {
             int n = 0;

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * The top-level entry point: L1, the L2 adapters, and the store and prefetch controllers.
@@ -342,7 +343,7 @@ public final class StorageManager implements AutoCloseable {
         private String storePolicy = Policies.DEFAULT;
         private String prefetchPolicy = Policies.DEFAULT;
         private int maxInFlight = PrefetchController.DEFAULT_MAX_IN_FLIGHT;
-        private java.util.function.Supplier<? extends EvictionPolicy> evictionPolicy;
+        private Supplier<? extends EvictionPolicy> evictionPolicy;
         private double evictHigh = EvictionController.DEFAULT_HIGH_WATERMARK;
         private double evictLow = EvictionController.DEFAULT_LOW_WATERMARK;
 
@@ -403,7 +404,7 @@ public final class StorageManager implements AutoCloseable {
         }
 
         /** Like {@link #eviction(String, double, double)}, with a policy made by {@code policy} per adapter. */
-        public Builder eviction(java.util.function.Supplier<? extends EvictionPolicy> policy, double highWatermark,
+        public Builder eviction(Supplier<? extends EvictionPolicy> policy, double highWatermark,
                 double lowWatermark) {
             if (policy == null) {
                 throw new IllegalArgumentException("eviction policy supplier is null");
