@@ -2,8 +2,6 @@ package io.fdpblock.controller;
 
 import io.fdpblock.cache.KvLayout;
 import io.fdpblock.cache.L1Manager;
-import io.fdpblock.util.Threads;
-
 import io.fdpblock.l2.Bitmap;
 import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.MemoryObj;
@@ -327,14 +325,14 @@ public final class PrefetchController implements AutoCloseable {
             for (Request r : List.copyOf(active)) {
                 try {
                     if (r.step == Step.LOOKUP) {
-                        pollLookups(r);
+                        pollAnswers(r);
                         if (r.awaiting() == 0) {
                             step(Step.LOOKUP, r);
                             planAndLoad(r);
                             progress = true;
                         }
                     } else if (r.step == Step.LOADING) {
-                        pollLoads(r);
+                        pollAnswers(r);
                         if (r.awaiting() == 0) {
                             finishLoad(r);
                             progress = true;
@@ -403,24 +401,33 @@ public final class PrefetchController implements AutoCloseable {
         activeCount = active.size();
     }
 
-    private void pollLookups(Request r) {
+    /** Takes the answers that are in to the tasks of {@code r}'s step: its lookups, or its loads. */
+    private void pollAnswers(Request r) {
+        boolean lookup = r.step == Step.LOOKUP;
         for (AdapterPart p : r.parts) {
             if (!p.awaiting) {
                 continue;
             }
+            L2Adapter a = adapters.get(p.index);
+            int size = lookup ? r.n : p.plan.cardinality();
             Bitmap b;
             try {
-                b = adapters.get(p.index).queryLookupAndLockResult(p.taskId);
+                b = lookup ? a.queryLookupAndLockResult(p.taskId) : a.queryLoadResult(p.taskId);
             } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "lookup result of " + descriptors.get(p.index).name()
-                        + " unavailable (counted as all misses): " + e);
-                b = new Bitmap(r.n);
+                LOG.log(System.Logger.Level.WARNING, (lookup ? "lookup" : "load") + " result of "
+                        + descriptors.get(p.index).name() + " unavailable (counted as "
+                        + (lookup ? "all misses" : "failed") + "): " + e);
+                b = new Bitmap(size);
             }
             if (b != null) {
-                b = fit(b, r.n);
-                p.hits = b;
-                p.locked = copy(b);
+                b = fit(b, size);
                 p.awaiting = false;
+                if (lookup) {
+                    p.hits = b;
+                    p.locked = copy(b);
+                } else {
+                    p.loaded = b;
+                }
             }
         }
     }
@@ -506,27 +513,6 @@ public final class PrefetchController implements AutoCloseable {
         step(Step.LOADING, r);
     }
 
-    private void pollLoads(Request r) {
-        for (AdapterPart p : r.parts) {
-            if (!p.awaiting) {
-                continue;
-            }
-            int size = p.plan.cardinality();
-            Bitmap b;
-            try {
-                b = adapters.get(p.index).queryLoadResult(p.taskId);
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "load result of " + descriptors.get(p.index).name()
-                        + " unavailable (counted as failed): " + e);
-                b = new Bitmap(size);
-            }
-            if (b != null) {
-                p.loaded = fit(b, size);
-                p.awaiting = false;
-            }
-        }
-    }
-
     // ---- 6. finish
 
     private void finishLoad(Request r) {
@@ -600,7 +586,7 @@ public final class PrefetchController implements AutoCloseable {
             boolean waiting = false;
             for (Request r : active) {
                 if (r.step == Step.LOOKUP) {
-                    pollLookups(r);
+                    pollAnswers(r);
                     waiting |= r.awaiting() > 0;
                 }
             }
@@ -619,13 +605,13 @@ public final class PrefetchController implements AutoCloseable {
         for (Request r : List.copyOf(active)) {
             try {
                 if (r.step == Step.LOOKUP) {
-                    pollLookups(r);
+                    pollAnswers(r);
                     if (r.awaiting() > 0) {
                         LOG.log(System.Logger.Level.WARNING, "prefetch " + r.id + " stopped with " + r.awaiting()
                                 + " lookups unanswered: the L2 locks they take cannot be released here");
                     }
                 } else if (r.step == Step.LOADING) {
-                    pollLoads(r);
+                    pollAnswers(r);
                     if (r.awaiting() == 0) {
                         finishLoad(r); // finished after all: completed normally
                         continue;
@@ -684,17 +670,9 @@ public final class PrefetchController implements AutoCloseable {
      * adapters before the L1 memory is freed or reused. Idempotent.
      */
     public void stop() {
-        if (!worker.markStopped()) {
-            return;
+        if (worker.stopAndJoin(requestFd::signal, this::cleanup)) {
+            requestFd.close();
         }
-        Thread t = worker.thread();
-        requestFd.signal();
-        if (t != null) {
-            Threads.joinUninterruptibly(t);
-        } else {
-            cleanup();
-        }
-        requestFd.close();
     }
 
     @Override
