@@ -19,6 +19,7 @@ module io.fdpblock {
     exports io.fdpblock.nvme;
     exports io.fdpblock.uring;
     exports io.fdpblock.linux;
+    exports io.fdpblock.cache;
     exports io.fdpblock.controller;
     exports io.fdpblock.sim;
 

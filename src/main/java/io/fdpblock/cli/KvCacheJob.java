@@ -1,7 +1,7 @@
 package io.fdpblock.cli;
 
+import io.fdpblock.cache.KvLayout;
 import io.fdpblock.controller.EvictionController;
-import io.fdpblock.controller.KvLayout;
 import io.fdpblock.controller.PrefetchHandle;
 import io.fdpblock.controller.StorageManager;
 import io.fdpblock.l2.L2Adapter;

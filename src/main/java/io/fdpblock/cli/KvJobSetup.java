@@ -2,7 +2,7 @@ package io.fdpblock.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.fdpblock.controller.EvictionPolicies;
+import io.fdpblock.controller.Policies;
 import io.fdpblock.controller.EvictionPolicy;
 import io.fdpblock.controller.ReclaimUnitEvictionPolicy;
 import io.fdpblock.controller.StorageManager;
@@ -100,14 +100,14 @@ final class KvJobSetup {
      */
     static Supplier<EvictionPolicy> eviction(String name, String order) {
         if (order != null) {
-            if (!EvictionPolicies.RECLAIM_UNIT.equals(name)) {
+            if (!Policies.RECLAIM_UNIT.equals(name)) {
                 throw new IllegalArgumentException("--group-order " + order + " applies to --eviction reclaim_unit only,"
                         + " not " + name);
             }
             ReclaimUnitEvictionPolicy.Order o = ReclaimUnitEvictionPolicy.Order.parse(order);
             return () -> new ReclaimUnitEvictionPolicy(o);
         }
-        EvictionPolicies.create(name); // an unknown name fails now, listing the known ones
-        return () -> EvictionPolicies.create(name);
+        Policies.EVICTION.create(name); // an unknown name fails now, listing the known ones
+        return () -> Policies.EVICTION.create(name);
     }
 }

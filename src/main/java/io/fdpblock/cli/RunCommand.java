@@ -3,7 +3,7 @@ package io.fdpblock.cli;
 import io.fdpblock.core.RawBlockCoreConfig;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import io.fdpblock.controller.EvictionPolicies;
+import io.fdpblock.controller.Policies;
 import io.fdpblock.controller.EvictionPolicy;
 import io.fdpblock.controller.StorageManager;
 import io.fdpblock.device.IoEngine;
@@ -237,7 +237,7 @@ public final class RunCommand implements Callable<Integer> {
             throw Cli.bad(spec, "--eviction " + eviction + (groupOrder == null ? "" : " --group-order " + groupOrder)
                     + ": " + ex.getMessage());
         }
-        if (EvictionPolicies.RECLAIM_UNIT.equals(eviction) && !fdp) {
+        if (Policies.RECLAIM_UNIT.equals(eviction) && !fdp) {
             throw Cli.bad(spec, "--eviction reclaim_unit evicts reclaim-unit groups, which the store has only with --fdp"
                     + " (on an FDP namespace, or with --emulate-fdp RU_BYTES): add --fdp or use --eviction lru");
         }

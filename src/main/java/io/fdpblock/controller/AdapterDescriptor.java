@@ -2,6 +2,9 @@ package io.fdpblock.controller;
 
 import io.fdpblock.l2.L2Adapter;
 
+import java.util.ArrayList;
+import java.util.List;
+
 /**
  * An adapter as the policies see it: its index in the controller's adapter list (the index that store
  * targets and load plans are keyed by) and the adapter itself (for {@code usage()} or
@@ -22,11 +25,11 @@ public record AdapterDescriptor(int index, L2Adapter adapter) {
         return "L2[" + index + "] " + adapter;
     }
 
-    static java.util.List<AdapterDescriptor> of(java.util.List<L2Adapter> adapters) {
-        java.util.List<AdapterDescriptor> out = new java.util.ArrayList<>(adapters.size());
+    static List<AdapterDescriptor> of(List<L2Adapter> adapters) {
+        List<AdapterDescriptor> out = new ArrayList<>(adapters.size());
         for (int i = 0; i < adapters.size(); i++) {
             out.add(new AdapterDescriptor(i, adapters.get(i)));
         }
-        return java.util.List.copyOf(out);
+        return List.copyOf(out);
     }
 }

@@ -1,5 +1,7 @@
 package io.fdpblock.controller;
 
+import io.fdpblock.util.Threads;
+
 /**
  * The lifecycle both controllers share: one background thread, started once, stopped once; after
  * stop nothing starts again.
@@ -62,6 +64,26 @@ final class ControllerThread {
             running = false;
             return true;
         }
+    }
+
+    /**
+     * Marks it stopped, runs {@code wake} (so that the thread sees it), and waits for the thread to end;
+     * when it never started, runs {@code cleanupHere} on the caller's thread instead.
+     *
+     * @return false when it was stopped already (nothing was run)
+     */
+    boolean stopAndJoin(Runnable wake, Runnable cleanupHere) {
+        if (!markStopped()) {
+            return false;
+        }
+        Thread t = thread();
+        wake.run();
+        if (t != null) {
+            Threads.joinUninterruptibly(t);
+        } else {
+            cleanupHere.run();
+        }
+        return true;
     }
 
     /** The started thread, or null when it never started. */

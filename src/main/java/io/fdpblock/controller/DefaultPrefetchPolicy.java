@@ -26,7 +26,7 @@ public final class DefaultPrefetchPolicy implements PrefetchPolicy {
     public static final class Factory implements PrefetchPolicyFactory {
         @Override
         public String name() {
-            return "default";
+            return Policies.DEFAULT;
         }
 
         @Override

@@ -27,7 +27,7 @@ public class DefaultStorePolicy implements StorePolicy {
     public static final class Factory implements StorePolicyFactory {
         @Override
         public String name() {
-            return "default";
+            return Policies.DEFAULT;
         }
 
         @Override

@@ -6,10 +6,13 @@ import io.fdpblock.l2.L2AdapterListener;
 import io.fdpblock.l2.ObjectKey;
 import io.fdpblock.util.Threads;
 
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
 
 /**
  * Keeps an L2 adapter below a usage threshold, as LMCache's eviction controller does: when its usage
@@ -186,7 +189,27 @@ public final class EvictionController implements AutoCloseable {
         skippedLocked += r.skippedLocked();
         skippedBusy += r.skippedBusy();
         evictedHits += r.hits();
+        notifyAll(); // for awaitStatus
         return r;
+    }
+
+    /**
+     * Waits until {@code condition} holds of {@link #status()}, checked now and after every round; for
+     * tests, which wait for the thread's rounds this way instead of sleeping.
+     *
+     * @return false when {@code timeout} passed first
+     */
+    synchronized boolean awaitStatus(Predicate<Map<String, Object>> condition, Duration timeout)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!condition.test(status())) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return false;
+            }
+            TimeUnit.NANOSECONDS.timedWait(this, left);
+        }
+        return true;
     }
 
     /**

@@ -7,7 +7,7 @@ import java.util.Map;
 
 /**
  * Decides what an {@link EvictionController} deletes from an L2 adapter when it fills up. Chosen by name
- * from {@link EvictionPolicies}. A policy hears what the adapter holds through the listener methods
+ * from {@link Policies#EVICTION}. A policy hears what the adapter holds through the listener methods
  * (from the adapter's threads, concurrently with {@link #evict}: keep them short and thread-safe);
  * {@link #evict} runs on the controller's thread only.
  */

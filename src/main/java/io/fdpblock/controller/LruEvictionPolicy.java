@@ -138,7 +138,7 @@ public final class LruEvictionPolicy implements EvictionPolicy {
     @Override
     public Map<String, Object> status() {
         synchronized (order) {
-            return Map.of("policy", EvictionPolicies.LRU, "tracked_keys", order.size());
+            return Map.of("policy", Policies.LRU, "tracked_keys", order.size());
         }
     }
 
@@ -146,7 +146,7 @@ public final class LruEvictionPolicy implements EvictionPolicy {
     public static final class Factory implements EvictionPolicyFactory {
         @Override
         public String name() {
-            return EvictionPolicies.LRU;
+            return Policies.LRU;
         }
 
         @Override

@@ -1,7 +1,7 @@
 package io.fdpblock.controller;
 
-import io.fdpblock.util.Threads;
-
+import io.fdpblock.cache.KvLayout;
+import io.fdpblock.cache.L1Manager;
 import io.fdpblock.l2.Bitmap;
 import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.MemoryObj;
@@ -13,6 +13,7 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -50,9 +51,14 @@ public final class PrefetchController implements AutoCloseable {
     public static final int DEFAULT_MAX_IN_FLIGHT = 8;
     static final Duration POLL_TIMEOUT = Duration.ofMillis(500);
 
-    /** The lock-invariant steps of docs/contract.md section 4. */
+    /**
+     * The lifecycle of a request, by the lock-invariant steps of docs/contract.md section 4. A request is
+     * in LOOKUP from admission until it is planned, in LOADING until every load is in, and AFTER_LOAD once
+     * finished or released; the test hook hears each step when it is reached (LOOKUP when every lookup is
+     * in).
+     */
     enum Step {
-        /** every lookup is in, nothing planned yet: L1 none, L2 hits locked */
+        /** lookups submitted; when every lookup is in, nothing planned yet: L1 none, L2 hits locked */
         LOOKUP,
         /** reserved and phase-1 unlocked, loads not yet submitted: L1 write-locked, L2 planned keys locked */
         AFTER_PLAN,
@@ -68,33 +74,63 @@ public final class PrefetchController implements AutoCloseable {
         void onStep(Step step, long requestId, List<ObjectKey> keys, int activeRequests);
     }
 
-    private enum Phase { LOOKUP, LOADING }
+    /** One adapter's part of one request. Bitmaps over the request's keys unless said otherwise. */
+    private static final class AdapterPart {
+        final int index;
+        /** The adapter's task of the request's step: the lookup in LOOKUP, the load in LOADING. */
+        long taskId;
+        /** True while that task is submitted and unanswered. */
+        boolean awaiting;
+        /** The lookup's answer (all misses when it was not submitted or failed); null until then. */
+        Bitmap hits;
+        /** The keys this request holds L2 locks on there. */
+        Bitmap locked;
+        /** The keys loaded from this adapter. */
+        Bitmap plan;
+        /** The load's answer, indexed like {@code plan.indices()}; null while none. */
+        Bitmap loaded;
+
+        AdapterPart(int index, int keys) {
+            this.index = index;
+            this.locked = new Bitmap(keys);
+        }
+    }
 
     private static final class Request {
         final long id;
         final List<ObjectKey> keys;
         final KvLayout layout;
         final int n;
-        Phase phase;
-        boolean[] lookupSubmitted;
-        long[] lookupIds;
-        Bitmap[] hits;
-        int lookupsPending;
-        /** Per adapter: the keys this request holds L2 locks on there. */
-        Bitmap[] l2Locked;
-        Bitmap[] plan;
+        Step step = Step.LOOKUP;
+        /** By adapter index; empty until the lookups are submitted. */
+        List<AdapterPart> parts = List.of();
         /** L1 write-locked keys of this request, by key index (null = none). */
         MemoryObj[] reserved;
-        boolean[] loadSubmitted;
-        long[] loadIds;
-        Bitmap[] loadResults;
-        int loadsPending;
 
         Request(long id, List<ObjectKey> keys, KvLayout layout) {
             this.id = id;
             this.keys = keys;
             this.layout = layout;
             this.n = keys.size();
+        }
+
+        /** How many adapters have not answered the task of this step yet. */
+        int awaiting() {
+            int count = 0;
+            for (AdapterPart p : parts) {
+                if (p.awaiting) {
+                    count++;
+                }
+            }
+            return count;
+        }
+
+        List<Bitmap> hits() {
+            List<Bitmap> out = new ArrayList<>(parts.size());
+            for (AdapterPart p : parts) {
+                out.add(p.hits);
+            }
+            return List.copyOf(out);
         }
     }
 
@@ -288,16 +324,16 @@ public final class PrefetchController implements AutoCloseable {
             progress = admit();
             for (Request r : List.copyOf(active)) {
                 try {
-                    if (r.phase == Phase.LOOKUP) {
-                        pollLookups(r);
-                        if (r.lookupsPending == 0) {
+                    if (r.step == Step.LOOKUP) {
+                        pollAnswers(r);
+                        if (r.awaiting() == 0) {
                             step(Step.LOOKUP, r);
                             planAndLoad(r);
                             progress = true;
                         }
-                    } else if (r.phase == Phase.LOADING) {
-                        pollLoads(r);
-                        if (r.loadsPending == 0) {
+                    } else if (r.step == Step.LOADING) {
+                        pollAnswers(r);
+                        if (r.awaiting() == 0) {
                             finishLoad(r);
                             progress = true;
                         }
@@ -327,6 +363,7 @@ public final class PrefetchController implements AutoCloseable {
     }
 
     private void step(Step s, Request r) {
+        r.step = s;
         StepHook h = hook;
         if (h != null) {
             try {
@@ -345,45 +382,52 @@ public final class PrefetchController implements AutoCloseable {
             complete(r, 0);
             return;
         }
-        r.lookupSubmitted = new boolean[a];
-        r.lookupIds = new long[a];
-        r.hits = new Bitmap[a];
-        r.l2Locked = new Bitmap[a];
+        List<AdapterPart> parts = new ArrayList<>(a);
         for (int i = 0; i < a; i++) {
-            r.l2Locked[i] = new Bitmap(r.n);
+            AdapterPart p = new AdapterPart(i, r.n);
+            parts.add(p);
             try {
-                r.lookupIds[i] = adapters.get(i).submitLookupAndLockTask(r.keys);
-                r.lookupSubmitted[i] = true;
-                r.lookupsPending++;
+                p.taskId = adapters.get(i).submitLookupAndLockTask(r.keys);
+                p.awaiting = true;
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.WARNING, "lookup of " + r.n + " keys on " + descriptors.get(i).name()
                         + " was not submitted (counted as all misses): " + e);
-                r.hits[i] = new Bitmap(r.n);
+                p.hits = new Bitmap(r.n);
             }
         }
-        r.phase = Phase.LOOKUP;
+        r.parts = List.copyOf(parts);
+        r.step = Step.LOOKUP;
         active.add(r);
         activeCount = active.size();
     }
 
-    private void pollLookups(Request r) {
-        for (int i = 0; i < adapters.size(); i++) {
-            if (!r.lookupSubmitted[i] || r.hits[i] != null) {
+    /** Takes the answers that are in to the tasks of {@code r}'s step: its lookups, or its loads. */
+    private void pollAnswers(Request r) {
+        boolean lookup = r.step == Step.LOOKUP;
+        for (AdapterPart p : r.parts) {
+            if (!p.awaiting) {
                 continue;
             }
+            L2Adapter a = adapters.get(p.index);
+            int size = lookup ? r.n : p.plan.cardinality();
             Bitmap b;
             try {
-                b = adapters.get(i).queryLookupAndLockResult(r.lookupIds[i]);
+                b = lookup ? a.queryLookupAndLockResult(p.taskId) : a.queryLoadResult(p.taskId);
             } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "lookup result of " + descriptors.get(i).name()
-                        + " unavailable (counted as all misses): " + e);
-                b = new Bitmap(r.n);
+                LOG.log(System.Logger.Level.WARNING, (lookup ? "lookup" : "load") + " result of "
+                        + descriptors.get(p.index).name() + " unavailable (counted as "
+                        + (lookup ? "all misses" : "failed") + "): " + e);
+                b = new Bitmap(size);
             }
             if (b != null) {
-                b = fit(b, r.n);
-                r.hits[i] = b;
-                r.l2Locked[i] = copy(b);
-                r.lookupsPending--;
+                b = fit(b, size);
+                p.awaiting = false;
+                if (lookup) {
+                    p.hits = b;
+                    p.locked = copy(b);
+                } else {
+                    p.loaded = b;
+                }
             }
         }
     }
@@ -391,21 +435,19 @@ public final class PrefetchController implements AutoCloseable {
     // ---- 2..5. plan, reserve, phase-1 unlock, load
 
     private void planAndLoad(Request r) {
-        int a = adapters.size();
         Map<Integer, Bitmap> raw;
         try {
-            raw = policy.selectLoadPlan(r.keys, List.of(r.hits), descriptors);
+            raw = policy.selectLoadPlan(r.keys, r.hits(), descriptors);
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "prefetch policy failed; nothing is loaded", e);
             raw = Map.of();
         }
         // Sanitize: only hits of that adapter, no key planned twice (the lower index wins).
-        r.plan = new Bitmap[a];
         Bitmap taken = new Bitmap(r.n);
-        for (int i = 0; i < a; i++) {
-            Bitmap p = raw == null ? null : raw.get(i);
-            p = p == null || p.size() != r.n ? new Bitmap(r.n) : p.and(r.hits[i]).and(taken.not());
-            r.plan[i] = p;
+        for (AdapterPart part : r.parts) {
+            Bitmap p = raw == null ? null : raw.get(part.index);
+            p = p == null || p.size() != r.n ? new Bitmap(r.n) : p.and(part.hits).and(taken.not());
+            part.plan = p;
             taken = taken.or(p);
         }
         // Prefix-only loading: nothing after the first key no adapter will load.
@@ -440,21 +482,16 @@ public final class PrefetchController implements AutoCloseable {
                 l1.delete(extra);
             }
         }
-        for (int i = 0; i < a; i++) {
-            r.plan[i] = truncate(r.plan[i], reservedPrefix);
-        }
         // Phase-1 unlock: hits not in the final plan of their adapter.
-        for (int i = 0; i < a; i++) {
-            unlock(i, r, r.l2Locked[i].and(r.plan[i].not()));
-            r.l2Locked[i] = copy(r.plan[i]);
+        for (AdapterPart p : r.parts) {
+            p.plan = truncate(p.plan, reservedPrefix);
+            unlock(p.index, r, p.locked.and(p.plan.not()));
+            p.locked = copy(p.plan);
         }
         step(Step.AFTER_PLAN, r);
         // Loads, one task per adapter with a non-empty plan.
-        r.loadSubmitted = new boolean[a];
-        r.loadIds = new long[a];
-        r.loadResults = new Bitmap[a];
-        for (int i = 0; i < a; i++) {
-            int[] idx = r.plan[i].indices();
+        for (AdapterPart p : r.parts) {
+            int[] idx = p.plan.indices();
             if (idx.length == 0) {
                 continue;
             }
@@ -465,54 +502,30 @@ public final class PrefetchController implements AutoCloseable {
                 os.add(r.reserved[j]);
             }
             try {
-                r.loadIds[i] = adapters.get(i).submitLoadTask(ks, os);
-                r.loadSubmitted[i] = true;
-                r.loadsPending++;
+                p.taskId = adapters.get(p.index).submitLoadTask(ks, os);
+                p.awaiting = true;
             } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "load of " + idx.length + " keys from " + descriptors.get(i).name()
-                        + " was not submitted (counted as failed): " + e);
-                r.loadResults[i] = new Bitmap(idx.length);
+                LOG.log(System.Logger.Level.WARNING, "load of " + idx.length + " keys from "
+                        + descriptors.get(p.index).name() + " was not submitted (counted as failed): " + e);
+                p.loaded = new Bitmap(idx.length);
             }
         }
-        r.phase = Phase.LOADING;
         step(Step.LOADING, r);
-    }
-
-    private void pollLoads(Request r) {
-        for (int i = 0; i < adapters.size(); i++) {
-            if (!r.loadSubmitted[i] || r.loadResults[i] != null) {
-                continue;
-            }
-            int size = r.plan[i].cardinality();
-            Bitmap b;
-            try {
-                b = adapters.get(i).queryLoadResult(r.loadIds[i]);
-            } catch (RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "load result of " + descriptors.get(i).name()
-                        + " unavailable (counted as failed): " + e);
-                b = new Bitmap(size);
-            }
-            if (b != null) {
-                r.loadResults[i] = fit(b, size);
-                r.loadsPending--;
-            }
-        }
     }
 
     // ---- 6. finish
 
     private void finishLoad(Request r) {
-        int a = adapters.size();
         // Phase-2 unlock: every planned key, loaded or not.
-        for (int i = 0; i < a; i++) {
-            unlock(i, r, r.l2Locked[i]);
-            r.l2Locked[i] = new Bitmap(r.n);
+        for (AdapterPart p : r.parts) {
+            unlock(p.index, r, p.locked);
+            p.locked = new Bitmap(r.n);
         }
         // Scatter the per-adapter bitmaps back to key indices.
         Bitmap loaded = new Bitmap(r.n);
-        for (int i = 0; i < a; i++) {
-            int[] idx = r.plan[i].indices();
-            Bitmap got = r.loadResults[i];
+        for (AdapterPart p : r.parts) {
+            int[] idx = p.plan.indices();
+            Bitmap got = p.loaded;
             for (int j = 0; j < idx.length; j++) {
                 if (got != null && got.get(j)) {
                     loaded.set(idx[j]);
@@ -532,7 +545,7 @@ public final class PrefetchController implements AutoCloseable {
             l1.finishWrite(failedKeys);
             l1.delete(failedKeys);
         }
-        java.util.Arrays.fill(r.reserved, null);
+        Arrays.fill(r.reserved, null);
         int hits = loaded.leadingOnes();
         List<ObjectKey> beyond = new ArrayList<>();
         for (int j = hits; j < r.n; j++) {
@@ -572,9 +585,9 @@ public final class PrefetchController implements AutoCloseable {
         while (true) {
             boolean waiting = false;
             for (Request r : active) {
-                if (r.phase == Phase.LOOKUP) {
-                    pollLookups(r);
-                    waiting |= r.lookupsPending > 0;
+                if (r.step == Step.LOOKUP) {
+                    pollAnswers(r);
+                    waiting |= r.awaiting() > 0;
                 }
             }
             long left = deadline - System.nanoTime();
@@ -591,15 +604,15 @@ public final class PrefetchController implements AutoCloseable {
         int released = 0;
         for (Request r : List.copyOf(active)) {
             try {
-                if (r.phase == Phase.LOOKUP) {
-                    pollLookups(r);
-                    if (r.lookupsPending > 0) {
-                        LOG.log(System.Logger.Level.WARNING, "prefetch " + r.id + " stopped with " + r.lookupsPending
+                if (r.step == Step.LOOKUP) {
+                    pollAnswers(r);
+                    if (r.awaiting() > 0) {
+                        LOG.log(System.Logger.Level.WARNING, "prefetch " + r.id + " stopped with " + r.awaiting()
                                 + " lookups unanswered: the L2 locks they take cannot be released here");
                     }
-                } else if (r.phase == Phase.LOADING) {
-                    pollLoads(r);
-                    if (r.loadsPending == 0) {
+                } else if (r.step == Step.LOADING) {
+                    pollAnswers(r);
+                    if (r.awaiting() == 0) {
                         finishLoad(r); // finished after all: completed normally
                         continue;
                     }
@@ -627,11 +640,9 @@ public final class PrefetchController implements AutoCloseable {
     /** Unlocks every L2 lock and returns every L1 reservation of {@code r}, then completes it with 0. */
     private void release(Request r) {
         try {
-            for (int i = 0; r.l2Locked != null && i < adapters.size(); i++) {
-                if (r.l2Locked[i] != null) {
-                    unlock(i, r, r.l2Locked[i]);
-                    r.l2Locked[i] = new Bitmap(r.n);
-                }
+            for (AdapterPart p : r.parts) {
+                unlock(p.index, r, p.locked);
+                p.locked = new Bitmap(r.n);
             }
             if (r.reserved != null) {
                 List<ObjectKey> writeLocked = new ArrayList<>();
@@ -649,7 +660,7 @@ public final class PrefetchController implements AutoCloseable {
         }
         active.remove(r);
         activeCount = active.size();
-        r.phase = null;
+        r.step = Step.AFTER_LOAD;
         complete(r, 0);
     }
 
@@ -659,17 +670,9 @@ public final class PrefetchController implements AutoCloseable {
      * adapters before the L1 memory is freed or reused. Idempotent.
      */
     public void stop() {
-        if (!worker.markStopped()) {
-            return;
+        if (worker.stopAndJoin(requestFd::signal, this::cleanup)) {
+            requestFd.close();
         }
-        Thread t = worker.thread();
-        requestFd.signal();
-        if (t != null) {
-            Threads.joinUninterruptibly(t);
-        } else {
-            cleanup();
-        }
-        requestFd.close();
     }
 
     @Override

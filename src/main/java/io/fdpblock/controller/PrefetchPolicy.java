@@ -8,7 +8,7 @@ import java.util.Map;
 
 /**
  * Decides which adapter each key of a prefetch is loaded from. Chosen by name from
- * {@link PrefetchPolicies}; called on the prefetch controller's thread only.
+ * {@link Policies#PREFETCH}; called on the prefetch controller's thread only.
  */
 public interface PrefetchPolicy {
     /**

@@ -2,12 +2,7 @@ package io.fdpblock.controller;
 
 /**
  * Makes prefetch policies of one name. Implementations register themselves in
- * {@code META-INF/services/io.fdpblock.controller.PrefetchPolicyFactory}; {@link PrefetchPolicies#register}
- * adds one at run time.
+ * {@code META-INF/services/io.fdpblock.controller.PrefetchPolicyFactory};
+ * {@code Policies.PREFETCH.register} ({@link PolicyRegistry#register}) adds one at run time.
  */
-public interface PrefetchPolicyFactory {
-    /** The name the policy is chosen by, e.g. {@code "default"}. */
-    String name();
-
-    PrefetchPolicy create();
-}
+public interface PrefetchPolicyFactory extends PolicyFactory<PrefetchPolicy> {}

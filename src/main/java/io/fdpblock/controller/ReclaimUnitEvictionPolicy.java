@@ -4,6 +4,7 @@ import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.ObjectKey;
 import io.fdpblock.l2.ReclaimUnitGroups;
 
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -66,7 +67,7 @@ public final class ReclaimUnitEvictionPolicy implements EvictionPolicy {
     /** Per group index. Guarded by itself. */
     private final HashMap<Integer, Stats> stats = new HashMap<>();
     /** SECOND_CHANCE: the groups in queue order (head = next to consider). Guarded by {@link #stats}. */
-    private final java.util.ArrayDeque<Integer> clock = new java.util.ArrayDeque<>();
+    private final ArrayDeque<Integer> clock = new ArrayDeque<>();
     /** SECOND_CHANCE: the {@code opened} of each queued group when it was queued. Guarded by {@link #stats}. */
     private final HashMap<Integer, Long> queued = new HashMap<>();
     private L2Adapter adapter;
@@ -266,7 +267,7 @@ public final class ReclaimUnitEvictionPolicy implements EvictionPolicy {
     @Override
     public Map<String, Object> status() {
         Map<String, Object> m = new LinkedHashMap<>();
-        m.put("policy", EvictionPolicies.RECLAIM_UNIT);
+        m.put("policy", Policies.RECLAIM_UNIT);
         m.put("order", order.configName());
         m.put("group_bytes", groups == null ? 0 : groups.groupBytes());
         synchronized (stats) {
@@ -279,7 +280,7 @@ public final class ReclaimUnitEvictionPolicy implements EvictionPolicy {
     public static final class Factory implements EvictionPolicyFactory {
         @Override
         public String name() {
-            return EvictionPolicies.RECLAIM_UNIT;
+            return Policies.RECLAIM_UNIT;
         }
 
         @Override

@@ -19,7 +19,7 @@ public final class SkipL1StorePolicy extends DefaultStorePolicy {
     public static final class Factory implements StorePolicyFactory {
         @Override
         public String name() {
-            return "skip_l1";
+            return Policies.SKIP_L1;
         }
 
         @Override

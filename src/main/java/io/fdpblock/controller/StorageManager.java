@@ -1,5 +1,7 @@
 package io.fdpblock.controller;
 
+import io.fdpblock.cache.KvLayout;
+import io.fdpblock.cache.L1Manager;
 import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.L2Adapters;
 import io.fdpblock.l2.MemoryObj;
@@ -12,6 +14,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * The top-level entry point: L1, the L2 adapters, and the store and prefetch controllers.
@@ -60,10 +63,10 @@ public final class StorageManager implements AutoCloseable {
                         + " (its I/O on L1 takes the non-fixed path): " + e.getMessage());
             }
         }
-        StoreController sc = new StoreController(l1, this.adapters, StorePolicies.create(b.storePolicy));
+        StoreController sc = new StoreController(l1, this.adapters, Policies.STORE.create(b.storePolicy));
         PrefetchController pc;
         try {
-            pc = new PrefetchController(l1, this.adapters, PrefetchPolicies.create(b.prefetchPolicy), b.maxInFlight);
+            pc = new PrefetchController(l1, this.adapters, Policies.PREFETCH.create(b.prefetchPolicy), b.maxInFlight);
         } catch (IOException | RuntimeException e) {
             sc.stop();
             throw e;
@@ -337,10 +340,10 @@ public final class StorageManager implements AutoCloseable {
         private int chunkBytes;
         private int chunkCount;
         private final List<Object> order = new ArrayList<>();
-        private String storePolicy = StorePolicies.DEFAULT;
-        private String prefetchPolicy = PrefetchPolicies.DEFAULT;
+        private String storePolicy = Policies.DEFAULT;
+        private String prefetchPolicy = Policies.DEFAULT;
         private int maxInFlight = PrefetchController.DEFAULT_MAX_IN_FLIGHT;
-        private java.util.function.Supplier<? extends EvictionPolicy> evictionPolicy;
+        private Supplier<? extends EvictionPolicy> evictionPolicy;
         private double evictHigh = EvictionController.DEFAULT_HIGH_WATERMARK;
         private double evictLow = EvictionController.DEFAULT_LOW_WATERMARK;
 
@@ -378,30 +381,30 @@ public final class StorageManager implements AutoCloseable {
             return this;
         }
 
-        /** By name from {@link StorePolicies} (default {@code "default"}). */
+        /** By name from {@link Policies#STORE} (default {@code "default"}). */
         public Builder storePolicy(String name) {
             this.storePolicy = name;
             return this;
         }
 
-        /** By name from {@link PrefetchPolicies} (default {@code "default"}). */
+        /** By name from {@link Policies#PREFETCH} (default {@code "default"}). */
         public Builder prefetchPolicy(String name) {
             this.prefetchPolicy = name;
             return this;
         }
 
         /**
-         * An {@link EvictionController} per adapter, with a policy by name from {@link EvictionPolicies}:
+         * An {@link EvictionController} per adapter, with a policy by name from {@link Policies#EVICTION}:
          * above {@code highWatermark} of an adapter's capacity it deletes down to {@code lowWatermark}.
          * Without this call nothing is evicted.
          */
         public Builder eviction(String policy, double highWatermark, double lowWatermark) {
-            EvictionPolicies.create(policy); // an unknown name fails here, listing the known ones
-            return eviction(() -> EvictionPolicies.create(policy), highWatermark, lowWatermark);
+            Policies.EVICTION.create(policy); // an unknown name fails here, listing the known ones
+            return eviction(() -> Policies.EVICTION.create(policy), highWatermark, lowWatermark);
         }
 
         /** Like {@link #eviction(String, double, double)}, with a policy made by {@code policy} per adapter. */
-        public Builder eviction(java.util.function.Supplier<? extends EvictionPolicy> policy, double highWatermark,
+        public Builder eviction(Supplier<? extends EvictionPolicy> policy, double highWatermark,
                 double lowWatermark) {
             if (policy == null) {
                 throw new IllegalArgumentException("eviction policy supplier is null");
@@ -424,8 +427,8 @@ public final class StorageManager implements AutoCloseable {
          * @throws IOException when an adapter cannot open its device
          */
         public StorageManager build() throws IOException {
-            StorePolicies.create(storePolicy); // fail on an unknown name before opening anything
-            PrefetchPolicies.create(prefetchPolicy);
+            Policies.STORE.create(storePolicy); // fail on an unknown name before opening anything
+            Policies.PREFETCH.create(prefetchPolicy);
             if (l1 == null && (chunkBytes <= 0 || chunkCount <= 0)) {
                 throw new IllegalArgumentException("StorageManager needs an L1: l1(chunkBytes, chunkCount) or l1(manager)");
             }

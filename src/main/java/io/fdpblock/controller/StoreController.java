@@ -1,7 +1,6 @@
 package io.fdpblock.controller;
 
-import io.fdpblock.util.Threads;
-
+import io.fdpblock.cache.L1Manager;
 import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.L2StoreResult;
 import io.fdpblock.l2.MemoryObj;
@@ -397,16 +396,12 @@ public final class StoreController implements AutoCloseable {
      * still be reading: close the adapters before the L1 memory is freed or reused). Idempotent.
      */
     public void stop() {
-        if (!worker.markStopped()) {
+        boolean stoppedNow = worker.stopAndJoin(() -> {
+            l1.removeListener(listener);
+            wakeFd.signal();
+        }, this::releaseInFlight);
+        if (!stoppedNow) {
             return;
-        }
-        Thread t = worker.thread();
-        l1.removeListener(listener);
-        wakeFd.signal();
-        if (t != null) {
-            Threads.joinUninterruptibly(t);
-        } else {
-            releaseInFlight();
         }
         wakeFd.close();
         synchronized (idle) {

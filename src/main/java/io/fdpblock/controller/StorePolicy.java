@@ -7,7 +7,7 @@ import java.util.Map;
 
 /**
  * Decides where new L1 objects are stored and what L1 drops after a successful store. Chosen by name
- * from {@link StorePolicies}; called on the store controller's thread only.
+ * from {@link Policies#STORE}; called on the store controller's thread only.
  */
 public interface StorePolicy {
     /**

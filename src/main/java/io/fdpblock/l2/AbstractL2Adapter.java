@@ -12,6 +12,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * What every adapter shares: the three eventfds, task ids, one-shot result tables, listeners, usage by
@@ -163,7 +166,7 @@ public abstract class AbstractL2Adapter implements L2Adapter {
      * A lookup that completes at submit: {@code lookup} answers (and locks) in memory; an internal
      * failure still completes the task, all-zero.
      */
-    protected final long lookupAtSubmit(List<ObjectKey> keys, java.util.function.Function<List<ObjectKey>, Bitmap> lookup) {
+    protected final long lookupAtSubmit(List<ObjectKey> keys, Function<List<ObjectKey>, Bitmap> lookup) {
         checkKeys(keys);
         long id = newTaskId();
         long start = System.nanoTime();
@@ -199,9 +202,9 @@ public abstract class AbstractL2Adapter implements L2Adapter {
     static final class OpStats {
         private final org.HdrHistogram.ConcurrentHistogram latencyNanos =
                 new org.HdrHistogram.ConcurrentHistogram(TimeUnitHolder.HOUR, 3);
-        private final java.util.concurrent.atomic.LongAdder tasks = new java.util.concurrent.atomic.LongAdder();
-        private final java.util.concurrent.atomic.LongAdder misses = new java.util.concurrent.atomic.LongAdder();
-        private final java.util.concurrent.atomic.LongAdder bytes = new java.util.concurrent.atomic.LongAdder();
+        private final LongAdder tasks = new LongAdder();
+        private final LongAdder misses = new LongAdder();
+        private final LongAdder bytes = new LongAdder();
 
         void record(long submitNanos, long missed, long byteCount) {
             latencyNanos.recordValue(Math.min(TimeUnitHolder.HOUR, Math.max(0, System.nanoTime() - submitNanos)));
@@ -272,7 +275,7 @@ public abstract class AbstractL2Adapter implements L2Adapter {
         }
     }
 
-    private void call(L2AdapterListener l, java.util.function.Consumer<L2AdapterListener> hook) {
+    private void call(L2AdapterListener l, Consumer<L2AdapterListener> hook) {
         try {
             hook.accept(l);
         } catch (Throwable t) {

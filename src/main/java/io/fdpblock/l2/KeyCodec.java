@@ -1,5 +1,6 @@
 package io.fdpblock.l2;
 
+import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.HexFormat;
 
@@ -76,7 +77,7 @@ public final class KeyCodec {
     }
 
     private static String percentDecode(String s) {
-        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(s.length());
+        ByteArrayOutputStream out = new ByteArrayOutputStream(s.length());
         for (int i = 0; i < s.length(); i++) {
             char ch = s.charAt(i);
             if (ch == '%' && i + 2 < s.length()) {

@@ -2,6 +2,7 @@ package io.fdpblock.l2;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 
@@ -68,7 +69,7 @@ public interface L2Adapter extends AutoCloseable {
      */
     default List<L2DeleteResult> deleteReporting(List<ObjectKey> keys, boolean force) {
         delete(keys, force);
-        return java.util.Collections.nCopies(keys == null ? 0 : keys.size(), L2DeleteResult.UNKNOWN);
+        return Collections.nCopies(keys == null ? 0 : keys.size(), L2DeleteResult.UNKNOWN);
     }
 
     /**

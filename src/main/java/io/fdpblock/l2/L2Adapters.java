@@ -8,6 +8,7 @@ import io.fdpblock.util.Json;
 import java.io.IOException;
 import java.util.Map;
 import java.util.ServiceLoader;
+import java.util.Set;
 import java.util.TreeMap;
 
 /** Creates adapters from LMCache-style {@code --l2-adapter} JSON: {@code {"type":"raw_block", ...}}. */
@@ -33,7 +34,7 @@ public final class L2Adapters {
     }
 
     /** The registered adapter types. */
-    public static java.util.Set<String> types() {
+    public static Set<String> types() {
         return Registry.FACTORIES.keySet();
     }
 
@@ -59,7 +60,7 @@ public final class L2Adapters {
     static Parsed parse(String json) {
         JsonNode root;
         try {
-            root = io.fdpblock.util.Json.readOne(JSON, json);
+            root = Json.readOne(JSON, json);
         } catch (JsonProcessingException e) {
             String where = e.getLocation() == null ? "" : " (line " + e.getLocation().getLineNr() + ", column "
                     + e.getLocation().getColumnNr() + ")";

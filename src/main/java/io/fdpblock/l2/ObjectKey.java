@@ -1,6 +1,5 @@
 package io.fdpblock.l2;
 
-
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Objects;
@@ -20,6 +19,8 @@ public final class ObjectKey {
     private final int objectGroupId;
     private final String cacheSalt;
     private String encoded;
+    /** {@link #hashCode()}, computed once (0: not yet); L1 and the controllers look keys up in maps often. */
+    private int hash;
 
     private ObjectKey(String modelName, int kvRank, byte[] chunkHash, int objectGroupId, String cacheSalt) {
         if (modelName == null || modelName.isEmpty() || modelName.indexOf('@') >= 0) {
@@ -108,7 +109,12 @@ public final class ObjectKey {
 
     @Override
     public int hashCode() {
-        return Objects.hash(modelName, kvRank, objectGroupId, cacheSalt) * 31 + Arrays.hashCode(chunkHash);
+        int h = hash;
+        if (h == 0) {
+            h = Objects.hash(modelName, kvRank, objectGroupId, cacheSalt) * 31 + Arrays.hashCode(chunkHash);
+            hash = h;
+        }
+        return h;
     }
 
     @Override

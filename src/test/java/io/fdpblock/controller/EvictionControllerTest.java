@@ -2,9 +2,12 @@ package io.fdpblock.controller;
 
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.core.RawBlockL2Adapter;
+import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;
 import io.fdpblock.device.FaultInjectingDevice;
+import io.fdpblock.device.ForwardingBlockDevice;
+import io.fdpblock.device.IoBatch;
 import io.fdpblock.device.IoEngine;
 import io.fdpblock.l2.Bitmap;
 import io.fdpblock.l2.L2Adapter;
@@ -19,7 +22,9 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,6 +33,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 import static io.fdpblock.controller.Fixtures.SLOT;
 import static io.fdpblock.controller.Fixtures.holds;
@@ -90,7 +97,63 @@ class EvictionControllerTest {
                 .capacityBytes(Fixtures.META + FDP_SLOTS * SLOT).metaTotalBytes(Fixtures.META)
                 .ioEngine(IoEngine.IO_URING).metaEnablePeriodic(false).fdpEnabled(true)
                 .fdpDataPlacementPolicy(RawBlockCoreConfig.PlacementPolicy.CACHE_SALT_PREFIX)
-                .metaCheckpointPlacementId(3).build(), device));
+                .metaCheckpointPlacementId(3).build(), new Signalling(device)));
+    }
+
+    /** Notified after every submit and every completion of {@link #fdpAdapter()}'s device. */
+    private final Object deviceChanged = new Object();
+
+    /**
+     * Passes I/O on to {@link #device} and notifies {@link #deviceChanged} once a submit returns and once
+     * a completion's callback has run (the store frees slots inside it).
+     */
+    private final class Signalling extends ForwardingBlockDevice {
+        Signalling(BlockDevice inner) {
+            super(inner);
+        }
+
+        @Override
+        public void submit(IoBatch batch, IoBatch.Callback callback) throws IOException {
+            try {
+                inner.submit(batch, b -> {
+                    try {
+                        callback.onComplete(b);
+                    } finally {
+                        deviceChanged();
+                    }
+                });
+            } finally {
+                deviceChanged();
+            }
+        }
+
+        @Override
+        public void flush() throws IOException {
+            inner.flush();
+        }
+
+        @Override
+        public void close() {
+            inner.close();
+        }
+    }
+
+    private void deviceChanged() {
+        synchronized (deviceChanged) {
+            deviceChanged.notifyAll();
+        }
+    }
+
+    /** Waits until {@code condition} holds, checked now and after each submit and completion of the device. */
+    private void awaitDevice(BooleanSupplier condition, Supplier<String> what) throws InterruptedException {
+        long deadline = System.nanoTime() + Fixtures.WAIT.toNanos(); // only so that nothing hangs
+        synchronized (deviceChanged) {
+            while (!condition.getAsBoolean()) {
+                long left = deadline - System.nanoTime();
+                assertThat(left).as(what.get()).isPositive();
+                TimeUnit.NANOSECONDS.timedWait(deviceChanged, left);
+            }
+        }
     }
 
     private static List<ObjectKey> salted(String salt, int from, int to) {
@@ -149,7 +212,7 @@ class EvictionControllerTest {
         a.registerListener(rec);
         // above 7 % of 128 slots, evict down to 5 % (6.4 slots); the second controller takes everything,
         // but only when asked (both hear every event from the start)
-        EvictionController ec = closing(new EvictionController(a, EvictionPolicies.create("lru"), 0.07, 0.05));
+        EvictionController ec = closing(new EvictionController(a, Policies.EVICTION.create("lru"), 0.07, 0.05));
         EvictionController all = closing(new EvictionController(a, new LruEvictionPolicy(), 0.01, 0.0));
         List<ObjectKey> k = keys(0, 10);
         putDirect(a, k);
@@ -183,11 +246,8 @@ class EvictionControllerTest {
         ec.start();
         putDirect(a, keys(0, 12)); // 12 / 128 = 9.4 %: nothing to do
         putDirect(a, keys(12, 14)); // 14 / 128 = 10.9 %: the thread evicts down to 6.4 slots
-        long deadline = System.nanoTime() + Fixtures.WAIT.toNanos();
-        while (((Number) ec.status().get("evicted_keys")).longValue() == 0) {
-            assertThat(System.nanoTime()).as("the controller thread never evicted").isLessThan(deadline);
-            Thread.sleep(20);
-        }
+        assertThat(ec.awaitStatus(s -> ((Number) s.get("evicted_keys")).longValue() > 0, Fixtures.WAIT))
+                .as("the controller thread never evicted").isTrue();
         assertThat(ec.status()).containsEntry("evicted_keys", 8L).containsEntry("rounds", 1L);
         assertThat(held(a, keys(0, 14))).containsExactlyElementsOf(keys(8, 14));
         ec.stop();
@@ -316,21 +376,13 @@ class EvictionControllerTest {
     }
 
     /** Freed slots return to the allocator when their deallocation completes. */
-    private static void awaitFreeSlots(RawBlockL2Adapter a, int n) throws InterruptedException {
-        long deadline = System.nanoTime() + Fixtures.WAIT.toNanos();
-        while (a.core().freeSlots() != n) {
-            assertThat(System.nanoTime()).as("free slots %d, expected %d", a.core().freeSlots(), n).isLessThan(deadline);
-            Thread.sleep(5);
-        }
+    private void awaitFreeSlots(RawBlockL2Adapter a, int n) throws InterruptedException {
+        awaitDevice(() -> a.core().freeSlots() == n, () -> "free slots " + a.core().freeSlots() + ", expected " + n);
     }
 
     private void awaitDeallocations(int n) throws InterruptedException {
-        long deadline = System.nanoTime() + Fixtures.WAIT.toNanos();
-        while (device.deallocations().size() < n) {
-            assertThat(System.nanoTime()).as("deallocations %d, expected %d", device.deallocations().size(), n)
-                    .isLessThan(deadline);
-            Thread.sleep(5);
-        }
+        awaitDevice(() -> device.deallocations().size() >= n,
+                () -> "deallocations " + device.deallocations().size() + ", expected " + n);
     }
 
     private static long offset(int slot) {
@@ -448,7 +500,7 @@ class EvictionControllerTest {
     void reclaimUnitEvictionRefusesAnAdapterWithoutGroupsSayingWhatItNeeds() throws Exception {
         L2Adapter plain = plainAdapter();
         assertThat(((ReclaimUnitGroups) plain).groupBytes()).isZero();
-        assertThatThrownBy(() -> new EvictionController(plain, EvictionPolicies.create("reclaim_unit"), 0.9, 0.8))
+        assertThatThrownBy(() -> new EvictionController(plain, Policies.EVICTION.create("reclaim_unit"), 0.9, 0.8))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("fdp_enabled")
                 .hasMessageContaining("knows no reclaim unit size").hasMessageContaining("use eviction policy lru");
         try (MockL2Adapter mock = new MockL2Adapter()) {
@@ -457,10 +509,10 @@ class EvictionControllerTest {
         }
         assertThatThrownBy(() -> new EvictionController(plain, new LruEvictionPolicy(), 0.8, 0.9))
                 .hasMessageContaining("high 0.8").hasMessageContaining("low 0.9");
-        assertThatThrownBy(() -> EvictionPolicies.create("fifo")).hasMessageContaining("[lru, reclaim_unit]");
+        assertThatThrownBy(() -> Policies.EVICTION.create("fifo")).hasMessageContaining("[lru, reclaim_unit]");
         assertThatThrownBy(() -> StorageManager.builder().eviction("fifo", 0.9, 0.8))
                 .hasMessageContaining("unknown eviction policy 'fifo'");
-        assertThat(EvictionPolicies.names()).contains("lru", "reclaim_unit");
+        assertThat(Policies.EVICTION.names()).contains("lru", "reclaim_unit");
     }
 
     @Test
@@ -476,7 +528,7 @@ class EvictionControllerTest {
             try (Arena arena = Arena.ofShared()) {
                 for (List<ObjectKey> ks : List.of(salted("rag:a", 0, 4), salted("chat:b", 10, 14),
                         salted("rag:a", 4, 8), salted("chat:b", 14, 16))) {
-                    List<java.lang.foreign.MemorySegment> data = new ArrayList<>();
+                    List<MemorySegment> data = new ArrayList<>();
                     for (ObjectKey k : ks) {
                         data.add(Fixtures.payload(arena, k));
                     }
@@ -484,11 +536,8 @@ class EvictionControllerTest {
                     assertThat(sm.awaitStoresIdle(Fixtures.WAIT)).isTrue();
                 }
             } // 14 of 16 slots: above 85 %, so the controller's thread evicts the oldest group it may
-            long deadline = System.nanoTime() + Fixtures.WAIT.toNanos();
-            while (((Number) ec.status().get("evicted_groups")).longValue() == 0) {
-                assertThat(System.nanoTime()).as("no group evicted").isLessThan(deadline);
-                Thread.sleep(20);
-            }
+            assertThat(ec.awaitStatus(s -> ((Number) s.get("evicted_groups")).longValue() > 0, Fixtures.WAIT))
+                    .as("no group evicted").isTrue();
         }
         assertThat(ec.status()).containsEntry("evicted_groups", 1L);
         assertThatThrownBy(ec::start).isInstanceOf(IllegalStateException.class);

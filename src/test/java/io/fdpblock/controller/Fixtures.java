@@ -1,5 +1,7 @@
 package io.fdpblock.controller;
 
+import io.fdpblock.cache.KvLayout;
+import io.fdpblock.cache.L1Manager;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.IoEngine;
 import io.fdpblock.l2.Bitmap;
@@ -23,22 +25,26 @@ import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Keys, payload patterns, adapters of both kinds, and L2 helpers for the controller tests. */
-final class Fixtures {
+/**
+ * Keys, payload patterns, adapters of both kinds, and L2 helpers for the controller tests (the L1 cache's
+ * tests use its keys and adapters too).
+ */
+public final class Fixtures {
     private Fixtures() {}
 
     /** L1 chunk = one raw_block payload (slot of 8 KiB minus its 4 KiB header). */
-    static final int CHUNK = 4096;
+    public static final int CHUNK = 4096;
     static final long SLOT = 8192;
     static final int SLOTS = 128;
     static final long META = RawBlockCoreConfig.v2MetaBytesFor(4096, SLOTS);
     /** Generous: only a bound so that nothing can hang; never a timing assertion. */
     static final Duration WAIT = Duration.ofSeconds(60);
-    static final KvLayout LAYOUT = KvLayout.ofBytes(CHUNK);
+    public static final KvLayout LAYOUT = KvLayout.ofBytes(CHUNK);
 
-    enum Kind { MOCK, RAW_BLOCK }
+    /** The adapter kinds the tests run on. */
+    public enum Kind { MOCK, RAW_BLOCK }
 
-    static ObjectKey key(int i) {
+    public static ObjectKey key(int i) {
         return key("org/model", 0x01000100, i);
     }
 
@@ -46,7 +52,7 @@ final class Fixtures {
         return ObjectKey.of(model, rank, new byte[] {7, 3, (byte) i, (byte) (i >> 8)});
     }
 
-    static List<ObjectKey> keys(int from, int to) {
+    public static List<ObjectKey> keys(int from, int to) {
         List<ObjectKey> out = new ArrayList<>();
         for (int i = from; i < to; i++) {
             out.add(key(i));
@@ -54,7 +60,7 @@ final class Fixtures {
         return out;
     }
 
-    static List<ObjectKey> pick(List<ObjectKey> keys, int... idx) {
+    public static List<ObjectKey> pick(List<ObjectKey> keys, int... idx) {
         List<ObjectKey> out = new ArrayList<>();
         for (int i : idx) {
             out.add(keys.get(i));
@@ -87,7 +93,7 @@ final class Fixtures {
         return true;
     }
 
-    static L2Adapter open(Kind kind, Path dir, String name) throws IOException {
+    public static L2Adapter open(Kind kind, Path dir, String name) throws IOException {
         return switch (kind) {
             case MOCK -> new MockL2Adapter();
             case RAW_BLOCK -> RawBlockL2Adapter.open(RawBlockCoreConfig.builder(dir.resolve(name + ".img").toString(), SLOT)

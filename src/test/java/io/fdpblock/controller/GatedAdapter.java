@@ -9,10 +9,13 @@ import io.fdpblock.l2.L2StoreResult;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -37,7 +40,7 @@ final class GatedAdapter implements L2Adapter {
      * hears late, or not at all).
      */
     volatile boolean holdDeletes;
-    private final List<Runnable> heldDeletes = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<Runnable> heldDeletes = new CopyOnWriteArrayList<>();
     /** deleteReporting says nothing per key (as an adapter with only LMCache's delete). */
     volatile boolean hideDeleteResults;
     /** Runs at the start of every delete, before the delegate's (e.g. to stop a controller mid-round). */
@@ -194,7 +197,7 @@ final class GatedAdapter implements L2Adapter {
     public void close() {
         delegate.close();
         if (failClose) {
-            throw new java.io.UncheckedIOException(new java.io.IOException("injected: final checkpoint failed"));
+            throw new UncheckedIOException(new IOException("injected: final checkpoint failed"));
         }
     }
 

@@ -116,7 +116,7 @@ class L1DoesNotFillUpTest {
             GatedAdapter gated = new GatedAdapter(mock);
             gated.stallStores = true; // stores never answer: their keys stay read-locked in L1
             try (StorageManager sm = StorageManager.builder().l1(CHUNK, 2).adapter(gated).build();
-                 LogCapture log = new LogCapture("io.fdpblock.controller")) {
+                 LogCapture log = new LogCapture("io.fdpblock.cache")) {
                 List<ObjectKey> ks = keys(0, 2);
                 assertThat(sm.store(ks, payloads(arena, ks))).containsOnly(true);
                 List<ObjectKey> more = keys(2, 5);

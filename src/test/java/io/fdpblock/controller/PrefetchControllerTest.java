@@ -1,5 +1,7 @@
 package io.fdpblock.controller;
 
+import io.fdpblock.cache.KvLayout;
+import io.fdpblock.cache.L1Manager;
 import io.fdpblock.testing.DiskTempDirFactory;
 import io.fdpblock.controller.Fixtures.Kind;
 import io.fdpblock.controller.PrefetchController.Step;
@@ -62,7 +64,7 @@ class PrefetchControllerTest {
 
     private PrefetchController controller(List<L2Adapter> adapters, int maxInFlight, PrefetchController.StepHook hook)
             throws Exception {
-        PrefetchController pc = closer.add(new PrefetchController(l1, adapters, PrefetchPolicies.create("default"),
+        PrefetchController pc = closer.add(new PrefetchController(l1, adapters, Policies.PREFETCH.create("default"),
                 maxInFlight));
         pc.setStepHook(hook);
         pc.start();

@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
@@ -197,7 +198,7 @@ class StorageManagerTest {
         StorageManager sm = StorageManager.create(CHUNK, 4, "{\"type\":\"failing_close\"}", "{\"type\":\"mock\"}");
         L2Adapter failing = sm.adapters().get(0);
         L2Adapter other = sm.adapters().get(1);
-        assertThatThrownBy(sm::close).isInstanceOf(java.io.UncheckedIOException.class)
+        assertThatThrownBy(sm::close).isInstanceOf(UncheckedIOException.class)
                 .hasMessageContaining("final checkpoint failed");
         // closed, both: every call after close fails (docs/contract.md section 2), accessors included
         assertThatThrownBy(((GatedAdapter) failing).delegate::reportStatus).hasMessageContaining("closed");

@@ -1,5 +1,6 @@
 package io.fdpblock.controller;
 
+import io.fdpblock.cache.L1Manager;
 import io.fdpblock.testing.DiskTempDirFactory;
 import io.fdpblock.controller.Fixtures.Kind;
 import io.fdpblock.l2.L2Adapter;
@@ -55,7 +56,7 @@ class StoreControllerTest {
     }
 
     private StoreController controller(List<L2Adapter> adapters, String policy) throws Exception {
-        StoreController sc = closer.add(new StoreController(l1, adapters, StorePolicies.create(policy)));
+        StoreController sc = closer.add(new StoreController(l1, adapters, Policies.STORE.create(policy)));
         sc.start();
         return sc;
     }
@@ -68,7 +69,7 @@ class StoreControllerTest {
         l1();
         L2Adapter a = adapter(kind, "a");
         L2Adapter b = adapter(kind, "b");
-        StoreController sc = closer.add(new StoreController(l1, List.of(a, b), StorePolicies.create("default")));
+        StoreController sc = closer.add(new StoreController(l1, List.of(a, b), Policies.STORE.create("default")));
         // the store lock table: read-locked while a store is in flight, unlocked after the last one
         List<Integer> readLocksAtSubmit = new CopyOnWriteArrayList<>();
         Map<ObjectKey, Integer> readLocksAfterLastCompletion = new ConcurrentHashMap<>();
@@ -103,7 +104,7 @@ class StoreControllerTest {
         l1();
         GatedAdapter gated = closer.add(new GatedAdapter(Fixtures.open(kind, dir, "a")));
         gated.stallStores = true;
-        StoreController sc = closer.add(new StoreController(l1, List.of(gated), StorePolicies.create("default")));
+        StoreController sc = closer.add(new StoreController(l1, List.of(gated), Policies.STORE.create("default")));
         CountDownLatch submitted = new CountDownLatch(1);
         sc.setStepHook(new StoreController.StepHook() {
             @Override
@@ -132,7 +133,7 @@ class StoreControllerTest {
     void temporaryObjectsNeverReachL2(Kind kind) throws Exception {
         l1();
         L2Adapter a = adapter(kind, "a");
-        StoreController sc = closer.add(new StoreController(l1, List.of(a), StorePolicies.create("default")));
+        StoreController sc = closer.add(new StoreController(l1, List.of(a), Policies.STORE.create("default")));
         List<ObjectKey> submittedKeys = new CopyOnWriteArrayList<>();
         sc.setStepHook(new StoreController.StepHook() {
             @Override
@@ -204,7 +205,7 @@ class StoreControllerTest {
     void keysAreGroupedByModelAndKvRankBeforeTheyAreSubmitted() throws Exception {
         l1();
         L2Adapter a = adapter(Kind.MOCK, "a");
-        StoreController sc = closer.add(new StoreController(l1, List.of(a), StorePolicies.create("default")));
+        StoreController sc = closer.add(new StoreController(l1, List.of(a), Policies.STORE.create("default")));
         List<Submitted> submitted = new CopyOnWriteArrayList<>();
         sc.setStepHook(new StoreController.StepHook() {
             @Override

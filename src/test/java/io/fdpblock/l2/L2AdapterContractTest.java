@@ -21,6 +21,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -387,6 +388,7 @@ abstract class L2AdapterContractTest {
         Map<Long, L2StoreResult> storeResults = new ConcurrentHashMap<>();
         AtomicInteger duplicatePops = new AtomicInteger();
         AtomicBoolean stop = new AtomicBoolean();
+        Semaphore popped = new Semaphore(0); // a permit per store result popped
         // One consumer drains store results, as a StoreController does; lookups and loads are queried by their submitters.
         Thread consumer = Thread.ofPlatform().start(() -> {
             while (!stop.get()) {
@@ -398,6 +400,8 @@ abstract class L2AdapterContractTest {
                 a.popCompletedStoreTasks().forEach((id, r) -> {
                     if (storeResults.put(id, r) != null) {
                         duplicatePops.incrementAndGet();
+                    } else {
+                        popped.release();
                     }
                 });
             }
@@ -444,10 +448,9 @@ abstract class L2AdapterContractTest {
             for (Future<?> f : fs) {
                 f.get(180, TimeUnit.SECONDS);
             }
-            long deadline = System.nanoTime() + WAIT.toNanos();
-            while (storeResults.size() < storeIds.size() && System.nanoTime() < deadline) {
-                Thread.sleep(20);
-            }
+            // every store's result popped (the bound only keeps a lost one from hanging the test)
+            assertThat(popped.tryAcquire(storeIds.size(), WAIT.toNanos(), TimeUnit.NANOSECONDS))
+                    .as("store results popped: %d of %d", storeResults.size(), storeIds.size()).isTrue();
         } finally {
             stop.set(true);
             pool.shutdownNow();

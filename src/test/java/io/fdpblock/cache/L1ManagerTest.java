@@ -1,5 +1,6 @@
-package io.fdpblock.controller;
+package io.fdpblock.cache;
 
+import io.fdpblock.controller.Fixtures;
 import io.fdpblock.core.RawBlockL2Adapter;
 import io.fdpblock.l2.MockL2Adapter;
 import io.fdpblock.core.PutRequest;

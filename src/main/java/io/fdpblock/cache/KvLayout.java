@@ -1,4 +1,4 @@
-package io.fdpblock.controller;
+package io.fdpblock.cache;
 
 import io.fdpblock.l2.MemoryObj;
 

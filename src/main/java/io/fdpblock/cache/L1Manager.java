@@ -1,4 +1,4 @@
-package io.fdpblock.controller;
+package io.fdpblock.cache;
 
 import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.MemoryObj;
@@ -16,6 +16,12 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BiFunction;
+import java.util.function.Function;
+import java.util.function.IntToLongFunction;
+import java.util.function.LongSupplier;
+import java.util.function.Predicate;
+import java.util.function.ToIntFunction;
 
 /**
  * The L1 tier: a pool of aligned off-heap chunks (one region allocated up front, 4096-aligned, sliced
@@ -45,7 +51,7 @@ public final class L1Manager implements AutoCloseable {
     /** Every chunk starts at a multiple of this (O_DIRECT and NVMe passthru need it). */
     public static final int ALIGNMENT = 4096;
 
-    private static final System.Logger LOG = System.getLogger("io.fdpblock.controller");
+    private static final System.Logger LOG = System.getLogger("io.fdpblock.cache");
 
     /** Hears of non-temporary objects that became ready. Runs inside L1's lock: queue and signal only. */
     @FunctionalInterface
@@ -161,7 +167,7 @@ public final class L1Manager implements AutoCloseable {
         return count(() -> refusedPrefetches);
     }
 
-    private long count(java.util.function.LongSupplier counter) {
+    private long count(LongSupplier counter) {
         lock.lock();
         try {
             return counter.getAsLong();
@@ -276,7 +282,7 @@ public final class L1Manager implements AutoCloseable {
         }
     }
 
-    private List<MemoryObj> reserve(List<ObjectKey> keys, java.util.function.IntToLongFunction size,
+    private List<MemoryObj> reserve(List<ObjectKey> keys, IntToLongFunction size,
             KvLayout layout, boolean temporary) {
         checkKeys(keys);
         List<MemoryObj> out = new ArrayList<>(keys.size());
@@ -353,27 +359,13 @@ public final class L1Manager implements AutoCloseable {
      * @return how many keys became evictable
      */
     public int allowEviction(List<ObjectKey> keys) {
-        if (keys == null || keys.isEmpty()) {
-            return 0;
-        }
-        int n = 0;
-        lock.lock();
-        try {
-            if (closed) {
-                return 0;
+        return changeEach(keys, e -> {
+            if (e.temporary || e.released) {
+                return false;
             }
-            for (ObjectKey k : keys) {
-                Entry e = entries.get(k);
-                if (e != null && !e.temporary && !e.released) {
-                    e.released = true;
-                    track(e);
-                    n++;
-                }
-            }
-        } finally {
-            lock.unlock();
-        }
-        return n;
+            e.released = true;
+            return true;
+        });
     }
 
     /** Whether {@code key} is in L1 and may be evicted once unlocked (temporary, or allowed). */
@@ -457,27 +449,20 @@ public final class L1Manager implements AutoCloseable {
         return reserveRead(keys, false);
     }
 
-    /** Like {@link #reserveRead(List)}; with {@code nonTemporaryOnly} temporary objects are skipped too. */
-    List<MemoryObj> reserveRead(List<ObjectKey> keys, boolean nonTemporaryOnly) {
+    /**
+     * Like {@link #reserveRead(List)}; with {@code nonTemporaryOnly} temporary objects are skipped too
+     * (the store controller reads only what L2 may not hold yet).
+     */
+    public List<MemoryObj> reserveRead(List<ObjectKey> keys, boolean nonTemporaryOnly) {
         checkKeys(keys);
-        List<MemoryObj> out = new ArrayList<>(keys.size());
-        lock.lock();
-        try {
-            checkOpen();
-            for (ObjectKey k : keys) {
-                Entry e = entries.get(k);
-                if (e == null || e.writing || (nonTemporaryOnly && e.temporary)) {
-                    out.add(null);
-                    continue;
-                }
-                e.readers++;
-                track(e);
-                out.add(e.obj);
+        return objectsOf(keys, (k, e) -> {
+            if (e == null || e.writing || (nonTemporaryOnly && e.temporary)) {
+                return null;
             }
-        } finally {
-            lock.unlock();
-        }
-        return out;
+            e.readers++;
+            track(e);
+            return e.obj;
+        });
     }
 
     /**
@@ -503,6 +488,22 @@ public final class L1Manager implements AutoCloseable {
 
     /** Releases one read lock per key (per occurrence); absent keys and underflow are no-ops. */
     public int finishRead(List<ObjectKey> keys) {
+        return changeEach(keys, e -> {
+            if (e.readers == 0) {
+                return false;
+            }
+            e.readers--;
+            return true;
+        });
+    }
+
+    /**
+     * Under the lock, offers the entry of each present key (per occurrence) to {@code change}; an entry
+     * it changed is tracked again for eviction. Closed: nothing happens.
+     *
+     * @return how many entries were changed
+     */
+    private int changeEach(List<ObjectKey> keys, Predicate<Entry> change) {
         if (keys == null || keys.isEmpty()) {
             return 0;
         }
@@ -514,8 +515,7 @@ public final class L1Manager implements AutoCloseable {
             }
             for (ObjectKey k : keys) {
                 Entry e = entries.get(k);
-                if (e != null && e.readers > 0) {
-                    e.readers--;
+                if (e != null && change.test(e)) {
                     track(e);
                     n++;
                 }
@@ -532,17 +532,22 @@ public final class L1Manager implements AutoCloseable {
      * @throws IllegalStateException naming the first key that is not read-locked
      */
     public List<MemoryObj> readLockedObjects(List<ObjectKey> keys) {
+        return objectsOf(keys, (k, e) -> {
+            if (e == null || e.readers == 0) {
+                throw new IllegalStateException(k + " is not read-locked in L1" + (e == null ? " (not in L1)" : ""));
+            }
+            return e.obj;
+        });
+    }
+
+    /** Under the lock, when open: per key what {@code answer} makes of it and its entry (null: absent). */
+    private List<MemoryObj> objectsOf(List<ObjectKey> keys, BiFunction<ObjectKey, Entry, MemoryObj> answer) {
         List<MemoryObj> out = new ArrayList<>(keys.size());
         lock.lock();
         try {
             checkOpen();
             for (ObjectKey k : keys) {
-                Entry e = entries.get(k);
-                if (e == null || e.readers == 0) {
-                    throw new IllegalStateException(k + " is not read-locked in L1"
-                            + (e == null ? " (not in L1)" : ""));
-                }
-                out.add(e.obj);
+                out.add(answer.apply(k, entries.get(k)));
             }
         } finally {
             lock.unlock();
@@ -647,7 +652,7 @@ public final class L1Manager implements AutoCloseable {
     }
 
     /** A question about one key's entry (null when absent), answered under the lock. */
-    private <T> T about(ObjectKey key, java.util.function.Function<Entry, T> question) {
+    private <T> T about(ObjectKey key, Function<Entry, T> question) {
         lock.lock();
         try {
             return question.apply(entries.get(key));
@@ -656,7 +661,7 @@ public final class L1Manager implements AutoCloseable {
         }
     }
 
-    private int sumOver(java.util.function.ToIntFunction<Entry> count) {
+    private int sumOver(ToIntFunction<Entry> count) {
         lock.lock();
         try {
             int n = 0;
