@@ -287,13 +287,8 @@ class EmulatedFdpDeviceTierTest {
      */
     static String guestCommand(GuestVerdict.Guest guest, String filter, String libraryTests) {
         String javaOptions = setting("fdpblock.device.javaOptions", "FDPBLOCK_DEVICE_JAVA_OPTIONS");
-        String classPath = String.join(":",
-                "target/device-tier/junit-platform-console-standalone.jar",
-                "target/test-classes",
-                "target/classes",
-                "target/device-tier/lib/*");
-        // explicit roots: without them the launcher scans only the directories of the class path, not its jars
-        String scanRoots = String.join(":", "target/test-classes", libraryTests);
+        String classPath = GUEST_CLASS_PATH;
+        String scanRoots = scanRoots(libraryTests);
         return """
                 #!/bin/sh
                 # Written by EmulatedFdpDeviceTierTest: the device tests of guest %s (tags: %s), one JVM.
@@ -305,6 +300,21 @@ class EmulatedFdpDeviceTierTest {
                   '--scan-class-path=%s' '--include-tag=%s' %s--reports-dir=/fdp/work/reports
                 """.formatted(guest.id, guest.tags, guest.tags, GUEST_JAVA_OPTIONS, javaOptions, classPath, scanRoots,
                 guest.tags, filter.isEmpty() ? "" : "'--include-classname=" + filter.replace("'", "") + "' ");
+    }
+
+    /** The guest JVM's class path, relative to the tools module (the guest's working directory). */
+    static final String GUEST_CLASS_PATH = String.join(":",
+            "target/device-tier/junit-platform-console-standalone.jar",
+            "target/test-classes",
+            "target/classes",
+            "target/device-tier/lib/*");
+
+    /**
+     * Where the guest's launcher looks for tests: the tools' test classes and the library's test jar. Explicit
+     * roots: without them the launcher scans only the directories of its class path, not its jars.
+     */
+    static String scanRoots(String libraryTests) {
+        return String.join(":", "target/test-classes", libraryTests);
     }
 
     /** The library's test jar among the guest's jars (fdpblock-VERSION-tests.jar), or null. */
