@@ -5,9 +5,9 @@ import java.util.concurrent.atomic.LongAccumulator;
 
 /**
  * A concurrent histogram of non-negative values (latencies in nanoseconds), log-bucketed: each power of
- * two is split into {@value #SUB_BUCKETS} equal buckets, so a percentile is exact below
- * {@value #SUB_BUCKETS} and off by less than 1/{@value #SUB_BUCKETS} (0.4 %) above. Recording is one
- * atomic increment; no lock, no allocation.
+ * two is split into 256 equal buckets, so a percentile is exact below 256 and off by less than 1/256
+ * (0.4 %) above (HdrHistogram with 3 significant digits: 0.1 %), in 14,336 counters (115 KiB).
+ * Recording takes no lock: an atomic increment and a maximum.
  *
  * <p>Why not HdrHistogram: the JDK has no histogram, and HdrHistogram's jar has no module name (2.2.2 has
  * neither a descriptor nor {@code Automatic-Module-Name}; 2.2.1's descriptor is broken), so a library
@@ -39,19 +39,19 @@ public final class LatencyHistogram {
      * {@link #max()}; 0 when nothing was recorded.
      */
     public long valueAtPercentile(double percentile) {
-        long[] snapshot = new long[counts.length()];
+        // Two passes over the live counts, no copy: a value recorded meanwhile may shift the answer by a
+        // bucket, which a status report can afford.
         long total = 0;
-        for (int i = 0; i < snapshot.length; i++) {
-            snapshot[i] = counts.get(i);
-            total += snapshot[i];
+        for (int i = 0; i < counts.length(); i++) {
+            total += counts.get(i);
         }
         if (total == 0) {
             return 0;
         }
         long rank = Math.max(1, (long) Math.ceil(Math.min(100, Math.max(0, percentile)) / 100 * total));
         long seen = 0;
-        for (int i = 0; i < snapshot.length; i++) {
-            seen += snapshot[i];
+        for (int i = 0; i < counts.length(); i++) {
+            seen += counts.get(i);
             if (seen >= rank) {
                 return Math.min(highestValueOf(i), max());
             }
