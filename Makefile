@@ -184,10 +184,11 @@ jmh: jdk deps
 # Is the installed library what a service needs? Installs it (tests skipped: `make test` runs them), then
 # src/it/consumer-check.sh builds a project outside the repository that depends on it: no CLI or chart
 # libraries in its dependency tree, a RawBlockCore put/load on the module path and on the class path,
-# and the missing --enable-native-access named when it is forgotten.
+# and the missing --enable-native-access named when it is forgotten. MVN_ARGS (e.g. -o, offline) goes to
+# both Maven runs, the install and the consumer's.
 consumer-check: jdk deps
 	$(MVN) $(MVN_ARGS) -DskipTests install
-	JAVA_HOME=$(JDK) MAVEN_OPTS="$(MAVEN_OPTS) --sun-misc-unsafe-memory-access=allow" bash src/it/consumer-check.sh
+	JAVA_HOME=$(JDK) MAVEN_OPTS="$(MAVEN_OPTS) --sun-misc-unsafe-memory-access=allow" MVN="mvn -B $(MVN_ARGS)" bash src/it/consumer-check.sh
 
 # Regenerates bindings/ from headers/fdpblock.h and jextract.conf (bindings/GENERATED.md: the recipe that
 # reproduces the committed files byte for byte). jextract writes into target/ first: bindings/ is replaced
