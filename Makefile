@@ -10,6 +10,11 @@ JDK := $(shell for d in "$$JAVA_HOME" $$(ls -d /usr/lib/jvm/*/ 2>/dev/null | sor
 
 MVN := JAVA_HOME=$(JDK) MAVEN_OPTS="$(MAVEN_OPTS) --sun-misc-unsafe-memory-access=allow" mvn -B
 JAVA := $(JDK)/bin/java --enable-native-access=ALL-UNNAMED
+# Two Maven projects: the library (pom.xml, artifact io.fdpblock:fdpblock) and the tools on it (src/tools: the
+# command line, the benchmarks, the WAF model, the device tier's host side). The tools build against the
+# library installed in the local repository, so every target that builds them installs the library first.
+TOOLS := src/tools
+TOOLS_MVN := $(MVN) -f $(TOOLS)/pom.xml
 JAR := target/fdpblock.jar
 # System packages the project needs at run time (Debian names).
 DEB_PACKAGES := liburing2
@@ -38,14 +43,14 @@ endef
 
 help:
 	@echo "make run       the main job on the embedded default (a file-backed device in a temp dir)"
-	@echo "make test      all test tiers this machine can run (brings up the device tier's guest image itself)"
+	@echo "make test      all test tiers this machine can run: the library's tests, then the tools' and the device tier (brings up its guest image itself)"
 	@echo "make soak      the long runs of the store for minutes: SOAK_OPS operations, SOAK_LAPS log laps a reopen (docs in README, Reliability)"
 	@echo "make fuzz      fuzz every decoder for FUZZ_SECONDS each (default $(FUZZ_SECONDS)); FUZZ_TEST=Class for one (docs/fuzzing.md)"
 	@echo "make test-image build the emulated NVMe FDP guest's container image (test-images/; reused when present)"
 	@echo "make test-hardware  the device tests on a real FDP SSD: FDPBLOCK_NVME_DEVICE=/dev/ngXnY make test-hardware"
 	@echo "make deps      install missing system packages ($(DEB_PACKAGES))"
 	@echo "make bindings  regenerate bindings/ with jextract (on the PATH, or JEXTRACT=...; installs $(BINDINGS_PACKAGES))"
-	@echo "make jshell    jshell with fdpblock on the class path and jshell/fdpblock.jsh loaded"
+	@echo "make jshell    jshell with fdpblock on the class path and $(TOOLS)/src/main/jshell/fdpblock.jsh loaded"
 	@echo "make waf       placement and eviction policies compared: WAF in the FDP SSD model and L2 hit ratio (WAF_ARGS=...)"
 	@echo "make bench     fdpblock bench: ours vs fio side by side (installs fio when missing); BENCH_ARGS=... to pass options"
 	@echo "make bench-scale  the store at scale: 10M entries (fdpblock_v2) and 2M (lmcache_v1), 5-10 min, root; SCALE_ARGS=... to pass options"
@@ -61,18 +66,24 @@ jdk:
 deps:
 	@$(call apt-install,$(DEB_PACKAGES))
 
-# The runnable jar (command line and benchmark included, src/assembly/cli.xml); the library jar beside it,
-# target/fdpblock-<version>.jar, is what `mvn install` installs.
-$(JAR): jdk $(shell find src/main src/assembly bindings -type f 2>/dev/null) pom.xml
-	$(MVN) -DskipTests package
-	install -m 755 src/main/scripts/fdpblock target/fdpblock
+# The runnable jar: the tools, the library and every dependency (src/tools/src/assembly/cli.xml), built in
+# src/tools/target and copied here beside the launcher. The library jar, target/fdpblock-<version>.jar, and
+# its test jar are what `mvn install` installs (the tools' build and tests need both).
+$(JAR): jdk $(shell find src/main bindings $(TOOLS)/src/main $(TOOLS)/src/assembly -type f 2>/dev/null) pom.xml $(TOOLS)/pom.xml
+	$(MVN) -DskipTests install
+	$(TOOLS_MVN) -DskipTests package
+	install -m 644 $(TOOLS)/target/fdpblock.jar $(JAR)
+	install -m 755 $(TOOLS)/src/main/scripts/fdpblock target/fdpblock
 
 build: deps $(JAR)
 
-# The test phase ends with the fuzz part (docs/fuzzing.md): every fuzz target replays its inputs, then one
-# combined target fuzzes all decoders for 25 s (MVN_ARGS=-Dfdpblock.fuzz.short=60s to change).
+# The library's tests first, ending with the fuzz part (docs/fuzzing.md): every fuzz target replays its
+# inputs, then one combined target fuzzes all decoders for 25 s (MVN_ARGS=-Dfdpblock.fuzz.short=60s to
+# change); then it is installed, and the tools' tests run on it, the device tier among them, whose guests
+# run the device tests of both (the tools' test classes and the library's test jar).
 test: jdk deps device-env
-	$(MVN) $(MVN_ARGS) test
+	$(MVN) $(MVN_ARGS) install
+	$(TOOLS_MVN) $(MVN_ARGS) test
 
 # The store's long runs, for minutes instead of seconds (make test runs them small): SoakTest (a model of
 # every key, byte for byte, over reopens) and ConcurrentChurnReopenTest (fdpblock run's shape on the store;
@@ -101,7 +112,7 @@ test-image:
 
 # The same for `make test`, which it never stops: where the tier cannot run (not root, no engine can
 # run here) or its build failed, build.sh says why and records it in target/device-tier/status; the
-# tier's host test (io.fdpblock.devicetier.EmulatedFdpDeviceTierTest) then skips (cannot run) or fails
+# tier's host test (io.fdpblock.devicetier.EmulatedFdpDeviceTierTest, in $(TOOLS)) then skips (cannot run) or fails
 # (build failed) with that reason.
 device-env:
 	@bash test-images/build.sh --if-possible
@@ -111,7 +122,8 @@ device-env:
 test-hardware: jdk deps
 	@if [ -z "$$FDPBLOCK_NVME_DEVICE" ]; then \
 	  echo "fdpblock: set FDPBLOCK_NVME_DEVICE to the FDP SSD's generic char device, e.g. FDPBLOCK_NVME_DEVICE=/dev/ng0n1 make test-hardware (its data is overwritten)" >&2; exit 1; fi
-	$(MVN) $(MVN_ARGS) test -Dfdpblock.test.groups=device -Dfdpblock.fuzz.skip=true
+	$(MVN) $(MVN_ARGS) install -Dfdpblock.test.groups=device -Dfdpblock.fuzz.skip=true
+	$(TOOLS_MVN) $(MVN_ARGS) test -Dfdpblock.test.groups=device
 
 run: build
 	$(JAVA) -jar $(JAR) run
@@ -123,7 +135,7 @@ waf: build
 	$(JAVA) -jar $(JAR) waf $(WAF_ARGS)
 
 jshell: build
-	$(JDK)/bin/jshell --class-path $(JAR) -R--enable-native-access=ALL-UNNAMED --startup DEFAULT --startup jshell/fdpblock.jsh
+	$(JDK)/bin/jshell --class-path $(JAR) -R--enable-native-access=ALL-UNNAMED --startup DEFAULT --startup $(TOOLS)/src/main/jshell/fdpblock.jsh
 
 # fdpblock bench compares against fio (Debian package fio); its chart needs a font (fontconfig + DejaVu).
 BENCH_ARGS ?=
@@ -172,10 +184,11 @@ jmh: jdk deps
 # Is the installed library what a service needs? Installs it (tests skipped: `make test` runs them), then
 # src/it/consumer-check.sh builds a project outside the repository that depends on it: no CLI or chart
 # libraries in its dependency tree, a RawBlockCore put/load on the module path and on the class path,
-# and the missing --enable-native-access named when it is forgotten.
+# and the missing --enable-native-access named when it is forgotten. MVN_ARGS (e.g. -o, offline) goes to
+# both Maven runs, the install and the consumer's.
 consumer-check: jdk deps
 	$(MVN) $(MVN_ARGS) -DskipTests install
-	JAVA_HOME=$(JDK) MAVEN_OPTS="$(MAVEN_OPTS) --sun-misc-unsafe-memory-access=allow" bash src/it/consumer-check.sh
+	JAVA_HOME=$(JDK) MAVEN_OPTS="$(MAVEN_OPTS) --sun-misc-unsafe-memory-access=allow" MVN="mvn -B $(MVN_ARGS)" bash src/it/consumer-check.sh
 
 # Regenerates bindings/ from headers/fdpblock.h and jextract.conf (bindings/GENERATED.md: the recipe that
 # reproduces the committed files byte for byte). jextract writes into target/ first: bindings/ is replaced
@@ -209,4 +222,4 @@ bindings:
 	fi
 
 clean:
-	rm -rf target
+	rm -rf target $(TOOLS)/target

@@ -2,7 +2,8 @@
 # make consumer-check: is the artifact that `mvn install` put in the local repository usable by a service?
 # Copies src/it/consumer (a project that depends on io.fdpblock:fdpblock) to a temp dir outside the
 # repository, then checks:
-#   1. `mvn dependency:tree` of it shows the library and no CLI, chart, benchmark or test library;
+#   1. `mvn dependency:tree` of it shows the library and no CLI, chart, benchmark or test library, and the
+#      library jar holds none of the tools' classes (src/tools);
 #   2. its Main (open a RawBlockCore on a file, put a key, load it, reopen) runs on the module path with
 #      --enable-native-access=io.fdpblock and on the class path with ALL-UNNAMED;
 #      and a consumer module cannot compile against the generated bindings (not exported);
@@ -34,12 +35,12 @@ fail() { echo "consumer-check: FAILED: $*" >&2; exit 1; }
 echo "consumer-check: dependency tree of a project that depends on io.fdpblock:fdpblock:$version"
 sed 's/^/  /' tree.txt
 grep -q "io.fdpblock:fdpblock:jar:$version" tree.txt || fail "the library is not in the tree"
-forbidden='info\.picocli|me\.tongfei|org\.knowm|jline|org\.openjdk\.jmh|junit|assertj|testcontainers'
+forbidden='info\.picocli|me\.tongfei|org\.knowm|org\.hdrhistogram|jline|org\.openjdk\.jmh|junit|assertj|testcontainers'
 if grep -Eq "$forbidden" tree.txt; then
   fail "the tree has CLI, chart, benchmark or test libraries: $(grep -E "$forbidden" tree.txt | tr -d '\n')"
 fi
-if unzip -l "$installed" | grep -Eq 'io/fdpblock/(cli|bench)/'; then
-  fail "the installed library jar contains the command line or the benchmark"
+if unzip -l "$installed" | grep -Eq 'io/fdpblock/(cli|bench|sim|tools)/'; then
+  fail "the installed library jar contains the command line, the benchmarks or the WAF model"
 fi
 cp=$(cat cp.txt)
 

@@ -7,10 +7,17 @@
  * {@code --enable-native-access=ALL-UNNAMED}. Without it the JDK warns (or, with
  * {@code --illegal-native-access=deny}, refuses), and fdpblock says which flag is missing.
  *
- * <p>Exported: the API packages. Not exported: the generated bindings ({@code io.fdpblock.ffi}), the
- * command line and the benchmark ({@code cli}, {@code bench}: in the runnable jar only, not in the
- * library jar), and helpers ({@code util}). A package added to the project is not exported until it
- * is named here.
+ * <p>Exported: the API packages. {@code linux} and {@code uring} are API too: a service allocates its I/O
+ * buffers with {@code IoMemory}, catches {@code DeviceInUseException} and {@code Errno.NativeIOException}
+ * from {@code BlockDevices} and {@code NvmeNamespace}, asks {@code Uring.isAvailable()} which engine it can
+ * use, and may drive a {@code Ring} itself. Not exported: the generated bindings ({@code io.fdpblock.ffi})
+ * and helpers ({@code util}). The command line, the benchmarks and the WAF model are not part of the
+ * library: they are the tools module (src/tools). A package added to the project is not exported until
+ * it is named here.
+ *
+ * <p>Every module required here has a module name of its own: a name derived from a jar's file name
+ * (an automatic module without {@code Automatic-Module-Name}) changes with how the jar is stored, so a
+ * library that requires one cannot be published.
  */
 module io.fdpblock {
     exports io.fdpblock.l2;
@@ -21,7 +28,6 @@ module io.fdpblock {
     exports io.fdpblock.linux;
     exports io.fdpblock.cache;
     exports io.fdpblock.controller;
-    exports io.fdpblock.sim;
 
     // L2AdapterFactory.create takes a JsonNode: users of the API see Jackson's types.
     requires transitive com.fasterxml.jackson.databind;
@@ -29,17 +35,6 @@ module io.fdpblock {
     requires org.bouncycastle.provider;
     // XXH3-128 key hashes of the compact index.
     requires hash4j;
-    // Latency histograms of reportStatus(). HdrHistogram 2.2.2 has no module name of its own: the name is
-    // derived from its jar's file name, as Maven stores it (HdrHistogram-2.2.2.jar).
-    requires HdrHistogram;
-
-    // The command line and the benchmark are compiled with the module but left out of the library jar;
-    // their libraries are optional dependencies (present in the runnable jar, never required here).
-    requires static info.picocli;
-    requires static me.tongfei.progressbar;
-    requires static org.knowm.xchart;
-    requires static java.desktop;       // the benchmark's chart (PNG)
-    requires static jdk.management;     // the benchmark's CPU clock
 
     uses io.fdpblock.l2.L2AdapterFactory;
     uses io.fdpblock.controller.StorePolicyFactory;

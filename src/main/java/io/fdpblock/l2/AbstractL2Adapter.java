@@ -1,6 +1,7 @@
 package io.fdpblock.l2;
 
 import io.fdpblock.linux.EventFd;
+import io.fdpblock.util.LatencyHistogram;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -200,14 +201,13 @@ public abstract class AbstractL2Adapter implements L2Adapter {
 
     /** Tasks, misses/failures, bytes and a latency histogram of one operation. */
     static final class OpStats {
-        private final org.HdrHistogram.ConcurrentHistogram latencyNanos =
-                new org.HdrHistogram.ConcurrentHistogram(TimeUnitHolder.HOUR, 3);
+        private final LatencyHistogram latencyNanos = new LatencyHistogram();
         private final LongAdder tasks = new LongAdder();
         private final LongAdder misses = new LongAdder();
         private final LongAdder bytes = new LongAdder();
 
         void record(long submitNanos, long missed, long byteCount) {
-            latencyNanos.recordValue(Math.min(TimeUnitHolder.HOUR, Math.max(0, System.nanoTime() - submitNanos)));
+            latencyNanos.record(Math.min(TimeUnitHolder.HOUR, Math.max(0, System.nanoTime() - submitNanos)));
             tasks.increment();
             misses.add(missed);
             bytes.add(byteCount);
@@ -220,11 +220,10 @@ public abstract class AbstractL2Adapter implements L2Adapter {
             if (bytes.sum() > 0) {
                 m.put("bytes", bytes.sum());
             }
-            org.HdrHistogram.Histogram h = latencyNanos.copy();
-            m.put("p50_us", h.getValueAtPercentile(50) / 1000.0);
-            m.put("p99_us", h.getValueAtPercentile(99) / 1000.0);
-            m.put("p999_us", h.getValueAtPercentile(99.9) / 1000.0);
-            m.put("max_us", h.getMaxValue() / 1000.0);
+            m.put("p50_us", latencyNanos.valueAtPercentile(50) / 1000.0);
+            m.put("p99_us", latencyNanos.valueAtPercentile(99) / 1000.0);
+            m.put("p999_us", latencyNanos.valueAtPercentile(99.9) / 1000.0);
+            m.put("max_us", latencyNanos.max() / 1000.0);
             return m;
         }
     }

@@ -228,29 +228,6 @@ class WriteStreamDeviceTest {
     }
 
     @Test
-    void theBlockDeviceAndItsGenericDeviceReopenExclusivelyRightAfterClose() throws Exception {
-        // close() returns once the kernel let go of the device: an exclusive reopen (O_EXCL on the block device,
-        // the flock on either) right away must not find it still held by the torn-down ring. The pattern of the
-        // bench: a second of writes at QD 32, close, open again at once.
-        for (int i = 0; i < 3; i++) {
-            for (Path node : List.of(block, block, generic)) {
-                IoEngine engine = node.equals(block) ? IoEngine.IO_URING : IoEngine.URING_CMD;
-                try (BlockDevice dev = BlockDevices.open(node, DeviceOptions.of(engine).withQueueDepth(64)
-                        .withBuffers(1 << 20, 32))) {
-                    io.fdpblock.bench.PipelinedIo p = new io.fdpblock.bench.PipelinedIo(dev,
-                            new io.fdpblock.bench.PipelinedIo.Spec(true, true, 4096, 32, BASE, 8L << 20,
-                                    PlacementId.of(dev.placementIds().get(1))), i);
-                    try {
-                        assertThat(p.run(0, 1_000_000_000L).ops()).isPositive();
-                    } finally {
-                        p.release();
-                    }
-                }
-            }
-        }
-    }
-
-    @Test
     void everyRingOfTheDevicePlacesItsWritesAndLetsGoOfTheDeviceAtClose() throws Exception {
         // io_rings 2: two submitting threads, one per reactor, and the caller's own ring of a blocking execute.
         // Each writes with a placement id of its own: a ring that left SQE byte 44 unset would put its LBAs on

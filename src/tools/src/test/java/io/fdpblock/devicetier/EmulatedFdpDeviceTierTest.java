@@ -36,7 +36,8 @@ import java.util.stream.Stream;
 /**
  * The device test tier, driven from the host: boots the emulated NVMe FDP guests of {@code test-images/}
  * one after the other, each once, in its own container (Testcontainers, local image only), runs the
- * guest's {@code device}-tagged tests inside it with the JUnit console launcher, and reports each guest
+ * {@code device}-tagged tests of both modules (the tools' test classes and the library's test jar, both
+ * on this module's test class path) inside it with the JUnit console launcher, and reports each guest
  * result as one dynamic test here (failed with the guest's message, skipped when the guest skipped it),
  * grouped by guest, whose container names its kernel and QEMU.
  *
@@ -49,7 +50,7 @@ import java.util.stream.Stream;
  * <p>Tagged {@code host} so that {@code make test} runs it. It skips, with the reason, only where the tier
  * cannot run: no container engine reachable (e.g. not root) or no guest image and no way to build it.
  * {@code make test} builds the image first ({@code test-images/build.sh --if-possible}), which records
- * why it could not in {@code target/device-tier/status}; a build that failed on a machine that can run
+ * why it could not in the repository's {@code target/device-tier/status}; a build that failed on a machine that can run
  * the tier fails this test.
  *
  * <p>In the guest: {@code FDPBLOCK_NVME_DEVICE=/dev/ng0n1}, {@code FDPBLOCK_NVME_BLOCK=/dev/nvme0n1},
@@ -82,9 +83,13 @@ class EmulatedFdpDeviceTierTest {
     }
 
     private static List<DynamicNode> runTier() throws Exception {
+        // The tools module (the guest's class path is under its target/) and the repository around it
+        // (test-images/, and build.sh's record of its last attempt in target/device-tier/status).
         Path project = Path.of(System.getProperty("basedir", System.getProperty("user.dir"))).toAbsolutePath();
+        Path repository = Path.of(System.getProperty("fdpblock.repository", project.resolve("../..").toString()))
+                .toAbsolutePath().normalize();
         Path tier = project.resolve("target/device-tier");
-        Properties status = buildStatus(tier.resolve("status"));
+        Properties status = buildStatus(repository.resolve("target/device-tier/status"));
 
         for (Path needed : List.of(project.resolve("target/test-classes"), tier.resolve("lib"),
                 tier.resolve("junit-platform-console-standalone.jar"))) {
@@ -94,12 +99,17 @@ class EmulatedFdpDeviceTierTest {
                         + " phase prepares target/device-tier/");
             }
         }
+        Path libraryTests = libraryTestJar(tier.resolve("lib"));
+        if (libraryTests == null) {
+            skip("the guest's class path has no library test jar (target/device-tier/lib/fdpblock-*-tests.jar):"
+                    + " install the library first (make test does: mvn install, then the tools' tests)");
+        }
         List<GuestVerdict.Guest> guests = guests();
         String engineProblem = engineProblem();
         if (engineProblem != null) {
             skipOrFail(status, "no container engine is reachable (" + engineProblem + ")");
         }
-        String image = imageName(project);
+        String image = imageName(repository);
         if (!imagePresent(image)) {
             skipOrFail(status, "the guest image " + image + " is not built: run make test-image (make test"
                     + " builds it by itself)");
@@ -112,7 +122,8 @@ class EmulatedFdpDeviceTierTest {
         List<String> summary = new ArrayList<>();
         boolean anyPassed = false;
         for (GuestVerdict.Guest guest : guests) {
-            GuestRun run = runGuest(project, image, guest, workRoot.resolve(guest.id), filter);
+            GuestRun run = runGuest(project, image, guest, workRoot.resolve(guest.id), filter,
+                    project.relativize(libraryTests).toString());
             nodes.add(run.node());
             summary.add(run.summary());
             anyPassed |= run.passed() > 0;
@@ -145,10 +156,10 @@ class EmulatedFdpDeviceTierTest {
     /** One guest's outcome: its dynamic tests and a line for the status summary. */
     private record GuestRun(DynamicNode node, String summary, long passed) {}
 
-    private static GuestRun runGuest(Path project, String image, GuestVerdict.Guest guest, Path work, String filter)
-            throws Exception {
+    private static GuestRun runGuest(Path project, String image, GuestVerdict.Guest guest, Path work, String filter,
+            String libraryTests) throws Exception {
         Files.createDirectories(work.resolve("reports"));
-        Files.writeString(work.resolve("command"), guestCommand(guest, filter));
+        Files.writeString(work.resolve("command"), guestCommand(guest, filter, libraryTests));
         String javaHome = Path.of(System.getProperty("java.home")).toRealPath().toString();
         LineLogger live = new LineLogger();
         long t0 = System.nanoTime();
@@ -267,19 +278,17 @@ class EmulatedFdpDeviceTierTest {
 
     /**
      * The script the guest runs (in /fdp/work, as root, with FDPBLOCK_NVME_* and FDPBLOCK_GUEST set by the
-     * guest's init): the guest's tag expression over the test class path, one JVM, Jupiter only (the
-     * launcher's Vintage and Suite engines would scan the class path again for nothing). Knobs: {@code filter}
-     * ({@code fdpblock.device.include} / FDPBLOCK_DEVICE_INCLUDE), a regular expression on fully qualified
-     * class names (run only those device tests); {@code fdpblock.device.javaOptions} /
+     * guest's init): the guest's tag expression over the device tests of both modules, the tools' test
+     * classes and the library's test jar ({@code libraryTests}, relative to the tools module), one JVM,
+     * Jupiter only (the launcher's Vintage and Suite engines would scan the class path again for nothing).
+     * Knobs: {@code filter} ({@code fdpblock.device.include} / FDPBLOCK_DEVICE_INCLUDE), a regular expression
+     * on fully qualified class names (run only those device tests); {@code fdpblock.device.javaOptions} /
      * FDPBLOCK_DEVICE_JAVA_OPTIONS, more options for the guest's JVM.
      */
-    private static String guestCommand(GuestVerdict.Guest guest, String filter) {
+    static String guestCommand(GuestVerdict.Guest guest, String filter, String libraryTests) {
         String javaOptions = setting("fdpblock.device.javaOptions", "FDPBLOCK_DEVICE_JAVA_OPTIONS");
-        String classPath = String.join(":",
-                "target/device-tier/junit-platform-console-standalone.jar",
-                "target/test-classes",
-                "target/classes",
-                "target/device-tier/lib/*");
+        String classPath = GUEST_CLASS_PATH;
+        String scanRoots = scanRoots(libraryTests);
         return """
                 #!/bin/sh
                 # Written by EmulatedFdpDeviceTierTest: the device tests of guest %s (tags: %s), one JVM.
@@ -288,9 +297,34 @@ class EmulatedFdpDeviceTierTest {
                 exec /fdp/jdk/bin/java %s %s -Djava.io.tmpdir=/tmp \\
                   -cp '%s' org.junit.platform.console.ConsoleLauncher execute \\
                   --disable-banner --disable-ansi-colors --details=tree --include-engine=junit-jupiter \\
-                  --scan-class-path '--include-tag=%s' %s--reports-dir=/fdp/work/reports
-                """.formatted(guest.id, guest.tags, guest.tags, GUEST_JAVA_OPTIONS, javaOptions, classPath, guest.tags,
-                filter.isEmpty() ? "" : "'--include-classname=" + filter.replace("'", "") + "' ");
+                  '--scan-class-path=%s' '--include-tag=%s' %s--reports-dir=/fdp/work/reports
+                """.formatted(guest.id, guest.tags, guest.tags, GUEST_JAVA_OPTIONS, javaOptions, classPath, scanRoots,
+                guest.tags, filter.isEmpty() ? "" : "'--include-classname=" + filter.replace("'", "") + "' ");
+    }
+
+    /** The guest JVM's class path, relative to the tools module (the guest's working directory). */
+    static final String GUEST_CLASS_PATH = String.join(":",
+            "target/device-tier/junit-platform-console-standalone.jar",
+            "target/test-classes",
+            "target/classes",
+            "target/device-tier/lib/*");
+
+    /**
+     * Where the guest's launcher looks for tests: the tools' test classes and the library's test jar. Explicit
+     * roots: without them the launcher scans only the directories of its class path, not its jars.
+     */
+    static String scanRoots(String libraryTests) {
+        return String.join(":", "target/test-classes", libraryTests);
+    }
+
+    /** The library's test jar among the guest's jars (fdpblock-VERSION-tests.jar), or null. */
+    static Path libraryTestJar(Path lib) throws IOException {
+        if (!Files.isDirectory(lib)) {
+            return null;
+        }
+        try (Stream<Path> s = Files.list(lib)) {
+            return s.filter(p -> p.getFileName().toString().matches("fdpblock-.*-tests\\.jar")).findFirst().orElse(null);
+        }
     }
 
     /** One test case as the guest's JUnit reported it; {@link #replay} gives the same outcome here. */

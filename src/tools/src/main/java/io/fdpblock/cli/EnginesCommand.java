@@ -5,6 +5,7 @@ import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;
 import io.fdpblock.device.IoEngine;
 import io.fdpblock.linux.IoMemory;
+import io.fdpblock.tools.util.Sizes;
 import io.fdpblock.uring.Uring;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -119,7 +120,7 @@ public final class EnginesCommand implements Callable<Integer> {
 
     private int check(PrintStream out, List<IoEngine> list, Path file) throws IOException {
         out.printf("fdpblock engines: %s device file %s, %d x 4 KiB + %d x 1 MiB random blocks per engine,"
-                + " queue depth %d, O_DIRECT; I/O buffers on %s%n%n", Cli.human(size), file, small, large, queueDepth,
+                + " queue depth %d, O_DIRECT; I/O buffers on %s%n%n", Sizes.human(size), file, small, large, queueDepth,
                 IoMemory.hugePages());
         out.printf("%-9s %-13s %7s %10s %8s %10s %9s  %s%n", "engine", "phase", "ops", "bytes", "seconds", "IOPS",
                 "MB/s", "verified");
@@ -163,7 +164,7 @@ public final class EnginesCommand implements Callable<Integer> {
             String verified) {
         double sec = nanos / 1e9;
         long bytes = (long) ops * blockSize;
-        out.printf("%-9s %-13s %7d %10s %8.3f %10.0f %9.1f  %s%n", engine, phase, ops, Cli.human(bytes), sec,
+        out.printf("%-9s %-13s %7d %10s %8.3f %10.0f %9.1f  %s%n", engine, phase, ops, Sizes.human(bytes), sec,
                 sec > 0 ? ops / sec : 0, sec > 0 ? bytes / sec / 1e6 : 0, verified);
     }
 

@@ -10,6 +10,7 @@ import io.fdpblock.device.IoEngine;
 import io.fdpblock.device.SubmitPolicy;
 import io.fdpblock.nvme.PlacementId;
 import io.fdpblock.nvme.WriteStreams;
+import io.fdpblock.tools.util.Sizes;
 import io.fdpblock.uring.Uring;
 import io.fdpblock.linux.IoMemory;
 
@@ -151,7 +152,7 @@ public final class Bench {
         out.printf(Locale.ROOT, "fdpblock bench: %s (%s), %d round(s) of %d s (+%d s ramp) per side per case,"
                         + " ours then fio (fio first in even rounds), O_DIRECT, registered buffers and files on both"
                         + " sides; ours: %s; our buffers: %s, fio's: its own (malloc)%n",
-                o.file(), human(o.sizeBytes()), o.rounds(), o.seconds(), o.rampSeconds(),
+                o.file(), Sizes.human(o.sizeBytes()), o.rounds(), o.seconds(), o.rampSeconds(),
                 describePipeline(o.pipeline()) + ", submit policy " + o.submitPolicy().name().toLowerCase(Locale.ROOT),
                 IoMemory.hugePages());
         if (fio == null) {
@@ -284,7 +285,7 @@ public final class Bench {
             try {
                 Measurement m = p.runOps(size >> 20);
                 out.printf(Locale.ROOT, "prewrote %s of %s in %.1f s (%.0f MB/s), so that reads hit written blocks%n",
-                        human(size), target, m.seconds(), m.mbPerSec());
+                        Sizes.human(size), target, m.seconds(), m.mbPerSec());
             } finally {
                 p.release();
             }
@@ -907,12 +908,5 @@ public final class Bench {
         } catch (IOException | RuntimeException e) {
             return null;
         }
-    }
-
-    static String human(long bytes) {
-        if (bytes >= 1L << 30 && bytes % (1L << 30) == 0) {
-            return (bytes >> 30) + " GiB";
-        }
-        return bytes >= 1 << 20 ? String.format(Locale.ROOT, "%.0f MiB", bytes / 1048576.0) : (bytes >> 10) + " KiB";
     }
 }

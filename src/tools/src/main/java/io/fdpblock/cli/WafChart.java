@@ -4,6 +4,7 @@ import io.fdpblock.sim.SimulationResult;
 import io.fdpblock.sim.SimulationReport;
 import io.fdpblock.sim.ModelConfig;
 import io.fdpblock.sim.HandleType;
+import io.fdpblock.tools.util.Sizes;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
@@ -36,7 +37,7 @@ public final class WafChart {
         XYChart chart = new XYChartBuilder().width(1200).height(520)
                 .title(String.format(Locale.ROOT, "WAF %.3f: %s on %d x %d RUs of %s, %d%s handles, OP %.1f %%, %s GC",
                         result.waf(), Path.of(result.trace()).getFileName(), c.reclaimGroups(), c.reclaimUnitsPerGroup(),
-                        SimulationReport.bytes(c.reclaimUnitBytes()), c.handles(), handles, 100 * c.overProvisioning(),
+                        Sizes.human(c.reclaimUnitBytes()), c.handles(), handles, 100 * c.overProvisioning(),
                         c.gc().label()))
                 .xAxisTitle("host GiB written").yAxisTitle("WAF (media / host bytes)").build();
         chart.getStyler().setChartBackgroundColor(Color.WHITE);

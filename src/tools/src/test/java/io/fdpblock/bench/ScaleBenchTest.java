@@ -81,7 +81,16 @@ class ScaleBenchTest {
                 .isBetween(0L, 8L * v2.config().blockAlign());
         ScaleBench.FormatResult v1 = report.results().get(1);
         assertThat(v1.memory().indexOffHeapBytes()).isZero();
-        assertThat(v1.memory().heapDeltaBytes()).as("v1 keeps every key on the heap").isGreaterThan(n * 100);
+        // v1 keeps every key on the heap: the store's own estimate says so. The heap delta measured in this JVM,
+        // shared with other tests, is the benchmark's figure to print, not a test's to assert; only its arithmetic is.
+        assertThat(v1.memory().storeReportedIndexBytes()).as("v1's heap index, as the store reports it")
+                .isGreaterThan(n * 100);
+        for (ScaleBench.FormatResult r : report.results()) {
+            ScaleBench.Memory m = r.memory();
+            assertThat(m.heapDeltaBytes()).isEqualTo(m.heapAfterBytes() - m.heapBeforeBytes());
+            assertThat(m.heapBytesPerEntry()).isEqualTo((double) m.heapDeltaBytes() / n);
+            assertThat(m.indexBytesPerEntry()).isEqualTo((double) (m.heapDeltaBytes() + m.indexOffHeapBytes()) / n);
+        }
         assertThat(v1.metadata().metaBytesWritten()).as("at least the JSON checkpoint of every key, written at close")
                 .isGreaterThan(n * (ScaleKeys.key(0).length() + 60L));
 

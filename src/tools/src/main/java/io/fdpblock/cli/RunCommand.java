@@ -15,6 +15,7 @@ import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
 import io.fdpblock.linux.EventFd;
 import io.fdpblock.linux.IoMemory;
+import io.fdpblock.tools.util.Sizes;
 import org.HdrHistogram.Histogram;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -174,11 +175,11 @@ public final class RunCommand implements Callable<Integer> {
         if (chunk % 4096 != 0 || chunk > MAX_CHUNK_BYTES) {
             throw Cli.bad(spec, "--chunk-tokens " + chunkTokens + " x --kv-bytes-per-token " + kvBytesPerToken + " = "
                     + chunk + " bytes per chunk: must be a multiple of 4096 (O_DIRECT) and at most "
-                    + Cli.human(MAX_CHUNK_BYTES) + "; e.g. --chunk-tokens 64 --kv-bytes-per-token 12288");
+                    + Sizes.human(MAX_CHUNK_BYTES) + "; e.g. --chunk-tokens 64 --kv-bytes-per-token 12288");
         }
         Cli.intIn(spec, "--max-chunks", maxChunks, 2, 4096, "the longest prefix in chunks");
         Cli.intIn(spec, "--l1-chunks", l1Chunks, maxChunks, Integer.MAX_VALUE, "L1 chunks (at least --max-chunks)");
-        Cli.fitsMemory(spec, "L1 of --l1-chunks " + l1Chunks + " x " + Cli.human(chunk), chunk * l1Chunks,
+        Cli.fitsMemory(spec, "L1 of --l1-chunks " + l1Chunks + " x " + Sizes.human(chunk), chunk * l1Chunks,
                 "--l1-chunks or the chunk size");
         if (salts == null || salts.isEmpty()) {
             throw Cli.bad(spec, "--salts is empty: give at least one cache salt (an empty name = no salt), e.g."
@@ -300,7 +301,7 @@ public final class RunCommand implements Callable<Integer> {
             long ru = emulateFdp == null ? 0 : emulateFdp;
             String json = adapterJson(path.toString(), chunkBytes, format);
             out.printf("fdpblock run: KV-cache job on %s (%s%s), %s of it, model Qwen2.5-0.5B-like, chunk %d tokens ="
-                    + " %d KiB, L1 %d chunks, %d requests%n", path, engine, fdp ? ", FDP" : "", Cli.human(size),
+                    + " %d KiB, L1 %d chunks, %d requests%n", path, engine, fdp ? ", FDP" : "", Sizes.human(size),
                     chunkTokens, chunkBytes >> 10, l1Chunks, requests);
             KvCacheJob.Result r;
             Map<String, Object> status;
@@ -468,11 +469,11 @@ public final class RunCommand implements Callable<Integer> {
         out.printf("prefix hits   L1 %.1f %%, L2 %.1f %%, computed %.1f %%%n", 100.0 * r.l1PrefixHits / keys,
                 100.0 * r.l2PrefixHits / keys, 100.0 * (keys - r.l1PrefixHits - r.l2PrefixHits) / keys);
         out.printf("stored        %d chunks, %s (%.1f MB/s); %d not stored (already in L1 or L1 full)%n",
-                r.chunksStored, Cli.human(r.bytesStored), r.bytesStored / sec / 1e6, r.storeSkipped);
+                r.chunksStored, Sizes.human(r.bytesStored), r.bytesStored / sec / 1e6, r.storeSkipped);
         out.printf("L1            %s evictions; refused for lack of room: %s stores, %s prefetch reservations%n",
                 managerStatus.get("l1_evictions"), managerStatus.get("l1_refused_stores"),
                 managerStatus.get("l1_refused_prefetches"));
-        out.printf("loaded        %s from L2 (%.1f MB/s)%n", Cli.human(r.bytesLoaded), r.bytesLoaded / sec / 1e6);
+        out.printf("loaded        %s from L2 (%.1f MB/s)%n", Sizes.human(r.bytesLoaded), r.bytesLoaded / sec / 1e6);
         String usage = r.usageSamples == 0
                 ? String.format("L2 never filled to the eviction's %.0f %% (at most %.1f %% used)", 100 * evictTo,
                         100 * r.usagePeak)

@@ -11,6 +11,7 @@ import io.fdpblock.sim.ModelConfig;
 import io.fdpblock.sim.Simulation;
 import io.fdpblock.sim.SimulationResult;
 import io.fdpblock.sim.TraceReader;
+import io.fdpblock.tools.util.Sizes;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -166,11 +167,11 @@ public final class WafCommand implements Callable<Integer> {
         if (chunk % 4096 != 0 || chunk > RunCommand.MAX_CHUNK_BYTES) {
             throw Cli.bad(spec, "--chunk-tokens " + chunkTokens + " x --kv-bytes-per-token " + kvBytesPerToken + " = "
                     + chunk + " bytes per chunk: must be a multiple of 4096 (O_DIRECT) and at most "
-                    + Cli.human(RunCommand.MAX_CHUNK_BYTES) + "; e.g. --chunk-tokens 5 --kv-bytes-per-token 12288");
+                    + Sizes.human(RunCommand.MAX_CHUNK_BYTES) + "; e.g. --chunk-tokens 5 --kv-bytes-per-token 12288");
         }
         Cli.intIn(spec, "--max-chunks", maxChunks, 2, 4096, "the longest prefix in chunks");
         Cli.intIn(spec, "--l1-chunks", l1Chunks, maxChunks, Integer.MAX_VALUE, "L1 chunks (at least --max-chunks)");
-        Cli.fitsMemory(spec, "L1 of --l1-chunks " + l1Chunks + " x " + Cli.human(chunk), chunk * l1Chunks,
+        Cli.fitsMemory(spec, "L1 of --l1-chunks " + l1Chunks + " x " + Sizes.human(chunk), chunk * l1Chunks,
                 "--l1-chunks or the chunk size");
         if (ruSize <= 0 || ruSize % 4096 != 0) {
             throw Cli.bad(spec, "--ru-size " + ruSize + " is not a reclaim unit size: give a positive multiple of 4096"
@@ -255,7 +256,7 @@ public final class WafCommand implements Callable<Integer> {
         PrintStream o = System.out;
         o.printf(Locale.ROOT, "fdpblock waf: %d case(s) x %d workload(s) on a %s emulated FDP namespace (8 placement ids,"
                 + " %s reclaim units), chunks of %d KiB; evict at %.0f %% down to %.0f %%%n",
-                chosen.size(), wls.size(), Cli.human(size), Cli.human(ruSize),
+                chosen.size(), wls.size(), Sizes.human(size), Sizes.human(ruSize),
                 chunkBytes >> 10, 100 * evictAt, 100 * evictTo);
         List<Row> rows = new ArrayList<>();
         for (Workload w : wls) {
@@ -311,7 +312,7 @@ public final class WafCommand implements Callable<Integer> {
         mapper.enable(SerializationFeature.INDENT_OUTPUT).writeValue(jsonFile.toFile(), json);
         Path png = WafComparisonChart.write(rows, chart != null ? chart : out.resolve("waf.png"),
                 String.format(Locale.ROOT, "%s, %s reclaim units, %d KiB chunks, L2 kept %.0f-%.0f %% full",
-                        Cli.human(size), Cli.human(ruSize), chunkBytes >> 10, 100 * evictTo,
+                        Sizes.human(size), Sizes.human(ruSize), chunkBytes >> 10, 100 * evictTo,
                         100 * evictAt),
                 String.format(Locale.ROOT, "OP %.0f %%, initially isolated handles, %s GC", 100 * op, gc));
         o.println();
@@ -396,7 +397,7 @@ public final class WafCommand implements Callable<Integer> {
                     Double.isNaN(r.meanUsage()) ? String.format(Locale.ROOT, "- (never filled; at most %.1f %%)",
                             100 * r.peakUsage()) : String.format(Locale.ROOT, "%.1f %% (%.1f %%)", 100 * r.meanUsage(),
                             100 * r.minUsage()), r.hostWritesPerCapacity(),
-                    io.fdpblock.sim.SimulationReport.bytes(r.gcCopiedBytes()), r.evictedKeys(), r.evictedGroups());
+                    Sizes.human(r.gcCopiedBytes()), r.evictedKeys(), r.evictedGroups());
         }
     }
 }

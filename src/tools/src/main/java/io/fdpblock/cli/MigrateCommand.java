@@ -6,6 +6,7 @@ import io.fdpblock.core.Migration;
 import io.fdpblock.core.MigrationRefusedException;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.tools.util.Sizes;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -160,11 +161,11 @@ public final class MigrateCommand implements Callable<Integer> {
             return;
         }
         out.printf("migrated %s from %s to %s: %d keys (%s of payload), each in the slot it had%n", r.device(),
-                r.from().configName(), r.to().configName(), r.keys(), Cli.human(r.payloadBytes()));
+                r.from().configName(), r.to().configName(), r.keys(), Sizes.human(r.payloadBytes()));
         out.printf("  old metadata, %d bytes in use: %s%n", r.oldMetadataBytes(), r.oldMetadata());
         out.printf("  new metadata, %d bytes written: %s%n", r.newMetadataBytes(), r.newMetadata());
         out.printf("  metadata area: %d bytes (%s), unchanged: the data still starts at offset %d%n", r.metaTotalBytes(),
-                Cli.human(r.metaTotalBytes()), r.metaTotalBytes());
+                Sizes.human(r.metaTotalBytes()), r.metaTotalBytes());
         if (r.to() == RawBlockCoreConfig.MetaFormat.LMCACHE_V1
                 && r.metaTotalBytes() != RawBlockCoreConfig.DEFAULT_META_TOTAL_BYTES) {
             out.printf("  open it with \"meta_total_bytes\": %d in the configuration (lmcache_v1 finds its second"

@@ -5,7 +5,7 @@ import io.fdpblock.device.IoBatch;
 import io.fdpblock.device.IoEngine;
 import io.fdpblock.device.IoStats;
 import io.fdpblock.nvme.PlacementId;
-import io.fdpblock.util.Threads;
+import io.fdpblock.tools.util.Threads;
 import org.HdrHistogram.Histogram;
 
 import java.io.IOException;

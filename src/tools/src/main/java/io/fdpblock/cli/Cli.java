@@ -1,6 +1,7 @@
 package io.fdpblock.cli;
 
 import io.fdpblock.device.BlockDevices;
+import io.fdpblock.tools.util.Sizes;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
 
@@ -13,7 +14,6 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.NotDirectoryException;
 import java.nio.file.Path;
-import java.util.Locale;
 
 /**
  * The rules every command applies to what a user types: an option out of range is refused before
@@ -61,7 +61,7 @@ final class Cli {
     static long size(CommandSpec spec, String option, long value, long min, long max, long multiple) {
         if (value < min || value > max || value % multiple != 0) {
             throw bad(spec, option + " " + value + " is not a usable size: it must be a multiple of "
-                    + human(multiple) + " in " + human(min) + ".." + human(max) + " (bytes, e.g. "
+                    + Sizes.human(multiple) + " in " + Sizes.human(min) + ".." + Sizes.human(max) + " (bytes, e.g. "
                     + Math.max(min, 1L << 30) / multiple * multiple + ")");
         }
         return value;
@@ -75,7 +75,7 @@ final class Cli {
     static void fitsFreeSpace(CommandSpec spec, String option, long bytes, Path dir) throws IOException {
         long free = Files.getFileStore(dir).getUsableSpace();
         if (bytes > free) {
-            throw bad(spec, option + " " + bytes + " (" + human(bytes) + ") is more than the " + human(free)
+            throw bad(spec, option + " " + bytes + " (" + Sizes.human(bytes) + ") is more than the " + Sizes.human(free)
                     + " free on the file system of " + dir + ": give a smaller " + option + " or free space there");
         }
     }
@@ -84,7 +84,7 @@ final class Cli {
     static void fitsMemory(CommandSpec spec, String what, long bytes, String options) {
         long available = memAvailable();
         if (available > 0 && bytes > available) {
-            throw bad(spec, what + " needs " + human(bytes) + " of memory; this machine has " + human(available)
+            throw bad(spec, what + " needs " + Sizes.human(bytes) + " of memory; this machine has " + Sizes.human(available)
                     + " available (MemAvailable): make " + options + " smaller");
         }
     }
@@ -164,7 +164,7 @@ final class Cli {
             return BlockDevices.createFile(file, size);
         } catch (IOException e) {
             if ("File too large".equals(e.getMessage())) {
-                throw bad(spec, option + " " + size + " (" + human(size) + ") is larger than one file may be on the"
+                throw bad(spec, option + " " + size + " (" + Sizes.human(size) + ") is larger than one file may be on the"
                         + " file system of " + file.toAbsolutePath().getParent() + " (EFBIG): give a smaller " + option);
             }
             throw e;
@@ -209,18 +209,5 @@ final class Cli {
 
     private static String other(FileSystemException f) {
         return f.getOtherFile() == null ? "" : " (and " + f.getOtherFile() + ")";
-    }
-
-    /** Bytes for people: 1 GiB, 768 KiB, 1.5 MiB, 77.9 GiB. */
-    static String human(long bytes) {
-        String[] units = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-        double v = bytes;
-        int u = 0;
-        while (Math.abs(v) >= 1024 && u < units.length - 1) {
-            v /= 1024;
-            u++;
-        }
-        return v == Math.rint(v) ? String.format(Locale.ROOT, "%d %s", (long) v, units[u])
-                : String.format(Locale.ROOT, "%.1f %s", v, units[u]);
     }
 }

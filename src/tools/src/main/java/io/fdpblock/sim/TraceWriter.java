@@ -1,6 +1,6 @@
 package io.fdpblock.sim;
 
-import io.fdpblock.util.Threads;
+import io.fdpblock.tools.util.Threads;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;

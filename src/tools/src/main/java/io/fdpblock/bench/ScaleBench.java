@@ -15,6 +15,8 @@ import io.fdpblock.device.DeviceOptions;
 import io.fdpblock.device.IoEngine;
 import io.fdpblock.linux.IoMemory;
 import io.fdpblock.linux.NativeFile;
+import io.fdpblock.tools.util.Sizes;
+import io.fdpblock.tools.util.Threads;
 import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
 import me.tongfei.progressbar.ProgressBarStyle;
@@ -29,6 +31,7 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.util.ArrayList;
@@ -372,8 +375,8 @@ public final class ScaleBench {
                     o.checkpointIntervalSec(), key0.length(), key0, o.keysPerPut(), o.putsInFlight());
             out.printf(Locale.ROOT, "%n%s: %,d entries on %s (%s), block_align %d, header_bytes %d, slot_bytes %d,"
                             + " payload %d B, capacity %s, metadata area %s, io_uring%n", format.configName(), n, target,
-                    cfg.backing(), g.blockAlign(), g.headerBytes(), g.slotBytes(), g.payloadBytes(), human(capacity),
-                    human(meta));
+                    cfg.backing(), g.blockAlign(), g.headerBytes(), g.slotBytes(), g.payloadBytes(), Sizes.human(capacity),
+                    Sizes.human(meta));
             if (note != null) {
                 out.println("  note: " + note);
             }
@@ -832,7 +835,7 @@ public final class ScaleBench {
         void stopMonitor() {
             monitoring = false;
             if (monitor != null) {
-                io.fdpblock.util.Threads.joinUninterruptibly(monitor, TimeUnit.SECONDS.toNanos(5));
+                Threads.joinUninterruptibly(monitor, Duration.ofSeconds(5));
             }
         }
 
@@ -878,7 +881,7 @@ public final class ScaleBench {
         double perPut = r.metadata().metaBytesPerPut();
         t.add(new Target("metadata bytes written per committed put", "<= 256 B", round1(perPut), "B",
                 perPut <= TARGET_META_BYTES_PER_PUT ? "met" : "missed", String.format(Locale.ROOT,
-                "%s written below the data area from open to close for %,d puts", human(r.metadata().metaBytesWritten()),
+                "%s written below the data area from open to close for %,d puts", Sizes.human(r.metadata().metaBytesWritten()),
                 r.fill().keysStored())));
         Latency d = r.latency().duringSnapshot();
         Latency w = r.latency().withoutSnapshot();
@@ -920,11 +923,11 @@ public final class ScaleBench {
         out.printf(Locale.ROOT, "  fill: %,d keys in %.1f s (%,.0f keys/s), %,d failed%n", f.keysStored(), f.seconds(),
                 f.keysPerSecond(), f.keysFailed());
         out.printf(Locale.ROOT, "  index memory: heap %s (%.1f B/entry) + off-heap %s (%.1f B/entry) = %.1f B/entry%n",
-                human(m.heapDeltaBytes()), m.heapBytesPerEntry(), human(m.indexOffHeapBytes()), m.offHeapBytesPerEntry(),
+                Sizes.human(m.heapDeltaBytes()), m.heapBytesPerEntry(), Sizes.human(m.indexOffHeapBytes()), m.offHeapBytesPerEntry(),
                 m.indexBytesPerEntry());
         out.printf(Locale.ROOT, "  metadata written, open to close: %s in %,d writes (%.1f B/put); data %s; %d snapshots"
-                        + " during the fill (median %.0f ms, max %.0f ms); close %.0f ms%n", human(md.metaBytesWritten()),
-                md.metaWrites(), md.metaBytesPerPut(), human(md.dataBytesWritten()), md.snapshots().count(),
+                        + " during the fill (median %.0f ms, max %.0f ms); close %.0f ms%n", Sizes.human(md.metaBytesWritten()),
+                md.metaWrites(), md.metaBytesPerPut(), Sizes.human(md.dataBytesWritten()), md.snapshots().count(),
                 md.snapshots().medianMs(), md.snapshots().maxMs(), closeMs);
         printLatency("put latency, all", l.all());
         printLatency("  during a snapshot", l.duringSnapshot());
@@ -959,17 +962,6 @@ public final class ScaleBench {
     private static String fmt(double v) {
         return v == Math.rint(v) && Math.abs(v) >= 1000 ? String.format(Locale.ROOT, "%,.0f", v)
                 : String.format(Locale.ROOT, "%.2f", v);
-    }
-
-    static String human(long bytes) {
-        String[] units = {"B", "KiB", "MiB", "GiB", "TiB"};
-        double v = bytes;
-        int u = 0;
-        while (Math.abs(v) >= 1024 && u < units.length - 1) {
-            v /= 1024;
-            u++;
-        }
-        return String.format(Locale.ROOT, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
     }
 
     private static String loadAverage() {

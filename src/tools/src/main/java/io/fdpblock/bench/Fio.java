@@ -1,8 +1,9 @@
 package io.fdpblock.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.fdpblock.util.Json;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 
 import java.io.File;
 import java.io.IOException;
@@ -23,7 +24,9 @@ import java.util.concurrent.TimeUnit;
  * {@code ramp_time}), the counterpart of our JVM's process CPU time over our measured window.
  */
 public final class Fio {
-    private static final ObjectMapper JSON = Json.strictMapper();
+    /** fio's JSON, read refusing a key given twice (Jackson would keep the last value silently). */
+    private static final ObjectMapper JSON =
+            JsonMapper.builder().enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
 
     private final Path executable;
     private final String version;

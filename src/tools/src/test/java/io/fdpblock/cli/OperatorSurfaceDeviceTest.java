@@ -80,12 +80,12 @@ class OperatorSurfaceDeviceTest {
         }
     }
 
-    /** A jshell with the project on its class path and jshell/fdpblock.jsh evaluated. */
+    /** A jshell with the project on its class path and src/main/jshell/fdpblock.jsh evaluated. */
     private static JShell jshellWithScript() throws Exception {
         String cp = System.getProperty("java.class.path");
         JShell js = JShell.builder().executionEngine("local").compilerOptions("--class-path", cp).build();
         js.addToClasspath(cp);
-        eval(js, Files.readString(Path.of("jshell/fdpblock.jsh")));
+        eval(js, Files.readString(Path.of("src/main/jshell/fdpblock.jsh")));
         return js;
     }
 

@@ -51,7 +51,9 @@ class PipelinedIoTest {
             long took = System.nanoTime() - t0;
             p.release();
             assertThat(m.ops()).isPositive();
-            assertThat(m.seconds()).isBetween(0.005, 1.0); // from the first completion after the ramp
+            // the window is measured from the first completion after the ramp: within the run, which lasts at
+            // least the ramp and the window
+            assertThat(m.seconds()).isPositive().isLessThanOrEqualTo(took / 1e9);
             assertThat(took).isGreaterThanOrEqualTo(70_000_000L);
             assertThat(m.cpuSeconds()).isGreaterThanOrEqualTo(0);
         }
