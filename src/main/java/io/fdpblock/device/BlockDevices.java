@@ -1,5 +1,6 @@
 package io.fdpblock.device;
 
+import io.fdpblock.linux.Errno;
 import io.fdpblock.linux.NativeFile;
 import io.fdpblock.uring.Uring;
 
@@ -129,8 +130,8 @@ public final class BlockDevices {
             Files.createFile(probe);
             NativeFile.open(probe, true, false, true).close();
             return dir;
-        } catch (io.fdpblock.linux.Errno.NativeIOException e) {
-            if (e.errno() != io.fdpblock.linux.Errno.EINVAL) {
+        } catch (Errno.NativeIOException e) {
+            if (e.errno() != Errno.EINVAL) {
                 throw e;
             }
             Files.deleteIfExists(probe);

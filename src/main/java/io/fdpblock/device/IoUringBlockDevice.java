@@ -1,6 +1,7 @@
 package io.fdpblock.device;
 
 import io.fdpblock.linux.NativeFile;
+import io.fdpblock.nvme.PlacementId;
 import io.fdpblock.uring.Ring;
 import io.fdpblock.uring.RingOptions;
 import io.fdpblock.util.Threads;
@@ -155,7 +156,7 @@ class IoUringBlockDevice extends AbstractBlockDevice {
      * (reactors, callers' rings): use {@code ring}, {@link #fileIndex()} and {@link #sqeFileFlags()}.
      *
      * @param region registered buffer index holding {@code part}, or -1
-     * @param placementId the raw placement id ({@link io.fdpblock.nvme.PlacementId#NONE_VALUE}: none)
+     * @param placementId the raw placement id ({@link PlacementId#NONE_VALUE}: none)
      * @param slot the SQE's user_data: unique among the operations in flight on the device's reactors
      * @return the SQE offset, or -1 when the SQ is full
      */

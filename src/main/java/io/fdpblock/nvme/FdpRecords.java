@@ -2,9 +2,11 @@ package io.fdpblock.nvme;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.math.BigInteger;
+import java.lang.foreign.ValueLayout;
 import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.math.MathContext;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -227,7 +229,7 @@ public final class FdpRecords {
     }
 
     private static String ascii(MemorySegment d, long off, int len) {
-        byte[] b = d.asSlice(off, len).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
-        return new String(b, java.nio.charset.StandardCharsets.US_ASCII).trim();
+        byte[] b = d.asSlice(off, len).toArray(ValueLayout.JAVA_BYTE);
+        return new String(b, StandardCharsets.US_ASCII).trim();
     }
 }
