@@ -1,5 +1,6 @@
 package io.fdpblock.device;
 
+import io.fdpblock.bench.PipelinedIo;
 import io.fdpblock.devicetier.DeviceGuest;
 import io.fdpblock.linux.Errno;
 import io.fdpblock.linux.NativeFile;
@@ -22,6 +23,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -36,7 +38,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 @Tag("device")
 @Tag(DeviceGuest.WRITE_STREAMS_TAG)
-class WriteStreamDeviceTest {
+class WriteStreamBlockDeviceNvmeDeviceTest {
     /** Raw writes of this class go here and above (outside every store, apart from other raw tests). */
     private static final long BASE = DeviceGuest.RAW_BASE + (128L << 20);
 
@@ -237,8 +239,8 @@ class WriteStreamDeviceTest {
                 IoEngine engine = node.equals(block) ? IoEngine.IO_URING : IoEngine.URING_CMD;
                 try (BlockDevice dev = BlockDevices.open(node, DeviceOptions.of(engine).withQueueDepth(64)
                         .withBuffers(1 << 20, 32))) {
-                    io.fdpblock.bench.PipelinedIo p = new io.fdpblock.bench.PipelinedIo(dev,
-                            new io.fdpblock.bench.PipelinedIo.Spec(true, true, 4096, 32, BASE, 8L << 20,
+                    PipelinedIo p = new PipelinedIo(dev,
+                            new PipelinedIo.Spec(true, true, 4096, 32, BASE, 8L << 20,
                                     PlacementId.of(dev.placementIds().get(1))), i);
                     try {
                         assertThat(p.run(0, 1_000_000_000L).ops()).isPositive();
@@ -276,7 +278,7 @@ class WriteStreamDeviceTest {
                             Patterns.fill(data, lane);
                             IoBatch b = new IoBatch();
                             b.write(BASE + (16L << 20) + lane * (1L << 20), data, PlacementId.of(ids.get(lane + 1)));
-                            java.util.concurrent.CompletableFuture<IoBatch> done = new java.util.concurrent.CompletableFuture<>();
+                            CompletableFuture<IoBatch> done = new CompletableFuture<>();
                             dev.submit(b, done::complete);
                             done.join().throwIfFailed();
                         } catch (Throwable t) {
