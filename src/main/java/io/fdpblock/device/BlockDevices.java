@@ -72,24 +72,14 @@ public final class BlockDevices {
      *         (the partly created file is removed)
      */
     public static Path createFile(Path path, long sizeBytes) throws IOException {
-        if (sizeBytes <= 0 || sizeBytes % 4096 != 0) {
-            throw new IllegalArgumentException("device file size " + sizeBytes + " must be a positive multiple of 4096");
-        }
+        checkDeviceFileSize(sizeBytes);
         if (Files.isDirectory(path)) {
             throw new IOException(path + " is a directory; name a file to create");
         }
         if (Files.exists(path)) {
             return path;
         }
-        boolean done = false;
-        try (NativeFile f = NativeFile.open(path, true, true, false)) {
-            f.allocate(sizeBytes);
-            done = true;
-        } finally {
-            if (!done) {
-                Files.deleteIfExists(path);
-            }
-        }
+        reserveOrRemove(NativeFile.open(path, true, true, false), path, sizeBytes);
         return path;
     }
 
@@ -100,13 +90,23 @@ public final class BlockDevices {
      * @return true when this call created the file (and reserved its blocks)
      */
     public static boolean createFileIfMissing(Path path, long sizeBytes) throws IOException {
-        if (sizeBytes <= 0 || sizeBytes % 4096 != 0) {
-            throw new IllegalArgumentException("device file size " + sizeBytes + " must be a positive multiple of 4096");
-        }
+        checkDeviceFileSize(sizeBytes);
         NativeFile f = NativeFile.createNew(path);
         if (f == null) {
             return false;
         }
+        reserveOrRemove(f, path, sizeBytes);
+        return true;
+    }
+
+    private static void checkDeviceFileSize(long sizeBytes) {
+        if (sizeBytes <= 0 || sizeBytes % 4096 != 0) {
+            throw new IllegalArgumentException("device file size " + sizeBytes + " must be a positive multiple of 4096");
+        }
+    }
+
+    /** Reserves the blocks of the file just made and closes it; should that fail, the file is removed. */
+    private static void reserveOrRemove(NativeFile f, Path path, long sizeBytes) throws IOException {
         boolean done = false;
         try (f) {
             f.allocate(sizeBytes);
@@ -116,7 +116,6 @@ public final class BlockDevices {
                 Files.deleteIfExists(path);
             }
         }
-        return true;
     }
 
     /**

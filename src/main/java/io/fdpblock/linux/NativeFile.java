@@ -410,19 +410,10 @@ public final class NativeFile implements AutoCloseable {
     public long size() throws IOException {
         try (Arena arena = Arena.ofConfined()) {
             if (kind == Kind.BLOCK_DEVICE) {
-                MemorySegment out = arena.allocate(ValueLayout.JAVA_LONG);
-                int r = Syscalls.ioctl(fd, FdpNative.BLKGETSIZE64(), out);
-                if (r < 0) {
-                    throw Errno.exception("ioctl(" + path + ", BLKGETSIZE64)", -r);
-                }
-                return out.get(ValueLayout.JAVA_LONG, 0);
+                return blockDeviceIoctl(arena, ValueLayout.JAVA_LONG, FdpNative.BLKGETSIZE64(), "BLKGETSIZE64")
+                        .get(ValueLayout.JAVA_LONG, 0);
             }
-            MemorySegment st = arena.allocate(stat.layout());
-            int r = Syscalls.fstat(fd, st);
-            if (r < 0) {
-                throw Errno.exception("fstat(" + path + ")", -r);
-            }
-            return stat.st_size(st);
+            return stat.st_size(fstat(arena));
         }
     }
 
@@ -433,21 +424,33 @@ public final class NativeFile implements AutoCloseable {
     public int logicalBlockSize() throws IOException {
         try (Arena arena = Arena.ofConfined()) {
             if (kind == Kind.BLOCK_DEVICE) {
-                MemorySegment out = arena.allocate(ValueLayout.JAVA_INT);
-                int r = Syscalls.ioctl(fd, FdpNative.BLKSSZGET(), out);
-                if (r < 0) {
-                    throw Errno.exception("ioctl(" + path + ", BLKSSZGET)", -r);
-                }
-                return out.get(ValueLayout.JAVA_INT, 0);
+                return blockDeviceIoctl(arena, ValueLayout.JAVA_INT, FdpNative.BLKSSZGET(), "BLKSSZGET")
+                        .get(ValueLayout.JAVA_INT, 0);
             }
-            MemorySegment st = arena.allocate(stat.layout());
-            int r = Syscalls.fstat(fd, st);
-            if (r < 0) {
-                throw Errno.exception("fstat(" + path + ")", -r);
-            }
-            long blksize = stat.st_blksize(st);
+            long blksize = stat.st_blksize(fstat(arena));
             return blksize > 0 && Long.bitCount(blksize) == 1 ? (int) blksize : 4096;
         }
+    }
+
+    /** A block device ioctl that writes one {@code out} value: the memory it wrote, in {@code arena}. */
+    private MemorySegment blockDeviceIoctl(Arena arena, ValueLayout out, long request, String name)
+            throws Errno.NativeIOException {
+        MemorySegment value = arena.allocate(out);
+        int r = Syscalls.ioctl(fd, request, value);
+        if (r < 0) {
+            throw Errno.exception("ioctl(" + path + ", " + name + ")", -r);
+        }
+        return value;
+    }
+
+    /** {@code struct stat} of this file, in {@code arena}. */
+    private MemorySegment fstat(Arena arena) throws Errno.NativeIOException {
+        MemorySegment st = arena.allocate(stat.layout());
+        int r = Syscalls.fstat(fd, st);
+        if (r < 0) {
+            throw Errno.exception("fstat(" + path + ")", -r);
+        }
+        return st;
     }
 
     /** @return bytes read (fewer than asked only at end of file) */

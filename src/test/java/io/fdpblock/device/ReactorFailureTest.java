@@ -97,21 +97,44 @@ class ReactorFailureTest {
         Path file = BlockDevices.createFile(dir.resolve("dev.img"), 8 << 20);
         IoUringBlockDevice dev = (IoUringBlockDevice) BlockDevices.open(file,
                 DeviceOptions.of(IoEngine.IO_URING).withQueueDepth(8).withBuffers(4096, 64));
+        try {
+            assertThat(submitAroundAReactorFailure(dev)).as("batches caught by the failure completed failed")
+                    .isPositive();
+        } finally {
+            dev.close();
+        }
+    }
+
+    /**
+     * Four threads submit batches of two reads (at most 32 of each outstanding, so the queue stays short)
+     * while the reactors fail: the failure is injected once I/O went through the kernel and back, and
+     * the threads stop once a submit was refused. Asserts that every accepted batch completed.
+     *
+     * @return how many operations completed failed
+     */
+    static long submitAroundAReactorFailure(IoUringBlockDevice dev) throws Exception {
         AtomicLong accepted = new AtomicLong();
         Semaphore completed = new Semaphore(0);
         AtomicLong failedOps = new AtomicLong();
         AtomicBoolean stop = new AtomicBoolean();
-        int threads = 4;
         CountDownLatch running = new CountDownLatch(64); // batches that went through the kernel and back
-        CountDownLatch refused = new CountDownLatch(1); // a submit the failed reactor turned away
-        Thread[] submitters = new Thread[threads];
+        CountDownLatch refused = new CountDownLatch(1); // a submit a failed reactor turned away
+        Thread[] submitters = new Thread[4];
         try {
-            for (int t = 0; t < threads; t++) {
+            for (int t = 0; t < submitters.length; t++) {
                 int id = t;
                 submitters[t] = Thread.ofPlatform().start(() -> {
                     MemorySegment buf = dev.buffers().acquire();
+                    Semaphore window = new Semaphore(32);
                     long n = 0;
                     while (!stop.get()) {
+                        try {
+                            if (!window.tryAcquire(100, TimeUnit.MILLISECONDS)) {
+                                continue; // all 32 outstanding: look at stop again
+                            }
+                        } catch (InterruptedException e) {
+                            return;
+                        }
                         IoBatch b = new IoBatch(2);
                         b.read((id * 16L + n++ % 16) * 4096, buf);
                         b.read(0, buf);
@@ -123,10 +146,12 @@ class ReactorFailureTest {
                                     }
                                 }
                                 running.countDown();
+                                window.release();
                                 completed.release();
                             });
                             accepted.incrementAndGet();
                         } catch (IOException e) {
+                            window.release();
                             refused.countDown(); // the reactor is gone: never accepted, nothing to wait for
                         }
                     }
@@ -137,16 +162,16 @@ class ReactorFailureTest {
                 throw new IllegalStateException("injected reactor failure");
             });
             assertThat(refused.await(30, TimeUnit.SECONDS)).as("submitters met the failed reactor").isTrue();
-            stop.set(true);
-            for (Thread s : submitters) {
-                s.join();
-            }
-            assertThat(completed.tryAcquire(Math.toIntExact(accepted.get()), 30, TimeUnit.SECONDS))
-                    .as("every accepted batch completed").isTrue();
-            assertThat(failedOps.get()).as("batches caught by the failure completed failed").isPositive();
         } finally {
             stop.set(true);
-            dev.close();
+            for (Thread s : submitters) {
+                if (s != null) {
+                    s.join();
+                }
+            }
         }
+        assertThat(completed.tryAcquire(Math.toIntExact(accepted.get()), 30, TimeUnit.SECONDS))
+                .as("every accepted batch completed").isTrue();
+        return failedOps.get();
     }
 }

@@ -14,11 +14,8 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -228,47 +225,9 @@ class RingsAndSubmissionTest {
     void withTwoRingsEveryBatchAcceptedAroundAReactorFailureCompletes() throws Exception {
         assumeTrue(Runtime.getRuntime().availableProcessors() >= 2, "two rings need two cores");
         IoUringBlockDevice dev = open(options().withQueueDepth(8).withIoRings(2).withBuffers(4096, 64));
-        AtomicLong accepted = new AtomicLong();
-        Semaphore completed = new Semaphore(0);
-        AtomicBoolean stop = new AtomicBoolean();
-        CountDownLatch running = new CountDownLatch(64); // batches that went through the kernel and back
-        CountDownLatch refused = new CountDownLatch(1); // a submit a failed reactor turned away
-        Thread[] submitters = new Thread[4];
         try {
-            for (int t = 0; t < submitters.length; t++) {
-                int id = t;
-                submitters[t] = Thread.ofPlatform().start(() -> {
-                    MemorySegment buf = dev.buffers().acquire();
-                    long n = 0;
-                    while (!stop.get()) {
-                        IoBatch b = new IoBatch(2);
-                        b.read((id * 16L + n++ % 16) * BLOCK, buf);
-                        b.read(0, buf);
-                        try {
-                            dev.submit(b, done -> {
-                                running.countDown();
-                                completed.release();
-                            });
-                            accepted.incrementAndGet();
-                        } catch (IOException e) {
-                            refused.countDown(); // never accepted
-                        }
-                    }
-                });
-            }
-            assertThat(running.await(30, TimeUnit.SECONDS)).as("I/O running before the failure").isTrue();
-            dev.runOnReactor("test", () -> {
-                throw new IllegalStateException("injected reactor failure");
-            });
-            assertThat(refused.await(30, TimeUnit.SECONDS)).as("submitters met the failed reactor").isTrue();
-            stop.set(true);
-            for (Thread s : submitters) {
-                s.join();
-            }
-            assertThat(completed.tryAcquire(Math.toIntExact(accepted.get()), 30, TimeUnit.SECONDS))
-                    .as("every accepted batch completed").isTrue();
+            ReactorFailureTest.submitAroundAReactorFailure(dev);
         } finally {
-            stop.set(true);
             dev.close();
         }
         assertThat(dev.buffers().region().scope().isAlive()).as("memory released once nothing was in the kernel")
