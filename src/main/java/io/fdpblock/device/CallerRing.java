@@ -46,8 +46,8 @@ final class CallerRing extends RingDriver {
                 submitWaitAndReap(onCompletion);
             }
         } catch (Throwable t) {
-            String reason = "the io_uring ring of the thread " + Thread.currentThread().getName() + " on " + device.path()
-                    + " failed: " + t;
+            String reason = "the io_uring ring of the thread " + Thread.currentThread().getName() + " on "
+                    + device.path() + " failed: " + t;
             reapAfterFailure(reason);
             failCurrent(reason);
             broken = true;

@@ -47,6 +47,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * impossible, the batches still in the kernel complete failed with {@link IoBatch#buffersMayBeInUse()}
  * set, and the device's own memory is left allocated. A caller's ring that fails does the same before
  * {@link #execute} throws.
+ *
+ * <p>The device decides what an SQE says (subclasses: other engines) and holds what all its rings share;
+ * {@link Reactor} (a reactor thread and its ring) and {@link CallerRing} (a caller's own ring) are both
+ * {@link RingDriver}s, which keep the slots, submit and complete; {@link Regions} is the table of
+ * registered buffers every ring applies.
  */
 class IoUringBlockDevice extends AbstractBlockDevice {
     /** How long {@link #close()} waits for the reactors to complete what they accepted. */

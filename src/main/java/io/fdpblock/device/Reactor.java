@@ -67,7 +67,8 @@ final class Reactor extends RingDriver implements Runnable {
         try {
             return done.join(); // uninterruptible: a registration is never left half done
         } catch (CompletionException e) {
-            throw e.getCause() instanceof IOException io ? io : new IOException(what + " on " + device.path(), e.getCause());
+            throw e.getCause() instanceof IOException io ? io
+                    : new IOException(what + " on " + device.path(), e.getCause());
         }
     }
 
@@ -183,7 +184,8 @@ final class Reactor extends RingDriver implements Runnable {
         Ring.CompletionHandler onCompletion = this::onCompletion;
         while (true) {
             fill();
-            if (device.isClosing() && inFlight == 0 && current == null && pending.isEmpty() && queue.isEmpty() && !wakeArmed) {
+            if (device.isClosing() && inFlight == 0 && current == null && pending.isEmpty() && queue.isEmpty()
+                    && !wakeArmed) {
                 return;
             }
             // From here we block in the kernel (the wake-up READ is armed until close). While slots are

@@ -128,7 +128,10 @@ abstract class RingDriver {
         r.close();
     }
 
-    /** Makes this ring's registered buffers those of {@link IoUringBlockDevice#regions()}; a slot that fails stays empty. */
+    /**
+     * Makes this ring's registered buffers those of {@link IoUringBlockDevice#regions()}; a slot that
+     * fails stays empty.
+     */
     final void syncRegions() throws IOException {
         Regions want = device.regions();
         if (want.generation() == appliedGeneration || !fixedBuffers) {
