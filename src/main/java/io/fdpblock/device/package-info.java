@@ -1,13 +1,11 @@
 /**
- * Block devices the store reads and writes: the {@link io.fdpblock.device.BlockDevice} contract
- * (batched, asynchronous I/O in {@link io.fdpblock.device.IoBatch}es, with placement ids and
- * deallocation), its engines (io_uring READ/WRITE, NVMe passthru through {@code uring_cmd}, Linux write
- * streams, POSIX pread/pwrite, memory), striping over several members, and the aligned, registered
- * buffers the I/O uses.
+ * Block devices the store reads and writes: the {@link BlockDevice} contract (batched, asynchronous I/O
+ * in {@link IoBatch}es, with placement ids and deallocation), its engines (io_uring READ/WRITE, NVMe
+ * passthru through {@code uring_cmd}, Linux write streams, POSIX pread/pwrite, memory), striping over
+ * several members, and the aligned, registered buffers the I/O uses.
  *
- * <p>A service opens a device through {@link io.fdpblock.device.BlockDevices} with
- * {@link io.fdpblock.device.DeviceOptions} (engine, rings, queue depth) and hands it to the store, or
- * lets the store open it from its configuration; it needs this package to choose an engine, to read
- * {@link io.fdpblock.device.IoStats}, or to run I/O of its own beside the store.
+ * <p>A service opens a device through {@link BlockDevices} with {@link DeviceOptions} (engine, rings,
+ * queue depth) and hands it to the store, or lets the store open it from its configuration; it needs
+ * this package to choose an engine, to read {@link IoStats}, or to run I/O of its own beside the store.
  */
 package io.fdpblock.device;
