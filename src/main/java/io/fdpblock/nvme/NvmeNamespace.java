@@ -36,8 +36,8 @@ public final class NvmeNamespace implements AutoCloseable {
     }
 
     /**
-     * The {@code cmd_op} of an I/O command through io_uring ({@code NVME_URING_CMD_IO}): what
-     * {@link Ring#prepUringCmd} takes for a read, write, flush or DSM on {@code /dev/ngXnY}.
+     * The {@code cmd_op} of an I/O command through io_uring ({@code NVME_URING_CMD_IO}): what an
+     * {@code IORING_OP_URING_CMD} SQE carries for a read, write, flush or DSM on {@code /dev/ngXnY}.
      */
     public static final int URING_CMD_IO = (int) FdpNative.NVME_URING_CMD_IO();
     /** The {@code cmd_op} of an admin command through io_uring on {@code /dev/nvmeX}. */
