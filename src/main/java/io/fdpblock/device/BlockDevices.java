@@ -79,7 +79,7 @@ public final class BlockDevices {
         if (Files.exists(path)) {
             return path;
         }
-        reserveOrRemove(NativeFile.open(path, true, true, false), path, sizeBytes);
+        reserveOrRemove(path, sizeBytes, () -> NativeFile.open(path, true, true, false));
         return path;
     }
 
@@ -95,7 +95,7 @@ public final class BlockDevices {
         if (f == null) {
             return false;
         }
-        reserveOrRemove(f, path, sizeBytes);
+        reserveOrRemove(path, sizeBytes, () -> f);
         return true;
     }
 
@@ -105,10 +105,10 @@ public final class BlockDevices {
         }
     }
 
-    /** Reserves the blocks of the file just made and closes it; should that fail, the file is removed. */
-    private static void reserveOrRemove(NativeFile f, Path path, long sizeBytes) throws IOException {
+    /** Opens the new file, reserves its blocks and closes it; should any of that fail, the file is removed. */
+    private static void reserveOrRemove(Path path, long sizeBytes, FileOpener opener) throws IOException {
         boolean done = false;
-        try (f) {
+        try (NativeFile f = opener.open()) {
             f.allocate(sizeBytes);
             done = true;
         } finally {
@@ -116,6 +116,10 @@ public final class BlockDevices {
                 Files.deleteIfExists(path);
             }
         }
+    }
+
+    private interface FileOpener {
+        NativeFile open() throws IOException;
     }
 
     /**
