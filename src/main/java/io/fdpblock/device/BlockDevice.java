@@ -2,6 +2,7 @@ package io.fdpblock.device;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -48,8 +49,8 @@ public interface BlockDevice extends AutoCloseable {
     /**
      * The placement ids the device reports (NVMe FDP: RUH Status), in its order; empty without FDP.
      */
-    default java.util.List<Integer> placementIds() throws IOException {
-        return java.util.List.of();
+    default List<Integer> placementIds() throws IOException {
+        return List.of();
     }
 
     /** Bytes of a reclaim unit (FDP configuration RUNS), or 0 when unknown or without FDP. */

@@ -1,5 +1,6 @@
 package io.fdpblock.device;
 
+import io.fdpblock.linux.Errno;
 import io.fdpblock.linux.NativeFile;
 import io.fdpblock.uring.Uring;
 
@@ -71,24 +72,14 @@ public final class BlockDevices {
      *         (the partly created file is removed)
      */
     public static Path createFile(Path path, long sizeBytes) throws IOException {
-        if (sizeBytes <= 0 || sizeBytes % 4096 != 0) {
-            throw new IllegalArgumentException("device file size " + sizeBytes + " must be a positive multiple of 4096");
-        }
+        checkDeviceFileSize(sizeBytes);
         if (Files.isDirectory(path)) {
             throw new IOException(path + " is a directory; name a file to create");
         }
         if (Files.exists(path)) {
             return path;
         }
-        boolean done = false;
-        try (NativeFile f = NativeFile.open(path, true, true, false)) {
-            f.allocate(sizeBytes);
-            done = true;
-        } finally {
-            if (!done) {
-                Files.deleteIfExists(path);
-            }
-        }
+        reserveOrRemove(path, sizeBytes, () -> NativeFile.open(path, true, true, false));
         return path;
     }
 
@@ -99,15 +90,25 @@ public final class BlockDevices {
      * @return true when this call created the file (and reserved its blocks)
      */
     public static boolean createFileIfMissing(Path path, long sizeBytes) throws IOException {
-        if (sizeBytes <= 0 || sizeBytes % 4096 != 0) {
-            throw new IllegalArgumentException("device file size " + sizeBytes + " must be a positive multiple of 4096");
-        }
+        checkDeviceFileSize(sizeBytes);
         NativeFile f = NativeFile.createNew(path);
         if (f == null) {
             return false;
         }
+        reserveOrRemove(path, sizeBytes, () -> f);
+        return true;
+    }
+
+    private static void checkDeviceFileSize(long sizeBytes) {
+        if (sizeBytes <= 0 || sizeBytes % 4096 != 0) {
+            throw new IllegalArgumentException("device file size " + sizeBytes + " must be a positive multiple of 4096");
+        }
+    }
+
+    /** Opens the new file, reserves its blocks and closes it; should any of that fail, the file is removed. */
+    private static void reserveOrRemove(Path path, long sizeBytes, FileOpener opener) throws IOException {
         boolean done = false;
-        try (f) {
+        try (NativeFile f = opener.open()) {
             f.allocate(sizeBytes);
             done = true;
         } finally {
@@ -115,7 +116,10 @@ public final class BlockDevices {
                 Files.deleteIfExists(path);
             }
         }
-        return true;
+    }
+
+    private interface FileOpener {
+        NativeFile open() throws IOException;
     }
 
     /**
@@ -129,8 +133,8 @@ public final class BlockDevices {
             Files.createFile(probe);
             NativeFile.open(probe, true, false, true).close();
             return dir;
-        } catch (io.fdpblock.linux.Errno.NativeIOException e) {
-            if (e.errno() != io.fdpblock.linux.Errno.EINVAL) {
+        } catch (Errno.NativeIOException e) {
+            if (e.errno() != Errno.EINVAL) {
                 throw e;
             }
             Files.deleteIfExists(probe);

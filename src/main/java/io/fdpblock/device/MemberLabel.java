@@ -99,6 +99,7 @@ public record MemberLabel(long idHigh, long idLow, boolean committed, int index,
         /** All zeros: no label, no data. */
         record Blank() implements Read {}
 
+        /** A well-formed label: which store the member belongs to and where in it. */
         record Label(MemberLabel label) implements Read {}
 
         /** The label's magic with a wrong CRC, version or impossible fields. */

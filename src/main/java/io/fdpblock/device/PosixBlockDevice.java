@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -59,7 +60,7 @@ final class PosixBlockDevice extends AbstractBlockDevice {
                 }
                 complete(batch, callback);
             });
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+        } catch (RejectedExecutionException e) {
             throw closedException("submit");
         } finally {
             leave();

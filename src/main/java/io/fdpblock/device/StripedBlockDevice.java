@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -506,7 +507,7 @@ public final class StripedBlockDevice extends AbstractBlockDevice {
         void add(int op) {
             int k = batch.size() - 1;
             if (k == callerOp.length) {
-                callerOp = java.util.Arrays.copyOf(callerOp, k * 2);
+                callerOp = Arrays.copyOf(callerOp, k * 2);
             }
             callerOp[k] = op;
         }

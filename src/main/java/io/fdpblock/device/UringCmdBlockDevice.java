@@ -1,8 +1,6 @@
 package io.fdpblock.device;
 
-import io.fdpblock.ffi.FdpNative;
 import io.fdpblock.nvme.NvmeCommand;
-import io.fdpblock.linux.NativeLibrary;
 import io.fdpblock.nvme.NvmeCompletion;
 import io.fdpblock.nvme.NvmeNamespace;
 import io.fdpblock.uring.Ring;
@@ -12,6 +10,7 @@ import io.fdpblock.uring.Uring;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.List;
 
 /**
  * NVMe passthru ({@code IORING_OP_URING_CMD}, {@code NVME_URING_CMD_IO}) on a generic character device
@@ -21,12 +20,6 @@ import java.lang.foreign.MemorySegment;
  * < 0 = errno.
  */
 final class UringCmdBlockDevice extends IoUringBlockDevice {
-    static {
-        NativeLibrary.ensureLoaded(); // fails with the reason, e.g. the --enable-native-access to add
-    }
-
-    private static final int CMD_IO = (int) FdpNative.NVME_URING_CMD_IO();
-
     /** One DSM range list per ring slot: 256 ranges of 16 bytes. */
     private static final int DSM_BUFFER_BYTES = NvmeCommand.MAX_DSM_RANGES * NvmeCommand.DSM_RANGE_BYTES;
 
@@ -79,7 +72,7 @@ final class UringCmdBlockDevice extends IoUringBlockDevice {
     }
 
     @Override
-    public java.util.List<Integer> placementIds() throws IOException {
+    public List<Integer> placementIds() throws IOException {
         return ns.ruhStatus().placementIds();
     }
 
@@ -106,7 +99,7 @@ final class UringCmdBlockDevice extends IoUringBlockDevice {
     @Override
     long prepareReadWrite(Ring ring, boolean read, MemorySegment part, long deviceOffset, int region, int placementId,
             int slot) {
-        long sqe = ring.prepUringCmd(fileIndex(), CMD_IO, slot);
+        long sqe = ring.prepUringCmd(fileIndex(), NvmeNamespace.URING_CMD_IO, slot);
         if (sqe < 0) {
             return -1;
         }
@@ -123,7 +116,7 @@ final class UringCmdBlockDevice extends IoUringBlockDevice {
 
     @Override
     long prepareFlush(Ring ring, int slot) {
-        long sqe = ring.prepUringCmd(fileIndex(), CMD_IO, slot);
+        long sqe = ring.prepUringCmd(fileIndex(), NvmeNamespace.URING_CMD_IO, slot);
         if (sqe >= 0) {
             NvmeCommand.flush(nsid).encodeUring(ring.sqeArea(), sqe + Ring.SQE_CMD_OFFSET);
             if (sqeFileFlags() != 0) {
@@ -147,7 +140,7 @@ final class UringCmdBlockDevice extends IoUringBlockDevice {
      */
     @Override
     int prepareDeallocate(Ring ring, IoBatch b, int first, int slot) {
-        long sqe = ring.prepUringCmd(fileIndex(), CMD_IO, slot);
+        long sqe = ring.prepUringCmd(fileIndex(), NvmeNamespace.URING_CMD_IO, slot);
         if (sqe < 0) {
             return -1;
         }

@@ -21,7 +21,8 @@ public final class EventFd implements AutoCloseable {
     private final int fd;
     /** Readers: signal/drain; writer: close. Held only for one non-blocking syscall. */
     private final ReentrantReadWriteLock lifecycle = new ReentrantReadWriteLock();
-    private boolean closed;
+    /** Written under the write lock; volatile so that {@link #isClosed()} needs no lock. */
+    private volatile boolean closed;
 
     private EventFd(int fd) {
         this.fd = fd;
@@ -145,13 +146,7 @@ public final class EventFd implements AutoCloseable {
     }
 
     public boolean isClosed() {
-        var lock = lifecycle.readLock();
-        lock.lock();
-        try {
-            return closed;
-        } finally {
-            lock.unlock();
-        }
+        return closed;
     }
 
     @Override

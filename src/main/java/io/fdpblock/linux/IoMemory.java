@@ -2,6 +2,7 @@ package io.fdpblock.linux;
 
 import io.fdpblock.ffi.FdpNative;
 
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
@@ -94,7 +95,7 @@ public final class IoMemory {
             int open = s.indexOf('[');
             int close = s.indexOf(']', open + 1);
             return open >= 0 && close > open ? s.substring(open + 1, close) : "unknown (" + s.trim() + ")";
-        } catch (java.io.IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             return "unknown (" + THP_ENABLED + " unreadable: " + e.getMessage() + ")";
         }
     }

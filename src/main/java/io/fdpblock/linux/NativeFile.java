@@ -7,9 +7,12 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * A file descriptor opened with {@code open(2)}: a regular file, a block device or a character device
@@ -108,7 +111,7 @@ public final class NativeFile implements AutoCloseable {
                                     + " exclusively by another program (still after "
                                     + TRANSIENT_CLAIM_GRACE_NANOS / 1_000_000_000L + " s)"));
                 }
-                java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L);
+                LockSupport.parkNanos(20_000_000L);
             }
         }
         try {
@@ -128,9 +131,9 @@ public final class NativeFile implements AutoCloseable {
         long rdev;
         long holder;
         try {
-            rdev = ((Number) java.nio.file.Files.getAttribute(path, "unix:rdev")).longValue();
-            holder = flockHolder(((Number) java.nio.file.Files.getAttribute(path, "unix:dev")).longValue(),
-                    ((Number) java.nio.file.Files.getAttribute(path, "unix:ino")).longValue());
+            rdev = ((Number) Files.getAttribute(path, "unix:rdev")).longValue();
+            holder = flockHolder(((Number) Files.getAttribute(path, "unix:dev")).longValue(),
+                    ((Number) Files.getAttribute(path, "unix:ino")).longValue());
         } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
             return null;
         }
@@ -139,7 +142,7 @@ public final class NativeFile implements AutoCloseable {
         }
         String majMin = major(rdev) + ":" + minor(rdev);
         try {
-            for (String line : java.nio.file.Files.readAllLines(Path.of("/proc/self/mountinfo"))) {
+            for (String line : Files.readAllLines(Path.of("/proc/self/mountinfo"))) {
                 String[] f = line.split(" ");
                 // "36 35 259:1 / /mnt rw,relatime ...": the third field is the mounted device
                 if (f.length > 4 && f[2].equals(majMin)) {
@@ -149,7 +152,7 @@ public final class NativeFile implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             // no mountinfo: not known to be mounted
         }
-        try (var holders = java.nio.file.Files.list(Path.of("/sys/dev/block", majMin, "holders"))) {
+        try (var holders = Files.list(Path.of("/sys/dev/block", majMin, "holders"))) {
             List<String> names = holders.map(p -> p.getFileName().toString()).sorted().toList();
             if (!names.isEmpty()) {
                 return "it is held by " + String.join(", ", names) + " (a RAID, LVM or device-mapper volume);"
@@ -171,7 +174,7 @@ public final class NativeFile implements AutoCloseable {
 
     private static boolean isBlockDevice(Path path) {
         try {
-            Object mode = java.nio.file.Files.getAttribute(path, "unix:mode");
+            Object mode = Files.getAttribute(path, "unix:mode");
             return mode instanceof Integer m && (m & S_IFMT) == FdpNative.S_IFBLK();
         } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
             return false; // open() then names what is wrong with the path
@@ -204,7 +207,7 @@ public final class NativeFile implements AutoCloseable {
                             + " its descriptor open (inherited from it); stop " + (keepers.size() == 1 ? "that process"
                             : "those processes"));
                 }
-                java.util.concurrent.locks.LockSupport.parkNanos(20_000_000L);
+                LockSupport.parkNanos(20_000_000L);
                 r = Syscalls.flock(fd, FdpNative.LOCK_EX() | FdpNative.LOCK_NB());
                 holder = r == -Errno.EWOULDBLOCK ? lockHolder() : holder;
             }
@@ -255,18 +258,18 @@ public final class NativeFile implements AutoCloseable {
             ino = stat.st_ino(st);
         }
         long self = ProcessHandle.current().pid();
-        List<Long> out = new java.util.ArrayList<>();
-        try (var procs = java.nio.file.Files.list(Path.of("/proc"))) {
+        List<Long> out = new ArrayList<>();
+        try (var procs = Files.list(Path.of("/proc"))) {
             for (Path proc : (Iterable<Path>) procs::iterator) {
                 String name = proc.getFileName().toString();
                 if (name.isEmpty() || !name.chars().allMatch(Character::isDigit) || Long.parseLong(name) == self) {
                     continue;
                 }
-                try (var fds = java.nio.file.Files.list(proc.resolve("fd"))) {
+                try (var fds = Files.list(proc.resolve("fd"))) {
                     for (Path link : (Iterable<Path>) fds::iterator) {
                         try {
-                            if (((Number) java.nio.file.Files.getAttribute(link, "unix:ino")).longValue() == ino
-                                    && ((Number) java.nio.file.Files.getAttribute(link, "unix:dev")).longValue() == dev) {
+                            if (((Number) Files.getAttribute(link, "unix:ino")).longValue() == ino
+                                    && ((Number) Files.getAttribute(link, "unix:dev")).longValue() == dev) {
                                 out.add(Long.parseLong(name));
                                 break;
                             }
@@ -285,7 +288,7 @@ public final class NativeFile implements AutoCloseable {
     }
 
     private static String describeOpeners(List<Long> pids) {
-        List<String> each = new java.util.ArrayList<>();
+        List<String> each = new ArrayList<>();
         for (long pid : pids.subList(0, Math.min(3, pids.size()))) {
             each.add(describeHolder(pid).substring("by ".length()));
         }
@@ -307,7 +310,7 @@ public final class NativeFile implements AutoCloseable {
     private static long flockHolder(long dev, long ino) {
         String id = String.format("%02x:%02x:%d", major(dev), minor(dev), ino);
         try {
-            for (String line : java.nio.file.Files.readAllLines(Path.of("/proc/locks"))) {
+            for (String line : Files.readAllLines(Path.of("/proc/locks"))) {
                 String[] f = line.trim().split("\\s+");
                 // "1: FLOCK ADVISORY WRITE <pid> <maj:min:inode> <start> <end>"
                 if (f.length >= 6 && f[1].equals("FLOCK") && f[5].equals(id)) {
@@ -407,19 +410,10 @@ public final class NativeFile implements AutoCloseable {
     public long size() throws IOException {
         try (Arena arena = Arena.ofConfined()) {
             if (kind == Kind.BLOCK_DEVICE) {
-                MemorySegment out = arena.allocate(ValueLayout.JAVA_LONG);
-                int r = Syscalls.ioctl(fd, FdpNative.BLKGETSIZE64(), out);
-                if (r < 0) {
-                    throw Errno.exception("ioctl(" + path + ", BLKGETSIZE64)", -r);
-                }
-                return out.get(ValueLayout.JAVA_LONG, 0);
+                return blockDeviceIoctl(arena, ValueLayout.JAVA_LONG, FdpNative.BLKGETSIZE64(), "BLKGETSIZE64")
+                        .get(ValueLayout.JAVA_LONG, 0);
             }
-            MemorySegment st = arena.allocate(stat.layout());
-            int r = Syscalls.fstat(fd, st);
-            if (r < 0) {
-                throw Errno.exception("fstat(" + path + ")", -r);
-            }
-            return stat.st_size(st);
+            return stat.st_size(fstat(arena));
         }
     }
 
@@ -430,21 +424,33 @@ public final class NativeFile implements AutoCloseable {
     public int logicalBlockSize() throws IOException {
         try (Arena arena = Arena.ofConfined()) {
             if (kind == Kind.BLOCK_DEVICE) {
-                MemorySegment out = arena.allocate(ValueLayout.JAVA_INT);
-                int r = Syscalls.ioctl(fd, FdpNative.BLKSSZGET(), out);
-                if (r < 0) {
-                    throw Errno.exception("ioctl(" + path + ", BLKSSZGET)", -r);
-                }
-                return out.get(ValueLayout.JAVA_INT, 0);
+                return blockDeviceIoctl(arena, ValueLayout.JAVA_INT, FdpNative.BLKSSZGET(), "BLKSSZGET")
+                        .get(ValueLayout.JAVA_INT, 0);
             }
-            MemorySegment st = arena.allocate(stat.layout());
-            int r = Syscalls.fstat(fd, st);
-            if (r < 0) {
-                throw Errno.exception("fstat(" + path + ")", -r);
-            }
-            long blksize = stat.st_blksize(st);
+            long blksize = stat.st_blksize(fstat(arena));
             return blksize > 0 && Long.bitCount(blksize) == 1 ? (int) blksize : 4096;
         }
+    }
+
+    /** A block device ioctl that writes one {@code out} value: the memory it wrote, in {@code arena}. */
+    private MemorySegment blockDeviceIoctl(Arena arena, ValueLayout out, long request, String name)
+            throws Errno.NativeIOException {
+        MemorySegment value = arena.allocate(out);
+        int r = Syscalls.ioctl(fd, request, value);
+        if (r < 0) {
+            throw Errno.exception("ioctl(" + path + ", " + name + ")", -r);
+        }
+        return value;
+    }
+
+    /** {@code struct stat} of this file, in {@code arena}. */
+    private MemorySegment fstat(Arena arena) throws Errno.NativeIOException {
+        MemorySegment st = arena.allocate(stat.layout());
+        int r = Syscalls.fstat(fd, st);
+        if (r < 0) {
+            throw Errno.exception("fstat(" + path + ")", -r);
+        }
+        return st;
     }
 
     /** @return bytes read (fewer than asked only at end of file) */

@@ -2,9 +2,11 @@ package io.fdpblock.nvme;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.math.BigInteger;
+import java.lang.foreign.ValueLayout;
 import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.math.MathContext;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -151,15 +153,9 @@ public final class FdpRecords {
 
         static RuhStatus parse(MemorySegment d) throws IOException {
             LogReader r = new LogReader("RUH status", d);
-            int n = r.u16(14, "NRUHSD");
-            r.need(16, 32L * n, n + " descriptors");
-            List<RuhStatusEntry> out = new ArrayList<>(n);
-            for (int i = 0; i < n; i++) {
-                long o = 16 + 32L * i;
-                out.add(new RuhStatusEntry(r.u16(o, "PID"), r.u16(o + 2, "RUHID"), r.u32(o + 4, "EARUTR"),
-                        r.u64(o + 8, "RUAMW")));
-            }
-            return new RuhStatus(List.copyOf(out));
+            return new RuhStatus(r.entries(16, r.u16(14, "NRUHSD"), 32, "descriptors",
+                    o -> new RuhStatusEntry(r.u16(o, "PID"), r.u16(o + 2, "RUHID"), r.u32(o + 4, "EARUTR"),
+                            r.u64(o + 8, "RUAMW"))));
         }
     }
 
@@ -167,13 +163,7 @@ public final class FdpRecords {
     public record RuhUsage(List<Integer> attributes) {
         static RuhUsage parse(MemorySegment d) throws IOException {
             LogReader r = new LogReader("RUH usage log", d);
-            int n = r.u16(0, "NRUH");
-            r.need(8, 8L * n, n + " descriptors");
-            List<Integer> out = new ArrayList<>(n);
-            for (int i = 0; i < n; i++) {
-                out.add(r.u8(8 + 8L * i, "RUHA"));
-            }
-            return new RuhUsage(List.copyOf(out));
+            return new RuhUsage(r.entries(8, r.u16(0, "NRUH"), 8, "descriptors", o -> r.u8(o, "RUHA")));
         }
     }
 
@@ -214,20 +204,14 @@ public final class FdpRecords {
 
         static List<FdpEvent> parseAll(MemorySegment d) throws IOException {
             LogReader r = new LogReader("FDP events log", d);
-            long n = r.u32(0, "NEVENTS");
-            r.need(64, 64 * n, n + " events");
-            List<FdpEvent> out = new ArrayList<>((int) n);
-            for (int i = 0; i < n; i++) {
-                long o = 64 + 64L * i;
-                out.add(new FdpEvent(r.u8(o, "TYPE"), r.u8(o + 1, "FLAGS"), r.u16(o + 2, "PID"), r.u64(o + 4, "TIMESTAMP"),
-                        r.u32(o + 12, "NSID"), r.u16(o + 32, "RGID")));
-            }
-            return List.copyOf(out);
+            return r.entries(64, r.u32(0, "NEVENTS"), 64, "events",
+                    o -> new FdpEvent(r.u8(o, "TYPE"), r.u8(o + 1, "FLAGS"), r.u16(o + 2, "PID"), r.u64(o + 4, "TIMESTAMP"),
+                            r.u32(o + 12, "NSID"), r.u16(o + 32, "RGID")));
         }
     }
 
     private static String ascii(MemorySegment d, long off, int len) {
-        byte[] b = d.asSlice(off, len).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
-        return new String(b, java.nio.charset.StandardCharsets.US_ASCII).trim();
+        byte[] b = d.asSlice(off, len).toArray(ValueLayout.JAVA_BYTE);
+        return new String(b, StandardCharsets.US_ASCII).trim();
     }
 }

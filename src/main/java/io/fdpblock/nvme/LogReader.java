@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.math.BigInteger;
+import java.util.ArrayList;
+import java.util.List;
 
 /** Bounds-checked little-endian reads of a returned data structure: a lie in it is an exception, never an overread. */
 final class LogReader {
@@ -53,5 +55,25 @@ final class LogReader {
             be[16 - i] = data.get(ValueLayout.JAVA_BYTE, off + i);
         }
         return new BigInteger(be);
+    }
+
+    /**
+     * {@code count} entries of {@code entryBytes} each from {@code first}, all checked to lie inside the
+     * data before the first is read (a count that lies fails as a whole).
+     *
+     * @param what the entries' name in the error, e.g. {@code "descriptors"}
+     */
+    <T> List<T> entries(long first, long count, int entryBytes, String what, Entry<T> entry) throws IOException {
+        need(first, count * entryBytes, count + " " + what);
+        List<T> out = new ArrayList<>((int) count);
+        for (long i = 0; i < count; i++) {
+            out.add(entry.at(first + entryBytes * i));
+        }
+        return List.copyOf(out);
+    }
+
+    /** Reads one entry at its offset. */
+    interface Entry<T> {
+        T at(long offset) throws IOException;
     }
 }

@@ -128,12 +128,12 @@ public final class NvmeCommand {
      * command area at {@code off}.
      */
     public static void encodeDeallocate(MemorySegment sqes, long off, int nsid, long ranges, int count) {
-        sqes.set(ValueLayout.JAVA_BYTE, off + U_OPCODE, (byte) OP_DSM);
-        sqes.set(ValueLayout.JAVA_INT, off + U_NSID, nsid);
-        sqes.set(ValueLayout.JAVA_LONG, off + U_ADDR, ranges);
-        sqes.set(ValueLayout.JAVA_INT, off + U_DATA_LEN, DSM_RANGE_BYTES * count);
-        sqes.set(ValueLayout.JAVA_INT, off + U_CDW10, count - 1);
-        sqes.set(ValueLayout.JAVA_INT, off + U_CDW11, 1 << 2); // AD: deallocate
+        sqes.set(ValueLayout.JAVA_BYTE, off + URING_CMD.opcode(), (byte) OP_DSM);
+        sqes.set(ValueLayout.JAVA_INT, off + URING_CMD.nsid(), nsid);
+        sqes.set(ValueLayout.JAVA_LONG, off + URING_CMD.addr(), ranges);
+        sqes.set(ValueLayout.JAVA_INT, off + URING_CMD.dataLen(), DSM_RANGE_BYTES * count);
+        sqes.set(ValueLayout.JAVA_INT, off + URING_CMD.cdw10(), count - 1);
+        sqes.set(ValueLayout.JAVA_INT, off + URING_CMD.cdw11(), 1 << 2); // AD: deallocate
     }
 
     public static void putDsmRange(MemorySegment ranges, int index, long slba, int blocks) {
@@ -186,14 +186,19 @@ public final class NvmeCommand {
 
     // ---- encodings ----
 
-    private static final long U_OPCODE = nvme_uring_cmd.opcode$offset();
-    private static final long U_NSID = nvme_uring_cmd.nsid$offset();
-    private static final long U_ADDR = nvme_uring_cmd.addr$offset();
-    private static final long U_DATA_LEN = nvme_uring_cmd.data_len$offset();
-    private static final long U_CDW10 = nvme_uring_cmd.cdw10$offset();
-    private static final long U_CDW11 = nvme_uring_cmd.cdw11$offset();
-    private static final long U_CDW12 = nvme_uring_cmd.cdw12$offset();
-    private static final long U_CDW13 = nvme_uring_cmd.cdw13$offset();
+    /** Where a command struct holds the fields fdpblock sets: the two structs differ only in these. */
+    private record Fields(long opcode, long nsid, long addr, long dataLen, long cdw10, long cdw11, long cdw12,
+            long cdw13, long cdw14, long cdw15) {
+    }
+
+    private static final Fields URING_CMD = new Fields(nvme_uring_cmd.opcode$offset(), nvme_uring_cmd.nsid$offset(),
+            nvme_uring_cmd.addr$offset(), nvme_uring_cmd.data_len$offset(), nvme_uring_cmd.cdw10$offset(),
+            nvme_uring_cmd.cdw11$offset(), nvme_uring_cmd.cdw12$offset(), nvme_uring_cmd.cdw13$offset(),
+            nvme_uring_cmd.cdw14$offset(), nvme_uring_cmd.cdw15$offset());
+    private static final Fields PASSTHRU_CMD64 = new Fields(nvme_passthru_cmd64.opcode$offset(),
+            nvme_passthru_cmd64.nsid$offset(), nvme_passthru_cmd64.addr$offset(), nvme_passthru_cmd64.data_len$offset(),
+            nvme_passthru_cmd64.cdw10$offset(), nvme_passthru_cmd64.cdw11$offset(), nvme_passthru_cmd64.cdw12$offset(),
+            nvme_passthru_cmd64.cdw13$offset(), nvme_passthru_cmd64.cdw14$offset(), nvme_passthru_cmd64.cdw15$offset());
 
     /**
      * The hot path's encoder: a read or write straight into a zeroed SQE command area at {@code off},
@@ -203,49 +208,42 @@ public final class NvmeCommand {
      */
     public static void encodeReadWrite(MemorySegment sqes, long off, boolean write, int nsid, long address, int length,
             long slba, int blocks, int placementId) {
-        sqes.set(ValueLayout.JAVA_BYTE, off + U_OPCODE, (byte) (write ? OP_WRITE : OP_READ));
-        sqes.set(ValueLayout.JAVA_INT, off + U_NSID, nsid);
-        sqes.set(ValueLayout.JAVA_LONG, off + U_ADDR, address);
-        sqes.set(ValueLayout.JAVA_INT, off + U_DATA_LEN, length);
-        sqes.set(ValueLayout.JAVA_INT, off + U_CDW10, (int) slba);
-        sqes.set(ValueLayout.JAVA_INT, off + U_CDW11, (int) (slba >>> 32));
+        sqes.set(ValueLayout.JAVA_BYTE, off + URING_CMD.opcode(), (byte) (write ? OP_WRITE : OP_READ));
+        sqes.set(ValueLayout.JAVA_INT, off + URING_CMD.nsid(), nsid);
+        sqes.set(ValueLayout.JAVA_LONG, off + URING_CMD.addr(), address);
+        sqes.set(ValueLayout.JAVA_INT, off + URING_CMD.dataLen(), length);
+        sqes.set(ValueLayout.JAVA_INT, off + URING_CMD.cdw10(), (int) slba);
+        sqes.set(ValueLayout.JAVA_INT, off + URING_CMD.cdw11(), (int) (slba >>> 32));
         int cdw12 = blocks - 1;
         if (write && placementId != PlacementId.NONE_VALUE) {
             cdw12 |= DTYPE_DATA_PLACEMENT << 20;
-            sqes.set(ValueLayout.JAVA_INT, off + U_CDW13, placementId << 16);
+            sqes.set(ValueLayout.JAVA_INT, off + URING_CMD.cdw13(), placementId << 16);
         }
-        sqes.set(ValueLayout.JAVA_INT, off + U_CDW12, cdw12);
+        sqes.set(ValueLayout.JAVA_INT, off + URING_CMD.cdw12(), cdw12);
     }
 
     /** Writes this command as {@code struct nvme_uring_cmd} at {@code off} (zeroed first). */
     public void encodeUring(MemorySegment seg, long off) {
-        MemorySegment c = seg.asSlice(off, nvme_uring_cmd.sizeof());
-        c.fill((byte) 0);
-        nvme_uring_cmd.opcode(c, (byte) opcode);
-        nvme_uring_cmd.nsid(c, nsid);
-        nvme_uring_cmd.addr(c, addr);
-        nvme_uring_cmd.data_len(c, dataLen);
-        nvme_uring_cmd.cdw10(c, cdw10);
-        nvme_uring_cmd.cdw11(c, cdw11);
-        nvme_uring_cmd.cdw12(c, cdw12);
-        nvme_uring_cmd.cdw13(c, cdw13);
-        nvme_uring_cmd.cdw14(c, cdw14);
-        nvme_uring_cmd.cdw15(c, cdw15);
+        encode(seg.asSlice(off, nvme_uring_cmd.sizeof()), URING_CMD);
     }
 
     /** Writes this command as {@code struct nvme_passthru_cmd64} (zeroed first). */
     void encodeIoctl(MemorySegment c) {
+        encode(c, PASSTHRU_CMD64);
+    }
+
+    private void encode(MemorySegment c, Fields f) {
         c.fill((byte) 0);
-        nvme_passthru_cmd64.opcode(c, (byte) opcode);
-        nvme_passthru_cmd64.nsid(c, nsid);
-        nvme_passthru_cmd64.addr(c, addr);
-        nvme_passthru_cmd64.data_len(c, dataLen);
-        nvme_passthru_cmd64.cdw10(c, cdw10);
-        nvme_passthru_cmd64.cdw11(c, cdw11);
-        nvme_passthru_cmd64.cdw12(c, cdw12);
-        nvme_passthru_cmd64.cdw13(c, cdw13);
-        nvme_passthru_cmd64.cdw14(c, cdw14);
-        nvme_passthru_cmd64.cdw15(c, cdw15);
+        c.set(ValueLayout.JAVA_BYTE, f.opcode(), (byte) opcode);
+        c.set(ValueLayout.JAVA_INT, f.nsid(), nsid);
+        c.set(ValueLayout.JAVA_LONG, f.addr(), addr);
+        c.set(ValueLayout.JAVA_INT, f.dataLen(), dataLen);
+        c.set(ValueLayout.JAVA_INT, f.cdw10(), cdw10);
+        c.set(ValueLayout.JAVA_INT, f.cdw11(), cdw11);
+        c.set(ValueLayout.JAVA_INT, f.cdw12(), cdw12);
+        c.set(ValueLayout.JAVA_INT, f.cdw13(), cdw13);
+        c.set(ValueLayout.JAVA_INT, f.cdw14(), cdw14);
+        c.set(ValueLayout.JAVA_INT, f.cdw15(), cdw15);
     }
 
     static long ioctlResult(MemorySegment c) {

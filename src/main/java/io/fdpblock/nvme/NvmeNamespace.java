@@ -3,6 +3,10 @@ package io.fdpblock.nvme;
 import io.fdpblock.ffi.FdpNative;
 import io.fdpblock.ffi.nvme_passthru_cmd64;
 import io.fdpblock.linux.NativeFile;
+import io.fdpblock.linux.NativeLibrary;
+import io.fdpblock.uring.Ring;
+import io.fdpblock.uring.RingOptions;
+import io.fdpblock.uring.Uring;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -27,6 +31,17 @@ import java.util.regex.Pattern;
  * </pre>
  */
 public final class NvmeNamespace implements AutoCloseable {
+    static {
+        NativeLibrary.ensureLoaded(); // fails with the reason, e.g. the --enable-native-access to add
+    }
+
+    /**
+     * The {@code cmd_op} of an I/O command through io_uring ({@code NVME_URING_CMD_IO}): what an
+     * {@code IORING_OP_URING_CMD} SQE carries for a read, write, flush or DSM on {@code /dev/ngXnY}.
+     */
+    public static final int URING_CMD_IO = (int) FdpNative.NVME_URING_CMD_IO();
+    /** The {@code cmd_op} of an admin command through io_uring on {@code /dev/nvmeX}. */
+    private static final int URING_CMD_ADMIN = (int) FdpNative.NVME_URING_CMD_ADMIN();
     private static final Pattern GENERIC = Pattern.compile("ng(\\d+)n(\\d+)");
     private static final int FEATURE_FDP = 0x1D;
     private static final System.Logger LOG = System.getLogger("io.fdpblock.nvme");
@@ -216,7 +231,7 @@ public final class NvmeNamespace implements AutoCloseable {
         return passthru(cmd, FdpNative.NVME_IOCTL_ADMIN64_CMD(), "NVME_IOCTL_ADMIN64_CMD");
     }
 
-    private volatile boolean ringAdmin = io.fdpblock.uring.Uring.isBigEntriesAvailable();
+    private volatile boolean ringAdmin = Uring.isBigEntriesAvailable();
     private volatile String adminFallbackCause;
 
     /** How admin commands travel: {@code "uring_cmd"} (NVME_URING_CMD_ADMIN on /dev/nvmeX) or the ioctl, and why. */
@@ -232,10 +247,9 @@ public final class NvmeNamespace implements AutoCloseable {
     private long adminOnRing(NvmeCommand cmd) throws IOException {
         Path ctrl = Path.of("/dev", controllerName);
         try (NativeFile dev = NativeFile.open(ctrl, true, false, false);
-             io.fdpblock.uring.Ring ring = io.fdpblock.uring.Ring.open(io.fdpblock.uring.RingOptions.of(2)
-                     .withBigEntries(true))) {
-            long sqe = ring.prepUringCmd(dev.fd(), (int) FdpNative.NVME_URING_CMD_ADMIN(), 1);
-            cmd.encodeUring(ring.sqeArea(), sqe + io.fdpblock.uring.Ring.SQE_CMD_OFFSET);
+             Ring ring = Ring.open(RingOptions.of(2).withBigEntries(true))) {
+            long sqe = ring.prepUringCmd(dev.fd(), URING_CMD_ADMIN, 1);
+            cmd.encodeUring(ring.sqeArea(), sqe + Ring.SQE_CMD_OFFSET);
             long[] out = new long[2];
             int reaped = 0;
             while (reaped == 0) {

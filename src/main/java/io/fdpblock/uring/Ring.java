@@ -1,6 +1,5 @@
 package io.fdpblock.uring;
 
-import io.fdpblock.linux.Errno;
 import io.fdpblock.ffi.FdpNative;
 import io.fdpblock.ffi.fdpblock_sqe_write_stream;
 import io.fdpblock.ffi.io_uring;
@@ -12,6 +11,9 @@ import io.fdpblock.ffi.io_uring_probe_op;
 import io.fdpblock.ffi.io_uring_sq;
 import io.fdpblock.ffi.io_uring_sqe;
 import io.fdpblock.ffi.iovec;
+import io.fdpblock.linux.Errno;
+import io.fdpblock.linux.NativeLibrary;
+import io.fdpblock.nvme.WriteStreams;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -33,7 +35,7 @@ import java.lang.invoke.VarHandle;
  */
 public final class Ring implements AutoCloseable {
     static {
-        io.fdpblock.linux.NativeLibrary.ensureLoaded(); // fails with the reason, e.g. the --enable-native-access to add
+        NativeLibrary.ensureLoaded(); // fails with the reason, e.g. the --enable-native-access to add
     }
 
     // Setup flags and opcodes, from the generated bindings.
@@ -430,7 +432,7 @@ public final class Ring implements AutoCloseable {
      * Sets a WRITE's (or WRITE_FIXED's) write stream: 1..{@code queue/max_write_streams} of the block
      * device (Linux >= 6.16; 0 = none). The kernel then places the write with the stream's FDP placement
      * handle, for O_DIRECT writes only. Where the kernel has no write streams it ignores the byte, so ask
-     * sysfs first ({@link io.fdpblock.nvme.WriteStreams#probe}).
+     * sysfs first ({@link WriteStreams#probe}).
      */
     public void setWriteStream(long sqe, int stream) {
         if (stream < 0 || stream > 255) {

@@ -21,7 +21,8 @@ public final class Uring {
         static final Throwable BIG_CAUSE = CAUSE != null ? CAUSE : probeRing(true);
 
         private static Throwable probeRing(boolean big) {
-            try (Ring ring = Ring.open(RingOptions.of(4).withBigEntries(big))) {
+            try {
+                Ring.open(RingOptions.of(4).withBigEntries(big)).close(); // set up, then let go: it works here
                 return null;
             } catch (Throwable t) {
                 String disabled = readDisabledSysctl();

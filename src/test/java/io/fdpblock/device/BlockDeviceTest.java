@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -334,9 +335,9 @@ class BlockDeviceTest {
         MemorySegment buf = dev.buffers().acquire();
         IoBatch b = new IoBatch();
         b.write(0, buf);
-        java.util.concurrent.CompletableFuture<Thread> ranOn = new java.util.concurrent.CompletableFuture<>();
+        CompletableFuture<Thread> ranOn = new CompletableFuture<>();
         dev.submit(b, done -> ranOn.complete(Thread.currentThread()));
-        assertThat(ranOn.get(10, java.util.concurrent.TimeUnit.SECONDS)).isNotSameAs(Thread.currentThread());
+        assertThat(ranOn.get(10, TimeUnit.SECONDS)).isNotSameAs(Thread.currentThread());
         assertThat(b.isComplete(0)).isTrue();
     }
 }

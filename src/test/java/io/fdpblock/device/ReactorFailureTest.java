@@ -16,6 +16,7 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -24,8 +25,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * Issue 9.1 and 9.2: when the io_uring reactor fails, memory the kernel may still touch is released
- * only after the kernel let go of it, every accepted batch completes (failed), and nothing hangs.
+ * When the io_uring reactor fails, memory the kernel may still touch is released only after the kernel
+ * let go of it, every accepted batch completes (failed), and nothing hangs.
  */
 @Tag("host")
 class ReactorFailureTest {
@@ -50,7 +51,13 @@ class ReactorFailureTest {
             read.read(0, buf);
             CompletableFuture<IoBatch> done = new CompletableFuture<>();
             dev.submit(read, done::complete);
-            Thread.sleep(100); // the read reaches the kernel and waits for data
+            // The kernel takes SQEs in order: once a later batch of the same reactor came back (a flush,
+            // which a FIFO refuses at once), the read is in the kernel, waiting for data.
+            IoBatch flush = new IoBatch(1);
+            flush.flush();
+            CompletableFuture<IoBatch> flushed = new CompletableFuture<>();
+            dev.submit(flush, flushed::complete);
+            assertThat(flushed.get(30, TimeUnit.SECONDS).failed(0)).as("fsync of a FIFO: EINVAL").isTrue();
             assertThat(done).isNotDone();
 
             dev.runOnReactor("test", () -> {
@@ -90,21 +97,44 @@ class ReactorFailureTest {
         Path file = BlockDevices.createFile(dir.resolve("dev.img"), 8 << 20);
         IoUringBlockDevice dev = (IoUringBlockDevice) BlockDevices.open(file,
                 DeviceOptions.of(IoEngine.IO_URING).withQueueDepth(8).withBuffers(4096, 64));
+        try {
+            assertThat(submitAroundAReactorFailure(dev)).as("batches caught by the failure completed failed")
+                    .isPositive();
+        } finally {
+            dev.close();
+        }
+    }
+
+    /**
+     * Four threads submit batches of two reads (at most 32 of each outstanding, so the queue stays short)
+     * while the reactors fail: the failure is injected once I/O went through the kernel and back, and
+     * the threads stop once a submit was refused. Asserts that every accepted batch completed.
+     *
+     * @return how many operations completed failed
+     */
+    static long submitAroundAReactorFailure(IoUringBlockDevice dev) throws Exception {
         AtomicLong accepted = new AtomicLong();
-        AtomicLong completed = new AtomicLong();
+        Semaphore completed = new Semaphore(0);
         AtomicLong failedOps = new AtomicLong();
         AtomicBoolean stop = new AtomicBoolean();
-        int threads = 4;
-        CountDownLatch started = new CountDownLatch(threads);
-        Thread[] submitters = new Thread[threads];
+        CountDownLatch running = new CountDownLatch(64); // batches that went through the kernel and back
+        CountDownLatch refused = new CountDownLatch(1); // a submit a failed reactor turned away
+        Thread[] submitters = new Thread[4];
         try {
-            for (int t = 0; t < threads; t++) {
+            for (int t = 0; t < submitters.length; t++) {
                 int id = t;
                 submitters[t] = Thread.ofPlatform().start(() -> {
                     MemorySegment buf = dev.buffers().acquire();
-                    started.countDown();
+                    Semaphore window = new Semaphore(32);
                     long n = 0;
                     while (!stop.get()) {
+                        try {
+                            if (!window.tryAcquire(100, TimeUnit.MILLISECONDS)) {
+                                continue; // all 32 outstanding: look at stop again
+                            }
+                        } catch (InterruptedException e) {
+                            return;
+                        }
                         IoBatch b = new IoBatch(2);
                         b.read((id * 16L + n++ % 16) * 4096, buf);
                         b.read(0, buf);
@@ -115,35 +145,33 @@ class ReactorFailureTest {
                                         failedOps.incrementAndGet();
                                     }
                                 }
-                                completed.incrementAndGet();
+                                running.countDown();
+                                window.release();
+                                completed.release();
                             });
                             accepted.incrementAndGet();
                         } catch (IOException e) {
-                            // refused at submit (the reactor is gone): never accepted, nothing to wait for
+                            window.release();
+                            refused.countDown(); // the reactor is gone: never accepted, nothing to wait for
                         }
                     }
                 });
             }
-            started.await();
-            Thread.sleep(200);
+            assertThat(running.await(30, TimeUnit.SECONDS)).as("I/O running before the failure").isTrue();
             dev.runOnReactor("test", () -> {
                 throw new IllegalStateException("injected reactor failure");
             });
-            Thread.sleep(200);
-            stop.set(true);
-            for (Thread s : submitters) {
-                s.join();
-            }
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (completed.get() < accepted.get() && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
-            assertThat(completed.get()).as("every accepted batch completed").isEqualTo(accepted.get());
-            assertThat(accepted.get()).isPositive();
-            assertThat(failedOps.get()).as("batches caught by the failure completed failed").isPositive();
+            assertThat(refused.await(30, TimeUnit.SECONDS)).as("submitters met the failed reactor").isTrue();
         } finally {
             stop.set(true);
-            dev.close();
+            for (Thread s : submitters) {
+                if (s != null) {
+                    s.join();
+                }
+            }
         }
+        assertThat(completed.tryAcquire(Math.toIntExact(accepted.get()), 30, TimeUnit.SECONDS))
+                .as("every accepted batch completed").isTrue();
+        return failedOps.get();
     }
 }

@@ -11,11 +11,11 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * Issue 12: where the io_uring engine's I/O runs and how it reaches the kernel: blocking calls on the
+ * Where the io_uring engine's I/O runs and how it reaches the kernel: blocking calls on the
  * caller's own ring, a callback's submission straight into the ring, the submission policies, several
  * rings per device. Counted with the engine's {@link IoStats} (system calls and SQEs, not timings).
  */
@@ -120,7 +120,7 @@ class RingsAndSubmissionTest {
                 b.read(i * (long) BLOCK, buf.asSlice(i * (long) BLOCK, BLOCK));
             }
             IoStats before = dev.ioStats();
-            java.util.concurrent.CompletableFuture<IoBatch> done = new java.util.concurrent.CompletableFuture<>();
+            CompletableFuture<IoBatch> done = new CompletableFuture<>();
             dev.submit(b, done::complete);
             done.get(30, TimeUnit.SECONDS).throwIfFailed();
             IoStats d = dev.ioStats().minus(before);
@@ -187,7 +187,7 @@ class RingsAndSubmissionTest {
                             long at = (id * 64L + round) * BLOCK;
                             IoBatch w = new IoBatch(1);
                             w.write(at, piece);
-                            java.util.concurrent.CompletableFuture<IoBatch> done = new java.util.concurrent.CompletableFuture<>();
+                            CompletableFuture<IoBatch> done = new CompletableFuture<>();
                             dev.submit(w, x -> {
                                 callbackThreads.computeIfAbsent(id, k -> ConcurrentHashMap.newKeySet())
                                         .add(Thread.currentThread().getName());
@@ -197,7 +197,7 @@ class RingsAndSubmissionTest {
                             piece.fill((byte) 0);
                             IoBatch r = new IoBatch(1);
                             r.read(at, piece);
-                            java.util.concurrent.CompletableFuture<IoBatch> back = new java.util.concurrent.CompletableFuture<>();
+                            CompletableFuture<IoBatch> back = new CompletableFuture<>();
                             dev.submit(r, back::complete);
                             back.join().throwIfFailed();
                             if (Patterns.mismatch(piece, id * 100 + round) != -1) {
@@ -225,46 +225,9 @@ class RingsAndSubmissionTest {
     void withTwoRingsEveryBatchAcceptedAroundAReactorFailureCompletes() throws Exception {
         assumeTrue(Runtime.getRuntime().availableProcessors() >= 2, "two rings need two cores");
         IoUringBlockDevice dev = open(options().withQueueDepth(8).withIoRings(2).withBuffers(4096, 64));
-        AtomicLong accepted = new AtomicLong();
-        AtomicLong completed = new AtomicLong();
-        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
-        Thread[] submitters = new Thread[4];
         try {
-            for (int t = 0; t < submitters.length; t++) {
-                int id = t;
-                submitters[t] = Thread.ofPlatform().start(() -> {
-                    MemorySegment buf = dev.buffers().acquire();
-                    long n = 0;
-                    while (!stop.get()) {
-                        IoBatch b = new IoBatch(2);
-                        b.read((id * 16L + n++ % 16) * BLOCK, buf);
-                        b.read(0, buf);
-                        try {
-                            dev.submit(b, done -> completed.incrementAndGet());
-                            accepted.incrementAndGet();
-                        } catch (IOException e) {
-                            // refused: never accepted
-                        }
-                    }
-                });
-            }
-            Thread.sleep(200);
-            dev.runOnReactor("test", () -> {
-                throw new IllegalStateException("injected reactor failure");
-            });
-            Thread.sleep(200);
-            stop.set(true);
-            for (Thread s : submitters) {
-                s.join();
-            }
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (completed.get() < accepted.get() && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
-            assertThat(accepted.get()).isPositive();
-            assertThat(completed.get()).as("every accepted batch completed").isEqualTo(accepted.get());
+            ReactorFailureTest.submitAroundAReactorFailure(dev);
         } finally {
-            stop.set(true);
             dev.close();
         }
         assertThat(dev.buffers().region().scope().isAlive()).as("memory released once nothing was in the kernel")

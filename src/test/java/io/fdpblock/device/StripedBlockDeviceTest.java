@@ -17,15 +17,17 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** Issue 12.4: one device striped over several files, each a real io_uring device with its own ring. */
+/** One device striped over several files, each a real io_uring device with its own ring. */
 @Tag("host")
 class StripedBlockDeviceTest {
     static final long U = 64 << 10;
@@ -217,7 +219,7 @@ class StripedBlockDeviceTest {
     @Test
     void aMemberWithoutPlacementIsNamed() throws Exception {
         List<Path> files = files(2, MEMBER);
-        List<FaultInjectingDevice> m = members(files, java.util.Arrays.asList(List.of(0, 1), null));
+        List<FaultInjectingDevice> m = members(files, Arrays.asList(List.of(0, 1), null));
         StripedBlockDevice d = striped(m);
         assertThat(d.supportsPlacement()).isFalse();
         assertThat(d.placementUnsupportedReason()).contains("member " + files.get(1));
@@ -265,7 +267,7 @@ class StripedBlockDeviceTest {
         IoBatch b = new IoBatch();
         b.write(BASE, pattern(2 * U, 9)); // members 0 and 1
         b.write(BASE + 2 * U, pattern(U, 10)); // member 2
-        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        AtomicInteger calls = new AtomicInteger();
         CompletableFuture<IoBatch> done = new CompletableFuture<>();
         d.submit(b, x -> {
             calls.incrementAndGet();

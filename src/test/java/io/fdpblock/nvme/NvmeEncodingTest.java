@@ -4,6 +4,7 @@ import io.fdpblock.ffi.nvme_uring_cmd;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -102,7 +103,7 @@ class NvmeEncodingTest {
             assertThatThrownBy(() -> FdpRecords.FdpConfigurations.parse(d)).hasMessageContaining("500 handles");
             d.set(U16, o + 8, (short) 8);
             d.set(U16, 0, (short) 40); // 41 configurations claimed in a 4 KiB buffer
-            assertThatThrownBy(() -> FdpRecords.FdpConfigurations.parse(d)).isInstanceOf(java.io.IOException.class);
+            assertThatThrownBy(() -> FdpRecords.FdpConfigurations.parse(d)).isInstanceOf(IOException.class);
             assertThatThrownBy(() -> FdpRecords.FdpConfigurations.parse(d.asSlice(0, 10)))
                     .hasMessageContaining("the 10 bytes");
         }

@@ -22,6 +22,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -36,7 +37,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 @Tag("device")
 @Tag(DeviceGuest.WRITE_STREAMS_TAG)
-class WriteStreamDeviceTest {
+class WriteStreamBlockDeviceNvmeDeviceTest {
     /** Raw writes of this class go here and above (outside every store, apart from other raw tests). */
     private static final long BASE = DeviceGuest.RAW_BASE + (128L << 20);
 
@@ -253,7 +254,7 @@ class WriteStreamDeviceTest {
                             Patterns.fill(data, lane);
                             IoBatch b = new IoBatch();
                             b.write(BASE + (16L << 20) + lane * (1L << 20), data, PlacementId.of(ids.get(lane + 1)));
-                            java.util.concurrent.CompletableFuture<IoBatch> done = new java.util.concurrent.CompletableFuture<>();
+                            CompletableFuture<IoBatch> done = new CompletableFuture<>();
                             dev.submit(b, done::complete);
                             done.join().throwIfFailed();
                         } catch (Throwable t) {

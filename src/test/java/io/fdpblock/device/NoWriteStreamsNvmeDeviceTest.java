@@ -20,7 +20,7 @@ import static org.junit.jupiter.api.Assumptions.assumeFalse;
  * write streams (the streams guest runs the tests that use them).
  */
 @Tag("device")
-class NoWriteStreamsDeviceTest {
+class NoWriteStreamsNvmeDeviceTest {
 
     @Test
     void aPlacementRequestOnABlockDeviceWithoutWriteStreamsFailsAtOpenSayingWhich() throws Exception {

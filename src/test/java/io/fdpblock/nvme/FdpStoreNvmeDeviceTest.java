@@ -15,6 +15,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -38,7 +40,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * holds 8 slots and slot groups start on reclaim-unit boundaries of the namespace).
  */
 @Tag("device")
-class FdpStoreDeviceTest {
+class FdpStoreNvmeDeviceTest {
     /** First bytes of every test payload; then the key's seed (8 bytes), then its pseudo-random bytes. */
     private static final long MARKER = 0x5453_4554_4B4C_4246L; // "FBLKTEST" little-endian
     private static final int PAYLOAD = 256 * 1024;
@@ -201,11 +203,11 @@ class FdpStoreDeviceTest {
                 int rest = counts[b] % groupSlots;
                 assertThat(ranges).as("reclaim-unit ranges (offset / %d) holding bucket %s's slots %s", ru, salts[b],
                         ranges).hasSize(full + (rest > 0 ? 1 : 0));
-                List<Integer> expectedSizes = new ArrayList<>(java.util.Collections.nCopies(full, groupSlots));
+                List<Integer> expectedSizes = new ArrayList<>(Collections.nCopies(full, groupSlots));
                 if (rest > 0) {
                     expectedSizes.add(rest);
                 }
-                assertThat(ranges.values().stream().map(Set::size).sorted(java.util.Comparator.reverseOrder()).toList())
+                assertThat(ranges.values().stream().map(Set::size).sorted(Comparator.reverseOrder()).toList())
                         .as("slots of bucket %s per reclaim unit: %s", salts[b], ranges).isEqualTo(expectedSizes);
                 for (long r : ranges.keySet()) {
                     String other = ownerOfRange.put(r, salts[b]);

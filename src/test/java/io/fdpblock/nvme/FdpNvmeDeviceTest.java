@@ -2,17 +2,17 @@ package io.fdpblock.nvme;
 
 import io.fdpblock.core.PutRequest;
 import io.fdpblock.core.RawBlockCoreConfig;
+import io.fdpblock.core.RawBlockL2Adapter;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;
 import io.fdpblock.device.IoBatch;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.devicetier.DeviceGuest;
 import io.fdpblock.l2.Bitmap;
 import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
-import io.fdpblock.core.RawBlockL2Adapter;
-import io.fdpblock.devicetier.DeviceGuest;
 import io.fdpblock.linux.EventFd;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -29,6 +29,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -45,7 +46,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  */
 @Tag("device")
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
-class FdpDeviceTest {
+class FdpNvmeDeviceTest {
     static final String DEVICE = System.getenv("FDPBLOCK_NVME_DEVICE");
     static final long STORE_BYTES = DeviceGuest.STORE_BYTES;
     static final long RAW_BASE = 384L << 20;
@@ -288,7 +289,7 @@ class FdpDeviceTest {
     }
 
     private static Map<Integer, Long> ruamw(NvmeNamespace ns) throws Exception {
-        Map<Integer, Long> m = new java.util.HashMap<>();
+        Map<Integer, Long> m = new HashMap<>();
         for (FdpRecords.RuhStatusEntry e : ns.ruhStatus().entries()) {
             m.put(e.placementId(), e.availableMediaWritesLbas());
         }

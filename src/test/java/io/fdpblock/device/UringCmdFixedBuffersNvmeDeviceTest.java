@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * loads from registered buffers take no plain path at all.
  */
 @Tag("device")
-class UringCmdFixedBuffersDeviceTest {
+class UringCmdFixedBuffersNvmeDeviceTest {
     private static final int BUFFER = 1 << 20;
 
     private static UringCmdBlockDevice open(Path device) throws Exception {

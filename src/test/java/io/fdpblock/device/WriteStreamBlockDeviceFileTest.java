@@ -22,12 +22,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * The write-stream engine's own logic on a file (the kernel's side needs an FDP namespace: the device tier
- * checks it): which SQE byte a write gets, which writes are refused before any I/O, and what a device
- * without streams tells the store that asks for placement.
+ * The write-stream engine's own logic on a file, on the host (the kernel's side needs an FDP namespace:
+ * {@link WriteStreamBlockDeviceNvmeDeviceTest} and {@link NoWriteStreamsNvmeDeviceTest} check it in the
+ * emulated NVMe guest): which SQE byte a write gets, which writes are refused before any I/O, and what a
+ * device without streams tells the store that asks for placement.
  */
 @Tag("host")
-class WriteStreamBlockDeviceTest {
+class WriteStreamBlockDeviceFileTest {
     private static final long SIZE = 16L << 20;
     private static final String NO_STREAMS = "kernel 6.12.48+deb12-amd64 has no block-layer write streams: they need"
             + " Linux >= 6.16";

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
  * lasts longer than the bound is refused.
  */
 @Tag("device")
-class ExclusiveBlockOpenDeviceTest {
+class ExclusiveBlockOpenNvmeDeviceTest {
     private Path block;
 
     @BeforeEach
