@@ -15,6 +15,7 @@
 module io.fdpblock {
     exports io.fdpblock.l2;
     exports io.fdpblock.core;
+    exports io.fdpblock.adapter;
     exports io.fdpblock.device;
     exports io.fdpblock.nvme;
     exports io.fdpblock.uring;
@@ -47,7 +48,7 @@ module io.fdpblock {
 
     // Keep in step with src/main/resources/META-INF/services/ (the class path reads those files).
     provides io.fdpblock.l2.L2AdapterFactory with
-            io.fdpblock.core.RawBlockL2Adapter.Factory,
+            io.fdpblock.adapter.RawBlockL2Adapter.Factory,
             io.fdpblock.l2.MockL2Adapter.Factory;
     provides io.fdpblock.controller.StorePolicyFactory with
             io.fdpblock.controller.DefaultStorePolicy.Factory,

@@ -1,6 +1,6 @@
 package io.fdpblock.controller;
 
-import io.fdpblock.core.RawBlockL2Adapter;
+import io.fdpblock.adapter.RawBlockL2Adapter;
 import io.fdpblock.l2.MockL2Adapter;
 import io.fdpblock.core.PutRequest;
 import io.fdpblock.core.LoadRequest;

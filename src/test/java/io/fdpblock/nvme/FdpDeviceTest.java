@@ -11,7 +11,7 @@ import io.fdpblock.l2.Bitmap;
 import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
-import io.fdpblock.core.RawBlockL2Adapter;
+import io.fdpblock.adapter.RawBlockL2Adapter;
 import io.fdpblock.devicetier.DeviceGuest;
 import io.fdpblock.linux.EventFd;
 import org.junit.jupiter.api.BeforeAll;
