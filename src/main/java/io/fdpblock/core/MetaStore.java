@@ -19,10 +19,10 @@ interface MetaStore {
      * @return a ticket for {@link #whenDurable}; -1 when a failed commit refuses it (the put must then not
      *         be committed)
      */
-    long putCommitted(String key, int slot, int size, int crc, int group, int saltId, boolean newSalt);
+    long putCommitted(StoreKey key, int slot, int size, int crc, int group, int saltId, boolean newSalt);
 
     /** Under the core's lock: a committed key was removed (its slot is released without waiting for this). */
-    void deleted(String key, int slot);
+    void deleted(StoreKey key, int slot);
 
     /**
      * Runs {@code action} once the change of {@code ticket} is durable (at once where durability is
@@ -78,7 +78,7 @@ interface MetaStore {
     /**
      * Counts snapshot boundaries: +1 when a snapshot (fdpblock_v2) or checkpoint (lmcache_v1) starts
      * being written, +1 when it ends, so it is odd while one is written. An operation that saw the same
-     * even value before and after it overlapped none (the scale benchmark splits put latencies by it).
+     * even value before and after it overlapped none (status {@code meta_snapshot_epoch}).
      */
     default long snapshotEpoch() {
         return 0;

@@ -514,7 +514,7 @@ public final class Migration {
             for (Entry e : entries) {
                 int crc = e.hasCrc() ? e.crc() : crcBySlot.get(e.slot());
                 int saltId = Math.max(0, salts.idOf(SaltTable.saltOf(e.key()))); // every id taken: no salt, as a put does
-                index.put(e.key(), e.slot(), e.size(), crc, true, null, saltId);
+                index.put(new StoreKey(e.key()), e.slot(), e.size(), crc, true, null, saltId);
                 salts.added(saltId);
                 if (hasObjectMeta(e.meta())) {
                     metaDropped++;

@@ -353,7 +353,7 @@ public final class RawBlockCore implements AutoCloseable {
     public int lockCount(String key) {
         lock.lock();
         try {
-            return index.lockCount(key);
+            return index.lockCount(new StoreKey(key));
         } finally {
             lock.unlock();
         }
@@ -378,8 +378,9 @@ public final class RawBlockCore implements AutoCloseable {
             checkOpenLocked();
             for (int i = 0; i < out.length; i++) {
                 String key = keys.get(i);
-                StoreIndex.Found f = index.get(key);
-                int slot = f == null ? StoreIndex.MISSING : deletions.remove(key, f, force);
+                StoreKey storeKey = new StoreKey(key);
+                StoreIndex.Found f = index.get(storeKey);
+                int slot = f == null ? StoreIndex.MISSING : deletions.remove(storeKey, f, force);
                 if (slot == StoreIndex.LOCKED) {
                     out[i] = DeleteOutcome.LOCKED;
                 } else if (slot == StoreIndex.MISSING) {
@@ -461,16 +462,6 @@ public final class RawBlockCore implements AutoCloseable {
         } finally {
             lock.unlock();
         }
-    }
-
-    /**
-     * Counts metadata snapshot boundaries: +1 when a snapshot (fdpblock_v2) or a checkpoint (lmcache_v1)
-     * starts being written, +1 when it ends, so it is odd while one is written. A caller that reads the
-     * same even value before and after an operation knows that none overlapped it (the scale benchmark
-     * splits put latencies this way). Lock-free: a volatile read.
-     */
-    public long metaSnapshotEpoch() {
-        return meta.snapshotEpoch();
     }
 
     /**

@@ -349,7 +349,7 @@ final class Recovery {
             int slot = (int) (rel / slotBytes);
             used[slot] = true;
             highest = Math.max(highest, slot);
-            index.put(re.key(), slot, (int) re.size(), 0, false, re.meta(), salts.idOf(SaltTable.saltOf(re.key())));
+            index.put(new StoreKey(re.key()), slot, (int) re.size(), 0, false, re.meta(), salts.idOf(SaltTable.saltOf(re.key())));
         }
         int nextSlot = (int) Math.max(decoded.nextSlot(), highest + 1);
         int dropped = config.metaVerifyOnLoad() ? verifySlotHeaders(used) : 0;
@@ -385,7 +385,7 @@ final class Recovery {
         }
         long lost = 0;
         for (CheckpointCodec.RawEntry re : newer.entries()) {
-            if (validKey(re.key()) && !index.contains(re.key())) {
+            if (validKey(re.key()) && !index.contains(new StoreKey(re.key()))) {
                 lost++;
             }
         }
@@ -428,11 +428,11 @@ final class Recovery {
                     OnDiskFormat.SlotHeader h = OnDiskFormat.readSlotHeader(
                             buf.asSlice((long) (i - from) * headerBytes, headerBytes));
                     if (MetadataArea.slotHeaderProblem(h, key, e.size()) != null) {
-                        index.remove(key, true);
+                        index.remove(new StoreKey(key), true);
                         used[e.slot()] = false;
                         dropped++;
                     } else if (h.hasCrc()) {
-                        index.setCrc(key, h.crc32c());
+                        index.setCrc(new StoreKey(key), h.crc32c());
                     }
                 }
             }

@@ -122,7 +122,7 @@ final class SlotAllocator {
             slot = popFree(shared);
         }
         if (slot < 0 && groupsComing > 0) {
-            // a whole group is on its way back (its deletes become durable, then one deallocation): wait for
+            // a whole group is on its way back (its range is being deallocated, then its slots are free): wait for
             // it rather than put this id's data outside its own group (a slot past the last whole group, or
             // another id's group), which would leave its reclaim units straddling groups from then on
             return -1;

@@ -16,12 +16,12 @@ interface StoreIndex extends AutoCloseable {
     record Found(int slot, int size, int crc, boolean hasCrc, ObjectMeta meta, int saltId) {}
 
     /** @return the entry, or null when the key is not committed */
-    Found get(String key);
+    Found get(StoreKey key);
 
-    boolean contains(String key);
+    boolean contains(StoreKey key);
 
     /** Commits (or replaces) {@code key}; the lock count of a new key is 0. */
-    void put(String key, int slot, int size, int crc, boolean hasCrc, ObjectMeta meta, int saltId);
+    void put(StoreKey key, int slot, int size, int crc, boolean hasCrc, ObjectMeta meta, int saltId);
 
     /** @return per key: committed; with {@code lockHits}, each hit's lock count goes up by one */
     boolean[] lookup(List<String> keys, boolean lockHits);
@@ -30,7 +30,7 @@ interface StoreIndex extends AutoCloseable {
     void unlock(List<String> keys);
 
     /** The lock count of a key (0 when unknown). */
-    int lockCount(String key);
+    int lockCount(StoreKey key);
 
     /** {@link #remove} result: the key is locked and was kept. */
     int LOCKED = -2;
@@ -42,10 +42,10 @@ interface StoreIndex extends AutoCloseable {
      *
      * @return its slot, or {@link #LOCKED} / {@link #MISSING}
      */
-    int remove(String key, boolean force);
+    int remove(StoreKey key, boolean force);
 
     /** The payload CRC32C of {@code key} became known (its slot header was read). */
-    void setCrc(String key, int crc);
+    void setCrc(StoreKey key, int crc);
 
     int size();
 

@@ -63,13 +63,13 @@ final class V1Meta implements MetaStore {
     }
 
     @Override
-    public long putCommitted(String key, int slot, int size, int crc, int group, int saltId, boolean newSalt) {
+    public long putCommitted(StoreKey key, int slot, int size, int crc, int group, int saltId, boolean newSalt) {
         putCount++;
         return ++dirtyCount;
     }
 
     @Override
-    public void deleted(String key, int slot) {
+    public void deleted(StoreKey key, int slot) {
         dirtyCount++;
     }
 

@@ -238,13 +238,12 @@ final class V2Meta implements MetaStore {
     // ------------------------------------------------------------------ changes
 
     @Override
-    public long putCommitted(String key, int slot, int size, int crc, int group, int saltId, boolean newSalt) {
+    public long putCommitted(StoreKey key, int slot, int size, int crc, int group, int saltId, boolean newSalt) {
         if (newSalt && log.appendSalt(saltId, core.salts.salt(saltId)) < 0) {
             return -1;
         }
-        HashValue128 h = KeyHash.of(key);
-        long ticket = log.appendPut(h.getMostSignificantBits(), h.getLeastSignificantBits(), slot, size, crc, group,
-                saltId, key.getBytes(StandardCharsets.UTF_8));
+        long ticket = log.appendPut(key.h1(), key.h2(), slot, size, crc, group, saltId,
+                key.text().getBytes(StandardCharsets.UTF_8));
         if (ticket > 0) {
             committedChanges++;
         }
@@ -252,10 +251,9 @@ final class V2Meta implements MetaStore {
     }
 
     @Override
-    public void deleted(String key, int slot) {
-        HashValue128 h = KeyHash.of(key);
+    public void deleted(StoreKey key, int slot) {
         committedChanges++;
-        log.appendDelete(h.getMostSignificantBits(), h.getLeastSignificantBits(), slot);
+        log.appendDelete(key.h1(), key.h2(), slot);
     }
 
     @Override
