@@ -42,6 +42,7 @@ module io.fdpblock {
     requires static jdk.management;     // the benchmark's CPU clock
 
     uses io.fdpblock.l2.L2AdapterFactory;
+    uses io.fdpblock.core.StoreFormat;
     uses io.fdpblock.controller.StorePolicyFactory;
     uses io.fdpblock.controller.PrefetchPolicyFactory;
     uses io.fdpblock.controller.EvictionPolicyFactory;
@@ -50,6 +51,9 @@ module io.fdpblock {
     provides io.fdpblock.l2.L2AdapterFactory with
             io.fdpblock.adapter.RawBlockL2Adapter.Factory,
             io.fdpblock.l2.MockL2Adapter.Factory;
+    provides io.fdpblock.core.StoreFormat with
+            io.fdpblock.core.V1Format,
+            io.fdpblock.core.V2Format;
     provides io.fdpblock.controller.StorePolicyFactory with
             io.fdpblock.controller.DefaultStorePolicy.Factory,
             io.fdpblock.controller.SkipL1StorePolicy.Factory;

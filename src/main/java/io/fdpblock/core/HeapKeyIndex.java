@@ -73,7 +73,13 @@ final class HeapKeyIndex implements StoreIndex {
     }
 
     /** The committed key in {@code slot}, or null. */
-    String keyAt(int slot) {
+    @Override
+    public boolean keepsKeys() {
+        return true;
+    }
+
+    @Override
+    public String keyAt(int slot) {
         return slot < keyBySlot.length ? keyBySlot[slot] : null;
     }
 

@@ -138,7 +138,7 @@ final class LoadReader {
                     boolean hasCrc = e.hasCrc();
                     if (headerOp >= 0) {
                         OnDiskFormat.SlotHeader h = OnDiskFormat.readSlotHeader(p.header());
-                        String problem = MetadataArea.slotHeaderProblem(h, p.key().text(), e.size());
+                        String problem = OnDiskFormat.slotHeaderProblem(h, p.key().text(), e.size());
                         if (problem != null) {
                             RawBlockCore.LOG.log(System.Logger.Level.WARNING, "slot " + e.slot() + " on "
                                     + core.device.path() + " does not hold " + p.key() + " (" + problem + "): a miss");

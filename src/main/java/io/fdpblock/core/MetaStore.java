@@ -5,14 +5,11 @@ import java.util.Map;
 import java.util.function.LongConsumer;
 
 /**
- * How a store keeps its index durable: LMCache's v1 checkpoints ({@link V1Meta}) or fdpblock_v2's log
- * and snapshots ({@link V2Meta}). The core tells it every committed change, under its lock, and asks it
+ * How a store keeps its index durable, one per {@link StoreFormat} (LMCache's v1 checkpoints, or
+ * fdpblock_v2's log and snapshots). The core tells it every committed change, under its lock, and asks it
  * when a change is durable.
  */
-interface MetaStore {
-    /** Recovers the index and the allocator from the device; what it found. */
-    Recovery.Result recover() throws IOException;
-
+public interface MetaStore {
     /**
      * Under the core's lock: a put is committed to the index, unless this refuses it.
      *
@@ -83,6 +80,12 @@ interface MetaStore {
     default long snapshotEpoch() {
         return 0;
     }
+
+    /**
+     * The committed keys and their payload sizes: from memory where the index keeps the keys, else from
+     * the slot headers (a read per key); takes the store's lock only briefly.
+     */
+    Map<String, Integer> keySizes() throws IOException;
 
     /** The format's own status entries. */
     void status(Map<String, Object> s);

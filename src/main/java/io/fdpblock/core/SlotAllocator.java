@@ -13,7 +13,7 @@ import java.util.Map;
  * {@link SlotGroups}) goes back as a whole group, opened for the next placement id that needs one,
  * rather than slot by slot to the free stack. Not thread-safe: the core calls it under its lock.
  */
-final class SlotAllocator {
+public final class SlotAllocator {
     static final byte FREE = 0;
     static final byte RESERVED = 1;
     static final byte USED = 2;

@@ -112,9 +112,9 @@ public final class SlotGroups {
             if (early != null) {
                 return early;
             }
-            if (core.index instanceof HeapKeyIndex heap) {
+            if (core.index.keepsKeys()) {
                 for (int s = first; s < first + g; s++) {
-                    keys[s - first] = heap.keyAt(s);
+                    keys[s - first] = core.index.keyAt(s);
                 }
                 done = evictLocked(group, first, keys);
             } else {

@@ -5,13 +5,13 @@ import io.fdpblock.l2.ObjectMeta;
 import java.util.List;
 
 /**
- * The store's committed keys: per key its slot, payload size, payload CRC32C and lock count. Two
- * implementations: {@link HeapKeyIndex} keeps the keys themselves (LMCache's v1 checkpoints are lists
- * of keys) and {@link CompactIndex} keeps a fixed-size off-heap entry per key, keyed by a 128-bit
- * hash, with no key and no Java object per entry (fdpblock_v2, for tens of millions of keys). Not
- * thread-safe: the core calls it under its lock.
+ * The store's committed keys: per key its slot, payload size, payload CRC32C and lock count. Each
+ * {@link StoreFormat} brings its own: LMCache's v1 keeps the keys themselves (its checkpoints are lists
+ * of keys), fdpblock_v2 a fixed-size off-heap entry per key, keyed by a 128-bit hash, with no key and
+ * no Java object per entry (for tens of millions of keys). Not thread-safe: the core calls it under
+ * its lock.
  */
-interface StoreIndex extends AutoCloseable {
+public interface StoreIndex extends AutoCloseable {
     /** What the index holds for a key (a copy: the index may reuse its storage). */
     record Found(int slot, int size, int crc, boolean hasCrc, ObjectMeta meta, int saltId) {}
 
@@ -54,9 +54,19 @@ interface StoreIndex extends AutoCloseable {
     /** Bytes the index uses (heap or off-heap), for status and the scale benchmark; an estimate for the heap one. */
     long memoryBytes();
 
-    /** Of {@link #memoryBytes()}, the bytes allocated off the heap (exact: {@link CompactIndex}'s table). */
+    /** Of {@link #memoryBytes()}, the bytes allocated off the heap (exact for an off-heap table). */
     default long offHeapBytes() {
         return 0;
+    }
+
+    /** Whether the index keeps the keys themselves ({@link #keyAt} answers without reading a slot header). */
+    default boolean keepsKeys() {
+        return false;
+    }
+
+    /** The key in {@code slot}, or null (always null when the index does not {@linkplain #keepsKeys keep keys}). */
+    default String keyAt(int slot) {
+        return null;
     }
 
     @Override
