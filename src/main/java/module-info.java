@@ -22,6 +22,7 @@
 module io.fdpblock {
     exports io.fdpblock.l2;
     exports io.fdpblock.core;
+    exports io.fdpblock.adapter;
     exports io.fdpblock.device;
     exports io.fdpblock.nvme;
     exports io.fdpblock.uring;
@@ -37,14 +38,18 @@ module io.fdpblock {
     requires hash4j;
 
     uses io.fdpblock.l2.L2AdapterFactory;
+    uses io.fdpblock.core.StoreFormat;
     uses io.fdpblock.controller.StorePolicyFactory;
     uses io.fdpblock.controller.PrefetchPolicyFactory;
     uses io.fdpblock.controller.EvictionPolicyFactory;
 
     // Keep in step with src/main/resources/META-INF/services/ (the class path reads those files).
     provides io.fdpblock.l2.L2AdapterFactory with
-            io.fdpblock.core.RawBlockL2Adapter.Factory,
+            io.fdpblock.adapter.RawBlockL2Adapter.Factory,
             io.fdpblock.l2.MockL2Adapter.Factory;
+    provides io.fdpblock.core.StoreFormat with
+            io.fdpblock.core.V1Format,
+            io.fdpblock.core.V2Format;
     provides io.fdpblock.controller.StorePolicyFactory with
             io.fdpblock.controller.DefaultStorePolicy.Factory,
             io.fdpblock.controller.SkipL1StorePolicy.Factory;

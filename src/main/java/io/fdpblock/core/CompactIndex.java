@@ -88,8 +88,12 @@ final class CompactIndex implements StoreIndex {
         return find(h.getMostSignificantBits(), h.getLeastSignificantBits());
     }
 
+    private long find(StoreKey key) {
+        return find(key.h1(), key.h2());
+    }
+
     @Override
-    public Found get(String key) {
+    public Found get(StoreKey key) {
         long pos = find(key);
         if (pos < 0) {
             return null;
@@ -100,14 +104,13 @@ final class CompactIndex implements StoreIndex {
     }
 
     @Override
-    public boolean contains(String key) {
+    public boolean contains(StoreKey key) {
         return find(key) >= 0;
     }
 
     @Override
-    public void put(String key, int slot, int size, int crc, boolean hasCrc, ObjectMeta meta, int saltId) {
-        HashValue128 h = KeyHash.of(key);
-        put(h.getMostSignificantBits(), h.getLeastSignificantBits(), slot, size, crc, saltId);
+    public void put(StoreKey key, int slot, int size, int crc, boolean hasCrc, ObjectMeta meta, int saltId) {
+        put(key.h1(), key.h2(), slot, size, crc, saltId);
     }
 
     /**
@@ -213,15 +216,14 @@ final class CompactIndex implements StoreIndex {
     }
 
     @Override
-    public int lockCount(String key) {
+    public int lockCount(StoreKey key) {
         long pos = find(key);
         return pos < 0 ? 0 : lockCountAt(pos);
     }
 
     @Override
-    public int remove(String key, boolean force) {
-        HashValue128 h = KeyHash.of(key);
-        long pos = find(h.getMostSignificantBits(), h.getLeastSignificantBits());
+    public int remove(StoreKey key, boolean force) {
+        long pos = find(key);
         if (pos < 0) {
             return MISSING;
         }
@@ -258,7 +260,7 @@ final class CompactIndex implements StoreIndex {
     }
 
     @Override
-    public void setCrc(String key, int crc) {
+    public void setCrc(StoreKey key, int crc) {
         long pos = find(key);
         if (pos >= 0) {
             table.set(INT, at(pos) + 24, crc);

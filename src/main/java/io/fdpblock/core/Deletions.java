@@ -26,7 +26,7 @@ final class Deletions {
      *
      * @return its slot, or {@link StoreIndex#LOCKED} (kept) / {@link StoreIndex#MISSING}
      */
-    int remove(String key, StoreIndex.Found found, boolean force) {
+    int remove(StoreKey key, StoreIndex.Found found, boolean force) {
         int slot = core.index.remove(key, force);
         if (slot >= 0) {
             core.salts.removed(found.saltId());

@@ -47,18 +47,21 @@ final class HeapKeyIndex implements StoreIndex {
     private String[] keyBySlot = new String[0];
 
     @Override
-    public Found get(String key) {
+    public Found get(StoreKey storeKey) {
+        String key = storeKey.text();
         Entry e = committed.get(key);
         return e == null ? null : e.found();
     }
 
     @Override
-    public boolean contains(String key) {
+    public boolean contains(StoreKey storeKey) {
+        String key = storeKey.text();
         return committed.containsKey(key);
     }
 
     @Override
-    public void put(String key, int slot, int size, int crc, boolean hasCrc, ObjectMeta meta, int saltId) {
+    public void put(StoreKey storeKey, int slot, int size, int crc, boolean hasCrc, ObjectMeta meta, int saltId) {
+        String key = storeKey.text();
         Entry old = committed.put(key, new Entry(slot, size, intern(meta), crc, hasCrc, saltId));
         if (old != null) {
             forgetSlot(old.slot, key);
@@ -70,7 +73,13 @@ final class HeapKeyIndex implements StoreIndex {
     }
 
     /** The committed key in {@code slot}, or null. */
-    String keyAt(int slot) {
+    @Override
+    public boolean keepsKeys() {
+        return true;
+    }
+
+    @Override
+    public String keyAt(int slot) {
         return slot < keyBySlot.length ? keyBySlot[slot] : null;
     }
 
@@ -106,13 +115,14 @@ final class HeapKeyIndex implements StoreIndex {
     }
 
     @Override
-    public int lockCount(String key) {
-        Entry e = committed.get(key);
+    public int lockCount(StoreKey key) {
+        Entry e = committed.get(key.text());
         return e == null ? 0 : e.locks;
     }
 
     @Override
-    public int remove(String key, boolean force) {
+    public int remove(StoreKey storeKey, boolean force) {
+        String key = storeKey.text();
         Entry e = committed.get(key);
         if (e == null) {
             return MISSING;
@@ -126,7 +136,8 @@ final class HeapKeyIndex implements StoreIndex {
     }
 
     @Override
-    public void setCrc(String key, int crc) {
+    public void setCrc(StoreKey storeKey, int crc) {
+        String key = storeKey.text();
         Entry e = committed.get(key);
         if (e != null) {
             e.crc = crc;

@@ -115,7 +115,7 @@ public final class Inspector {
                 for (CheckpointCodec.RawEntry e : d.entries()) {
                     OnDiskFormat.SlotHeader h = OnDiskFormat.readSlotHeader(read(device, arena, e.offset(), headerBytes));
                     checked++;
-                    String problem = MetadataArea.slotHeaderProblem(h, e.key(), e.size());
+                    String problem = OnDiskFormat.slotHeaderProblem(h, e.key(), e.size());
                     if (problem != null) {
                         bad.add(new BadSlot(e.key(), e.offset(), problem));
                     }

@@ -23,21 +23,6 @@ final class KeyListing {
 
     private KeyListing() {}
 
-    /** The committed keys of {@code core} and their payload sizes, from memory (lmcache_v1) or the slot headers. */
-    static Map<String, Integer> keySizes(RawBlockCore core) throws IOException {
-        if (core.index instanceof HeapKeyIndex heap) {
-            core.lock.lock();
-            try {
-                Map<String, Integer> out = new LinkedHashMap<>(heap.size() * 2);
-                heap.forEach((k, e) -> out.put(k, e.size()));
-                return out;
-            } finally {
-                core.lock.unlock();
-            }
-        }
-        return fromSlotHeaders(core, (CompactIndex) core.index);
-    }
-
     /** One live index entry and the slot header it points at. */
     interface Visitor {
         /** @param header the slot's header, or null when headers are not read */
@@ -45,9 +30,10 @@ final class KeyListing {
                 throws IOException;
     }
 
-    static Map<String, Integer> fromSlotHeaders(RawBlockCore core, CompactIndex index) throws IOException {
+    /** The keys of {@code index}'s entries and their payload sizes, from the slot headers that name them. */
+    static Map<String, Integer> fromSlotHeaders(StoreContext store, CompactIndex index) throws IOException {
         Map<String, Integer> out = new LinkedHashMap<>();
-        forEach(core.device, core.dataBase, core.slotBytes, core.headerBytes, index, core.lock, true,
+        forEach(store.device(), store.dataBase(), store.slotBytes(), store.headerBytes(), index, store.lock(), true,
                 (h1, h2, slot, size, crc, saltId, h) -> {
                     // a header that names another key (a slot reused before a delete was durable, then a power
                     // loss) is not this entry's key: listing it would hand out a key the index does not hold
@@ -136,6 +122,6 @@ final class KeyListing {
         if (k.getMostSignificantBits() != h1 || k.getLeastSignificantBits() != h2) {
             return "names " + h.key() + ", another key than the entry's";
         }
-        return MetadataArea.slotHeaderProblem(h, h.key(), size);
+        return OnDiskFormat.slotHeaderProblem(h, h.key(), size);
     }
 }

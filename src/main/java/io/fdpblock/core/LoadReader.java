@@ -38,7 +38,7 @@ final class LoadReader {
      * @param checkCrc whether the payload's CRC32C is checked: always under "always", and under
      *        "recovery" for a slot whose bytes predate this open ({@link RawBlockCore#unverifiedSlots})
      */
-    private record Planned(int index, String key, StoreIndex.Found entry, MemorySegment destination,
+    private record Planned(int index, StoreKey key, StoreIndex.Found entry, MemorySegment destination,
             MemorySegment target, MemorySegment header, boolean checkCrc) {}
 
     /**
@@ -46,7 +46,7 @@ final class LoadReader {
      * passed the CRC32C ({@code verified}: "recovery" skips it from then on), or its header's CRC
      * ({@code crcKnown}: later loads need not read the header).
      */
-    private record Learned(String key, int slot, boolean verified, boolean crcKnown, int crc) {}
+    private record Learned(StoreKey key, int slot, boolean verified, boolean crcKnown, int crc) {}
 
     void load(List<LoadRequest> requests, RawBlockCore.Completion done) {
         boolean[] results = new boolean[requests.size()];
@@ -56,7 +56,8 @@ final class LoadReader {
             core.checkOpenLocked();
             for (int i = 0; i < requests.size(); i++) {
                 LoadRequest r = requests.get(i);
-                StoreIndex.Found e = core.index.get(r.key());
+                StoreKey key = new StoreKey(r.key());
+                StoreIndex.Found e = core.index.get(key);
                 if (e == null) {
                     continue;
                 }
@@ -66,7 +67,7 @@ final class LoadReader {
                             + " bytes; nothing was loaded");
                 }
                 boolean checkCrc = core.unverifiedSlots == null || core.unverifiedSlots.get(e.slot());
-                plan.add(new Planned(i, r.key(), e, r.destination(), null, null, checkCrc));
+                plan.add(new Planned(i, key, e, r.destination(), null, null, checkCrc));
             }
             for (Planned p : plan) {
                 core.inflight.startRead(p.entry().slot());
@@ -137,7 +138,7 @@ final class LoadReader {
                     boolean hasCrc = e.hasCrc();
                     if (headerOp >= 0) {
                         OnDiskFormat.SlotHeader h = OnDiskFormat.readSlotHeader(p.header());
-                        String problem = MetadataArea.slotHeaderProblem(h, p.key(), e.size());
+                        String problem = OnDiskFormat.slotHeaderProblem(h, p.key().text(), e.size());
                         if (problem != null) {
                             RawBlockCore.LOG.log(System.Logger.Level.WARNING, "slot " + e.slot() + " on "
                                     + core.device.path() + " does not hold " + p.key() + " (" + problem + "): a miss");

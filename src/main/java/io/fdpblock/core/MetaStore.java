@@ -5,24 +5,21 @@ import java.util.Map;
 import java.util.function.LongConsumer;
 
 /**
- * How a store keeps its index durable: LMCache's v1 checkpoints ({@link V1Meta}) or fdpblock_v2's log
- * and snapshots ({@link V2Meta}). The core tells it every committed change, under its lock, and asks it
+ * How a store keeps its index durable, one per {@link StoreFormat} (LMCache's v1 checkpoints, or
+ * fdpblock_v2's log and snapshots). The core tells it every committed change, under its lock, and asks it
  * when a change is durable.
  */
-interface MetaStore {
-    /** Recovers the index and the allocator from the device; what it found. */
-    Recovery.Result recover() throws IOException;
-
+public interface MetaStore {
     /**
      * Under the core's lock: a put is committed to the index, unless this refuses it.
      *
      * @return a ticket for {@link #whenDurable}; -1 when a failed commit refuses it (the put must then not
      *         be committed)
      */
-    long putCommitted(String key, int slot, int size, int crc, int group, int saltId, boolean newSalt);
+    long putCommitted(StoreKey key, int slot, int size, int crc, int group, int saltId, boolean newSalt);
 
     /** Under the core's lock: a committed key was removed (its slot is released without waiting for this). */
-    void deleted(String key, int slot);
+    void deleted(StoreKey key, int slot);
 
     /**
      * Runs {@code action} once the change of {@code ticket} is durable (at once where durability is
@@ -78,11 +75,17 @@ interface MetaStore {
     /**
      * Counts snapshot boundaries: +1 when a snapshot (fdpblock_v2) or checkpoint (lmcache_v1) starts
      * being written, +1 when it ends, so it is odd while one is written. An operation that saw the same
-     * even value before and after it overlapped none (the scale benchmark splits put latencies by it).
+     * even value before and after it overlapped none (status {@code meta_snapshot_epoch}).
      */
     default long snapshotEpoch() {
         return 0;
     }
+
+    /**
+     * The committed keys and their payload sizes: from memory where the index keeps the keys, else from
+     * the slot headers (a read per key); takes the store's lock only briefly.
+     */
+    Map<String, Integer> keySizes() throws IOException;
 
     /** The format's own status entries. */
     void status(Map<String, Object> s);

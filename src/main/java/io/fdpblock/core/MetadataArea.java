@@ -480,22 +480,4 @@ final class MetadataArea {
             return buf.asSlice(0, length).toArray(ValueLayout.JAVA_BYTE);
         }
     }
-
-    /**
-     * Checks a slot header against the entry that points at it.
-     *
-     * @return null when magic, identity and length agree, else what differs
-     */
-    static String slotHeaderProblem(OnDiskFormat.SlotHeader h, String key, long size) {
-        if (!h.magicOk()) {
-            return "no LMCBLK01 magic";
-        }
-        if (h.identity() != SlotIdentity.of(key)) {
-            return "identity differs (another key's data)";
-        }
-        if (h.payloadLength() != size) {
-            return "length " + h.payloadLength() + " != " + size;
-        }
-        return null;
-    }
 }

@@ -317,7 +317,7 @@ public final class Migration {
                     String key = all.get(i).getKey();
                     StoreIndex.Found e = all.get(i).getValue();
                     OnDiskFormat.SlotHeader h = OnDiskFormat.readSlotHeader(buf.asSlice((long) (i - from) * hb, hb));
-                    String problem = MetadataArea.slotHeaderProblem(h, key, e.size());
+                    String problem = OnDiskFormat.slotHeaderProblem(h, key, e.size());
                     if (problem == null && h.key() != null && !h.key().equals(key)) {
                         problem = "names another key, " + h.key();
                     }
@@ -514,7 +514,7 @@ public final class Migration {
             for (Entry e : entries) {
                 int crc = e.hasCrc() ? e.crc() : crcBySlot.get(e.slot());
                 int saltId = Math.max(0, salts.idOf(SaltTable.saltOf(e.key()))); // every id taken: no salt, as a put does
-                index.put(e.key(), e.slot(), e.size(), crc, true, null, saltId);
+                index.put(new StoreKey(e.key()), e.slot(), e.size(), crc, true, null, saltId);
                 salts.added(saltId);
                 if (hasObjectMeta(e.meta())) {
                     metaDropped++;
@@ -537,7 +537,7 @@ public final class Migration {
             p.begin("wrote the fdpblock_v2 superblocks");
             p.ifStoppedNow = "The device holds every key, as lmcache_v1 (container 1) or, if superblock A landed, as"
                     + " fdpblock_v2; run migrate again (it finishes, or says there is nothing left to do)";
-            FormatProbe.writeSuperblocks(device, target, arena, PlacementId.NONE); // no FDP discovery here
+            V2Format.writeSuperblocks(device, target, arena, PlacementId.NONE); // no FDP discovery here
             p.written.addAndGet(2L * ba);
             p.ifStoppedNow = "The device holds the fdpblock_v2 store with every key (committed); what is left only"
                     + " tidies up";

@@ -235,4 +235,22 @@ final class OnDiskFormat {
     static long roundUp(long v, long align) {
         return (v + align - 1) / align * align;
     }
+
+    /**
+     * Checks a slot header against the entry that points at it (every format's load and recovery).
+     *
+     * @return null when magic, identity and length agree, else what differs
+     */
+    static String slotHeaderProblem(SlotHeader h, String key, long size) {
+        if (!h.magicOk()) {
+            return "no LMCBLK01 magic";
+        }
+        if (h.identity() != SlotIdentity.of(key)) {
+            return "identity differs (another key's data)";
+        }
+        if (h.payloadLength() != size) {
+            return "length " + h.payloadLength() + " != " + size;
+        }
+        return null;
+    }
 }

@@ -28,7 +28,7 @@ final class PutWriter {
     }
 
     /** A key accepted for writing. */
-    private record Pending(int index, String key, PutRequest request, InFlight.Write inflight, int crc) {}
+    private record Pending(int index, StoreKey key, PutRequest request, InFlight.Write inflight, int crc) {}
 
     void put(List<PutRequest> requests, RawBlockCore.OutcomeCompletion done) {
         requests = core.placement.admit(requests);
@@ -68,7 +68,8 @@ final class PutWriter {
                     rejected.add(key + " (" + len + " bytes)");
                     continue;
                 }
-                if (core.index.contains(key)) {
+                StoreKey storeKey = new StoreKey(key);
+                if (core.index.contains(storeKey)) {
                     outcomes[i] = PutOutcome.ALREADY_STORED; // the original bytes stay
                     continue;
                 }
@@ -99,7 +100,7 @@ final class PutWriter {
                     core.unverifiedSlots.clear(slot); // its bytes are this put's from now on
                 }
                 core.salts.reserve(salt);
-                accepted.add(new Pending(i, key, r, core.inflight.startWrite(key, slot), 0));
+                accepted.add(new Pending(i, storeKey, r, core.inflight.startWrite(key, slot), 0));
             }
             if (!accepted.isEmpty()) {
                 core.ops.add(accepted.size());
@@ -196,8 +197,8 @@ final class PutWriter {
                 long len = payload.byteSize();
                 int crc = OnDiskFormat.crc32c(payload);
                 headers[k] = headerBuffer();
-                OnDiskFormat.writeSlotHeader(headers[k], SlotIdentity.of(p.key()), len, crc,
-                        p.key().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                OnDiskFormat.writeSlotHeader(headers[k], SlotIdentity.of(p.key().text()), len, crc,
+                        p.key().text().getBytes(java.nio.charset.StandardCharsets.UTF_8));
                 long off = core.slotOffset(p.inflight().slot);
                 batch.write(off, headers[k], p.request().placement());
                 batch.write(off + core.headerBytes, writablePayload(payload), p.request().placement());
@@ -244,8 +245,8 @@ final class PutWriter {
             boolean committing = core.committingLocked();
             for (Pending p : chunk) {
                 InFlight.Write inf = p.inflight();
-                core.inflight.endWrite(p.key(), inf);
-                String salt = SaltTable.saltOf(p.key());
+                core.inflight.endWrite(p.key().text(), inf);
+                String salt = SaltTable.saltOf(p.key().text());
                 if (!written || inf.canceled || !committing) {
                     freed[nFreed++] = inf.slot; // it may hold (part of) the write: deallocated first
                     if (!written) {

@@ -27,8 +27,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * <li>load reads straight into the caller's buffer where it can and checks the payload's CRC32C
  * ({@link LoadReader}); a payload that fails it is a miss, but the destination may then hold the bad
  * bytes (zero-copy loads land before the check);</li>
- * <li>checkpoints ({@link Checkpointer}) make the payload durable before the header that commits it;
- * recovery ({@link Recovery}) falls back to the older container when the newer cannot be applied;</li>
+ * <li>the metadata is one of the {@link StoreFormat}s: a new device gets the configured one, an existing
+ * store opens in its own; its slot headers are written before the metadata that commits them, and
+ * recovery falls back to an older checkpoint or snapshot when the newer cannot be applied;</li>
  * <li>a failed metadata commit makes the store read-only ({@link #readOnlyCause()}): no later put is
  * acknowledged, since none could be made durable in order (fdpblock_v2: until reopened; lmcache_v1:
  * until a checkpoint succeeds);</li>
@@ -101,7 +102,7 @@ public final class RawBlockCore implements AutoCloseable {
     /** Keys whose put found no free slot and waited for slots freed by deletes (being deallocated, or released). */
     final AtomicLong slotWaits = new AtomicLong();
     final AtomicLong oversizeRejects = new AtomicLong();
-    final Recovery.Result recovered;
+    final RecoveryResult recovered;
 
     private RawBlockCore(RawBlockCoreConfig config, BlockDevice device, boolean ownsDevice) throws IOException {
         this.config = config;
@@ -113,15 +114,12 @@ public final class RawBlockCore implements AutoCloseable {
             StripeMembers.checkUnlabelled(config, striped); // a caller's own striped device: only as before labels
         }
         this.placement = FdpPlacement.discover(config, device);
-        // fdpblock_v2's data area starts on a reclaim unit, so that slot groups fill whole ones
-        FormatProbe.Choice format = FormatProbe.probe(config, device, Math.max(1 << 20, placement.reclaimUnitBytes()),
-                placement.metadata());
-        if (device instanceof io.fdpblock.device.StripedBlockDevice striped) { // before the layout is checked
-            StripeMembers.checkMetadataFits(config, striped, format.v2() ? format.layout().metaTotalBytes()
-                    : config.metaTotalBytes(), 0);
-        }
-        StoreGeometry geometry = format.v2() ? StoreGeometry.of(config, device, format.layout().metaTotalBytes())
-                : StoreGeometry.of(config, device);
+        // a data area may start on a reclaim unit, so that slot groups fill whole ones
+        ProbeContext probe = new ProbeContext(config, device, StoreGeometry.capacity(config, device),
+                Math.max(1 << 20, placement.reclaimUnitBytes()), placement.metadata());
+        StoreFormat.Opening format = StoreFormats.open(probe);
+        probe.checkMetadataFits(format.metaTotalBytes(), 0); // before the layout is checked
+        StoreGeometry geometry = StoreGeometry.of(config, device, format.metaTotalBytes());
         this.capacityBytes = geometry.capacityBytes();
         this.dataBase = geometry.dataBase();
         if (device instanceof io.fdpblock.device.StripedBlockDevice striped) {
@@ -132,21 +130,11 @@ public final class RawBlockCore implements AutoCloseable {
         int groupSlots = ru > slotBytes ? (int) Math.min(ru / slotBytes, maxSlots) : 1;
         this.slots = new SlotAllocator((int) maxSlots, config.fdpSlotAffinityEnabled(), groupSlots);
         this.releaser = new SlotReleaser(device, lock, slots, dataBase, slotBytes, ops);
-        if (format.v2()) {
-            CompactIndex compact = new CompactIndex(maxSlots);
-            this.index = compact;
-            this.meta = new V2Meta(this, format.layout(), compact, format.createdNote());
-        } else {
-            HeapKeyIndex heap = new HeapKeyIndex();
-            this.index = heap;
-            this.meta = new V1Meta(this, geometry.layout(), heap);
-        }
-        try {
-            this.recovered = meta.recover();
-        } catch (IOException | RuntimeException e) {
-            index.close();
-            throw e;
-        }
+        StoreFormat.Recovered r = format.recover(new StoreContext(config, device, lock, slots, salts,
+                placement.metadata(), capacityBytes, dataBase, slotBytes, headerBytes));
+        this.index = r.index();
+        this.meta = r.meta();
+        this.recovered = r.result();
         if (config.verifyPayload() == RawBlockCoreConfig.VerifyPayload.RECOVERY) {
             unverifiedSlots = new java.util.BitSet((int) maxSlots);
             unverifiedSlots.set(0, (int) maxSlots);
@@ -353,7 +341,7 @@ public final class RawBlockCore implements AutoCloseable {
     public int lockCount(String key) {
         lock.lock();
         try {
-            return index.lockCount(key);
+            return index.lockCount(new StoreKey(key));
         } finally {
             lock.unlock();
         }
@@ -378,8 +366,9 @@ public final class RawBlockCore implements AutoCloseable {
             checkOpenLocked();
             for (int i = 0; i < out.length; i++) {
                 String key = keys.get(i);
-                StoreIndex.Found f = index.get(key);
-                int slot = f == null ? StoreIndex.MISSING : deletions.remove(key, f, force);
+                StoreKey storeKey = new StoreKey(key);
+                StoreIndex.Found f = index.get(storeKey);
+                int slot = f == null ? StoreIndex.MISSING : deletions.remove(storeKey, f, force);
                 if (slot == StoreIndex.LOCKED) {
                     out[i] = DeleteOutcome.LOCKED;
                 } else if (slot == StoreIndex.MISSING) {
@@ -426,7 +415,7 @@ public final class RawBlockCore implements AutoCloseable {
      * the keys in memory; fdpblock_v2 does not, and reads them from the slot headers (a 4 KiB read a key).
      */
     public Map<String, Integer> keySizes() throws IOException {
-        return KeyListing.keySizes(this);
+        return meta.keySizes();
     }
 
     /** Keys per cache salt (usage by salt, without the keys). */
@@ -461,16 +450,6 @@ public final class RawBlockCore implements AutoCloseable {
         } finally {
             lock.unlock();
         }
-    }
-
-    /**
-     * Counts metadata snapshot boundaries: +1 when a snapshot (fdpblock_v2) or a checkpoint (lmcache_v1)
-     * starts being written, +1 when it ends, so it is odd while one is written. A caller that reads the
-     * same even value before and after an operation knows that none overlapped it (the scale benchmark
-     * splits put latencies this way). Lock-free: a volatile read.
-     */
-    public long metaSnapshotEpoch() {
-        return meta.snapshotEpoch();
     }
 
     /**

@@ -31,12 +31,6 @@ final class Recovery {
      * @param damage what was found damaged and opened anyway ({@code open_damaged}), or null
      * @param lostKeys durable keys known lost to that damage (-1: unknown how many)
      */
-    record Result(long seq, String note, int recoveredKeys, int droppedKeys, boolean fellBack, String damage,
-            long lostKeys) {
-        Result(long seq, String note, int recoveredKeys, int droppedKeys, boolean fellBack) {
-            this(seq, note, recoveredKeys, droppedKeys, fellBack, null, 0);
-        }
-    }
 
     private final RawBlockCoreConfig config;
     private final BlockDevice device;
@@ -65,13 +59,13 @@ final class Recovery {
         this.blockAlign = layout.blockAlign();
     }
 
-    Result run() throws IOException {
+    RecoveryResult run() throws IOException {
         if (config.format()) {
             area.format();
             slots.rebuild(0, new boolean[0], null);
             String note = "formatted as asked (format: true): whatever " + device.path() + " held is discarded";
             RawBlockCore.LOG.log(System.Logger.Level.WARNING, "raw_block: " + note);
-            return new Result(0, note, 0, 0, false);
+            return new RecoveryResult(0, note, 0, 0, false);
         }
         List<MetadataArea.Container> containers = area.readContainers();
         List<MetadataArea.Container> valid = MetadataArea.newestFirst(containers);
@@ -308,7 +302,7 @@ final class Recovery {
         }
     }
 
-    private Result newStore(MetadataArea.Contents contents) throws IOException {
+    private RecoveryResult newStore(MetadataArea.Contents contents) throws IOException {
         String note = switch (contents) {
             case MetadataArea.Contents.Zeros z -> "new store: the metadata area is all zeros";
             case MetadataArea.Contents.UncommittedCheckpoint u -> "new store: its empty first checkpoint was cut off"
@@ -325,14 +319,14 @@ final class Recovery {
         };
         slots.rebuild(0, new boolean[0], null);
         RawBlockCore.LOG.log(System.Logger.Level.INFO, "raw_block on " + device.path() + ": " + note);
-        return new Result(0, note, 0, 0, false);
+        return new RecoveryResult(0, note, 0, 0, false);
     }
 
     /**
      * @param lost durable keys lost to the damage in {@code f} when already known (0 for the newer
      *     checkpoint itself); -1 to count them from {@code f.newer} where it parsed
      */
-    private Result apply(CheckpointCodec.Decoded decoded, long seq, int container, Findings f, long lost)
+    private RecoveryResult apply(CheckpointCodec.Decoded decoded, long seq, int container, Findings f, long lost)
             throws IOException {
         int maxSlots = slots.maxSlots();
         boolean[] used = new boolean[maxSlots];
@@ -349,7 +343,7 @@ final class Recovery {
             int slot = (int) (rel / slotBytes);
             used[slot] = true;
             highest = Math.max(highest, slot);
-            index.put(re.key(), slot, (int) re.size(), 0, false, re.meta(), salts.idOf(SaltTable.saltOf(re.key())));
+            index.put(new StoreKey(re.key()), slot, (int) re.size(), 0, false, re.meta(), salts.idOf(SaltTable.saltOf(re.key())));
         }
         int nextSlot = (int) Math.max(decoded.nextSlot(), highest + 1);
         int dropped = config.metaVerifyOnLoad() ? verifySlotHeaders(used) : 0;
@@ -375,7 +369,7 @@ final class Recovery {
         boolean warn = fellBack || damage != null || !f.warnings.isEmpty();
         RawBlockCore.LOG.log(warn ? System.Logger.Level.WARNING : System.Logger.Level.INFO, "raw_block on "
                 + device.path() + ": " + note);
-        return new Result(seq, note, index.size(), dropped, fellBack, damage, lostKeys);
+        return new RecoveryResult(seq, note, index.size(), dropped, fellBack, damage, lostKeys);
     }
 
     /** Keys of the damaged newer checkpoint that the store opened without: -1 when it did not parse. */
@@ -385,7 +379,7 @@ final class Recovery {
         }
         long lost = 0;
         for (CheckpointCodec.RawEntry re : newer.entries()) {
-            if (validKey(re.key()) && !index.contains(re.key())) {
+            if (validKey(re.key()) && !index.contains(new StoreKey(re.key()))) {
                 lost++;
             }
         }
@@ -427,12 +421,12 @@ final class Recovery {
                     StoreIndex.Found e = all.get(i).getValue();
                     OnDiskFormat.SlotHeader h = OnDiskFormat.readSlotHeader(
                             buf.asSlice((long) (i - from) * headerBytes, headerBytes));
-                    if (MetadataArea.slotHeaderProblem(h, key, e.size()) != null) {
-                        index.remove(key, true);
+                    if (OnDiskFormat.slotHeaderProblem(h, key, e.size()) != null) {
+                        index.remove(new StoreKey(key), true);
                         used[e.slot()] = false;
                         dropped++;
                     } else if (h.hasCrc()) {
-                        index.setCrc(key, h.crc32c());
+                        index.setCrc(new StoreKey(key), h.crc32c());
                     }
                 }
             }

@@ -11,7 +11,7 @@ import java.util.Map;
  * salt without keeping the keys (fdpblock_v2 persists the ids in its log and snapshots). Not
  * thread-safe: the core calls it under its lock.
  */
-final class SaltTable {
+public final class SaltTable {
     /**
      * Salt ids at most, id 0 (no salt) included: tenants are few, and the snapshot areas are sized for
      * this many. A put of a key whose salt would need one more is refused ({@link PutOutcome#TOO_MANY_SALTS}).
@@ -32,7 +32,7 @@ final class SaltTable {
      * The salt of an encoded key ({@code <model>@0x<rank>@<hash>[@<salt>][/g<group>]}); "" for none or a
      * key of another form.
      */
-    static String saltOf(String key) {
+    public static String saltOf(String key) {
         int a = key.indexOf('@');
         int b = a < 0 ? -1 : key.indexOf('@', a + 1);
         int c = b < 0 ? -1 : key.indexOf('@', b + 1);

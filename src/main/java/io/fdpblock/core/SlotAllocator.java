@@ -13,7 +13,7 @@ import java.util.Map;
  * {@link SlotGroups}) goes back as a whole group, opened for the next placement id that needs one,
  * rather than slot by slot to the free stack. Not thread-safe: the core calls it under its lock.
  */
-final class SlotAllocator {
+public final class SlotAllocator {
     static final byte FREE = 0;
     static final byte RESERVED = 1;
     static final byte USED = 2;
@@ -122,7 +122,7 @@ final class SlotAllocator {
             slot = popFree(shared);
         }
         if (slot < 0 && groupsComing > 0) {
-            // a whole group is on its way back (its deletes become durable, then one deallocation): wait for
+            // a whole group is on its way back (its range is being deallocated, then its slots are free): wait for
             // it rather than put this id's data outside its own group (a slot past the last whole group, or
             // another id's group), which would leave its reclaim units straddling groups from then on
             return -1;

@@ -13,8 +13,8 @@ import java.util.List;
  * The store's slot groups as an eviction policy sees them (FDP: a reclaim unit's worth of consecutive
  * slots that one placement id fills, {@link SlotAllocator}): which group holds a key, which groups hold
  * data, and the eviction of a whole group: its keys deleted as a delete deletes them ({@link Deletions}:
- * logged, released once durable) and its whole range deallocated as one range before its slots are
- * reused. Without a reclaim unit size there are no groups. Thread-safe; the core's lock is never held
+ * logged, and released at once, without waiting for the records to be durable) and its whole range
+ * deallocated as one range before its slots are reused. Without a reclaim unit size there are no groups. Thread-safe; the core's lock is never held
  * across I/O.
  */
 public final class SlotGroups {
@@ -47,7 +47,7 @@ public final class SlotGroups {
         core.lock.lock();
         try {
             for (int i = 0; i < out.length; i++) {
-                StoreIndex.Found f = core.index.get(keys.get(i));
+                StoreIndex.Found f = core.index.get(new StoreKey(keys.get(i)));
                 out[i] = f == null || f.slot() >= grouped ? -1 : f.slot() / g;
             }
         } finally {
@@ -112,9 +112,9 @@ public final class SlotGroups {
             if (early != null) {
                 return early;
             }
-            if (core.index instanceof HeapKeyIndex heap) {
+            if (core.index.keepsKeys()) {
                 for (int s = first; s < first + g; s++) {
-                    keys[s - first] = heap.keyAt(s);
+                    keys[s - first] = core.index.keyAt(s);
                 }
                 done = evictLocked(group, first, keys);
             } else {
@@ -207,12 +207,14 @@ public final class SlotGroups {
         SlotAllocator slots = core.slots;
         int g = keys.length;
         StoreIndex.Found[] found = new StoreIndex.Found[g];
+        StoreKey[] storeKeys = new StoreKey[g];
         for (int i = 0; i < g; i++) {
             int s = first + i;
             if (slots.state(s) != SlotAllocator.USED) {
                 continue;
             }
-            String key = keys[i];
+            StoreKey key = keys[i] == null ? null : new StoreKey(keys[i]);
+            storeKeys[i] = key;
             StoreIndex.Found f = key == null ? null : core.index.get(key);
             if (f == null || f.slot() != s || core.inflight.isRead(s)) {
                 return new Pending(Eviction.not(ReclaimUnitGroups.Outcome.BUSY), null); // changed, loaded, or going
@@ -227,7 +229,7 @@ public final class SlotGroups {
         for (int i = 0; i < g; i++) {
             int s = first + i;
             if (found[i] != null) {
-                deletions.remove(keys[i], found[i], false); // unlocked and unread: its slot is freed with the group's
+                deletions.remove(storeKeys[i], found[i], false); // unlocked and unread: its slot is freed with the group's
                 removed.add(keys[i]);
             } else if (slots.claimFree(s)) {
                 deletions.addFree(s);

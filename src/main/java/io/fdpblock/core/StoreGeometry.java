@@ -15,12 +15,7 @@ import java.util.List;
  * Where a store's parts lie on its device: the capacity it uses, the data area after the metadata
  * area, and how many slots fit, checked against the device; and the device a configuration names.
  */
-record StoreGeometry(long capacityBytes, long dataBase, long maxSlots, CheckpointCodec.Layout layout) {
-    /** lmcache_v1: the data area starts after {@code meta_total_bytes}. */
-    static StoreGeometry of(RawBlockCoreConfig config, BlockDevice device) {
-        return of(config, device, config.metaTotalBytes());
-    }
-
+record StoreGeometry(long capacityBytes, long dataBase, long maxSlots) {
     /** The capacity the configuration asks of the device (0: all of it). */
     static long capacity(RawBlockCoreConfig config, BlockDevice device) {
         long deviceSize = device.sizeBytes();
@@ -54,8 +49,7 @@ record StoreGeometry(long capacityBytes, long dataBase, long maxSlots, Checkpoin
             throw new IllegalArgumentException("raw_block config: " + maxSlots + " slots exceed the index limit of "
                     + (Integer.MAX_VALUE - 8) + "; use a larger slot_bytes");
         }
-        return new StoreGeometry(capacity, dataBase, maxSlots, new CheckpointCodec.Layout(config.devicePath(), capacity,
-                blockAlign, config.headerBytes(), slotBytes, dataBase, dataBase));
+        return new StoreGeometry(capacity, dataBase, maxSlots);
     }
 
     /**

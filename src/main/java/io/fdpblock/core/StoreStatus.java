@@ -44,6 +44,7 @@ final class StoreStatus {
         s.put("read_only", readOnly != null);
         s.put("read_only_reason", readOnly == null ? null : readOnly.getMessage());
         s.put("acknowledged_not_durable_keys", core.meta.acknowledgedNotDurable());
+        s.put("meta_snapshot_epoch", core.meta.snapshotEpoch());
         s.put("recovery", core.recovered.note());
         s.put("recovery_fell_back", core.recovered.fellBack());
         s.put("metadata_damage", core.recovered.damage());

@@ -2,6 +2,7 @@ package io.fdpblock.core;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.LongConsumer;
@@ -15,7 +16,7 @@ import java.util.function.LongConsumer;
  * one that succeeds makes every earlier change durable at once, and puts are taken again.
  */
 final class V1Meta implements MetaStore {
-    private final RawBlockCore core;
+    private final StoreContext core;
     private final MetadataArea area;
     private final CheckpointCodec.Layout layout;
     private final HeapKeyIndex index;
@@ -31,25 +32,25 @@ final class V1Meta implements MetaStore {
     private volatile StoreReadOnlyException readOnly;
     private volatile String readOnlyError;
 
-    V1Meta(RawBlockCore core, CheckpointCodec.Layout layout, HeapKeyIndex index) {
+    V1Meta(StoreContext core, CheckpointCodec.Layout layout, HeapKeyIndex index) {
         this.core = core;
         this.layout = layout;
         this.index = index;
-        this.area = new MetadataArea(core.device, layout.blockAlign(), layout.metaTotalBytes());
+        this.area = new MetadataArea(core.device(), layout.blockAlign(), layout.metaTotalBytes());
     }
 
     MetadataArea area() {
         return area;
     }
 
-    @Override
-    public Recovery.Result recover() throws IOException {
-        Recovery.Result r = new Recovery(core.config, core.device, area, layout, index, core.slots, core.salts).run();
-        index.forEach((k, e) -> core.salts.added(e.saltId()));
+    /** Recovers the index and the slots in use; writes the first checkpoint of a new store. */
+    RecoveryResult recover() throws IOException {
+        RecoveryResult r = new Recovery(core.config(), core.device(), area, layout, index, core.slots(), core.salts()).run();
+        index.forEach((k, e) -> core.salts().added(e.saltId()));
         if (r.droppedKeys() > 0 || r.damage() != null) {
             dirtyCount++; // the next checkpoint persists the cleanup, or rewrites the damaged container
         }
-        checkpointer = new Checkpointer(area, layout, core.placement.metadata(), this::snapshot, this::persisted, r.seq());
+        checkpointer = new Checkpointer(area, layout, core.metadata(), this::snapshot, this::persisted, r.seq());
         if (r.seq() == 0) {
             // A new (or formatted) store commits an empty checkpoint (seq 1, container 0) before anything
             // else: from then on, checkpoint JSON without its header is a committed store whose headers
@@ -57,19 +58,19 @@ final class V1Meta implements MetaStore {
             dirtyCount++;
             checkpointer.checkpoint();
         }
-        fitsFullIndex = Checkpointer.fitsFullIndex(core.device.path(), core.slots.maxSlots(), area.payloadRoom(),
-                core.config);
+        fitsFullIndex = Checkpointer.fitsFullIndex(core.device().path(), core.slots().maxSlots(), area.payloadRoom(),
+                core.config());
         return r;
     }
 
     @Override
-    public long putCommitted(String key, int slot, int size, int crc, int group, int saltId, boolean newSalt) {
+    public long putCommitted(StoreKey key, int slot, int size, int crc, int group, int saltId, boolean newSalt) {
         putCount++;
         return ++dirtyCount;
     }
 
     @Override
-    public void deleted(String key, int slot) {
+    public void deleted(StoreKey key, int slot) {
         dirtyCount++;
     }
 
@@ -90,8 +91,8 @@ final class V1Meta implements MetaStore {
 
     @Override
     public void startBackground() {
-        if (core.config.metaEnablePeriodic()) {
-            checkpointer.startPeriodic(core.config.metaCheckpointIntervalSec());
+        if (core.config().metaEnablePeriodic()) {
+            checkpointer.startPeriodic(core.config().metaCheckpointIntervalSec());
         }
     }
 
@@ -115,17 +116,17 @@ final class V1Meta implements MetaStore {
     }
 
     private void persisted(long dirtyAt) {
-        core.lock.lock();
+        core.lock().lock();
         try {
             persistedCount = dirtyAt;
             persistedPuts = snapshotPuts;
         } finally {
-            core.lock.unlock();
+            core.lock().unlock();
         }
     }
 
     private Checkpointer.Snapshot snapshot() {
-        core.lock.lock();
+        core.lock().lock();
         try {
             if (dirtyCount == persistedCount) {
                 return null;
@@ -134,9 +135,21 @@ final class V1Meta implements MetaStore {
             index.forEach((k, e) -> entries.add(new CheckpointCodec.SnapshotEntry(k, core.slotOffset(e.slot()),
                     e.size(), e.meta())));
             snapshotPuts = putCount;
-            return new Checkpointer.Snapshot(dirtyCount, core.slots.nextSlot(), entries);
+            return new Checkpointer.Snapshot(dirtyCount, core.slots().nextSlot(), entries);
         } finally {
-            core.lock.unlock();
+            core.lock().unlock();
+        }
+    }
+
+    @Override
+    public Map<String, Integer> keySizes() {
+        core.lock().lock();
+        try {
+            Map<String, Integer> out = new LinkedHashMap<>(index.size() * 2);
+            index.forEach((k, e) -> out.put(k, e.size()));
+            return out;
+        } finally {
+            core.lock().unlock();
         }
     }
 
@@ -166,11 +179,11 @@ final class V1Meta implements MetaStore {
 
     /** Acknowledged puts the last durable checkpoint does not hold. */
     private long putsSinceCheckpoint() {
-        core.lock.lock();
+        core.lock().lock();
         try {
             return putCount - persistedPuts;
         } finally {
-            core.lock.unlock();
+            core.lock().unlock();
         }
     }
 
@@ -182,11 +195,11 @@ final class V1Meta implements MetaStore {
         }
         StoreReadOnlyException e = readOnly;
         if (e == null || !error.equals(readOnlyError)) {
-            e = new StoreReadOnlyException("raw_block on " + core.device.path() + " takes no puts: the last lmcache_v1 "
+            e = new StoreReadOnlyException("raw_block on " + core.device().path() + " takes no puts: the last lmcache_v1 "
                     + error + ", so puts acknowledged now might never become durable. Free space on, or replace, the"
                     + " device (or raise meta_total_bytes when the checkpoint did not fit); puts are taken again once a"
-                    + " checkpoint succeeds (" + (core.config.metaEnablePeriodic() ? "the periodic one retries every "
-                    + core.config.metaCheckpointIntervalSec() + " s, or " : "") + "checkpointNow()), or after a reopen,"
+                    + " checkpoint succeeds (" + (core.config().metaEnablePeriodic() ? "the periodic one retries every "
+                    + core.config().metaCheckpointIntervalSec() + " s, or " : "") + "checkpointNow()), or after a reopen,"
                     + " which recovers the last durable checkpoint", null);
             readOnlyError = error;
             readOnly = e;

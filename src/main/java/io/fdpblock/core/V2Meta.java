@@ -26,7 +26,7 @@ import java.util.function.LongConsumer;
  * pointing at another key's bytes, which no load serves ({@link SlotReleaser#releaseDeleted}).
  */
 final class V2Meta implements MetaStore {
-    private final RawBlockCore core;
+    private final StoreContext core;
     private final V2Layout layout;
     private final CompactIndex index;
     private final boolean created;
@@ -61,7 +61,7 @@ final class V2Meta implements MetaStore {
     private boolean snapshotAtStart;
 
     /** @param createdNote what happened when the device was formatted just now (nothing to recover), or null */
-    V2Meta(RawBlockCore core, V2Layout layout, CompactIndex index, String createdNote) {
+    V2Meta(StoreContext core, V2Layout layout, CompactIndex index, String createdNote) {
         this.core = core;
         this.layout = layout;
         this.index = index;
@@ -83,17 +83,17 @@ final class V2Meta implements MetaStore {
         return snapshotEpoch;
     }
 
-    @Override
-    public Recovery.Result recover() throws IOException {
-        String path = core.device.path();
-        List<Snapshots.Header> headers = created ? List.of() : Snapshots.headers(core.device, layout);
-        if (!created && !core.config.loadCheckpointOnInit()) {
+    /** Recovers the index and the slots in use from the newest snapshot and the log after it. */
+    RecoveryResult recover() throws IOException {
+        String path = core.device().path();
+        List<Snapshots.Header> headers = created ? List.of() : Snapshots.headers(core.device(), layout);
+        if (!created && !core.config().loadCheckpointOnInit()) {
             throw new StoreRefusedException(StoreRefusedException.Reason.WOULD_DISCARD, path + " holds an fdpblock_v2"
                     + " store; load_checkpoint_on_init = false would discard it: set it to true to recover it, or set"
                     + " \"format\": true to start over (its keys are then lost)");
         }
-        int maxSlots = core.slots.maxSlots();
-        boolean openDamaged = core.config.openDamaged();
+        int maxSlots = core.slots().maxSlots();
+        boolean openDamaged = core.config().openDamaged();
         List<String> damage = new ArrayList<>();
         List<String> areaNotes = created ? List.of() : snapshotAreaDamage(headers);
         if (!areaNotes.isEmpty() && headers.isEmpty()) {
@@ -104,7 +104,7 @@ final class V2Meta implements MetaStore {
             }
             damage.add(what);
         }
-        V2Recovery.Outcome o = V2Recovery.run(core.device, layout, maxSlots, headers, index, core.salts);
+        V2Recovery.Outcome o = V2Recovery.run(core.device(), layout, maxSlots, headers, index, core.salts());
         List<String> notes = new ArrayList<>(o.notes());
         if (!created) {
             notes.addAll(superblockDamage()); // the other copy serves: nothing lost, but said
@@ -141,8 +141,8 @@ final class V2Meta implements MetaStore {
         snapshotAtStart = resume >= 0;
         replayedRecords = o.records();
         int highest = o.highestUsed();
-        core.slots.rebuild((int) Math.max(o.nextSlot(), highest + 1), o.used(),
-                core.config.fdpSlotAffinityEnabled() ? o.groups() : null);
+        core.slots().rebuild((int) Math.max(o.nextSlot(), highest + 1), o.used(),
+                core.config().fdpSlotAffinityEnabled() ? o.groups() : null);
         long snapshotStart = newest == null ? 0 : newest.startLsn();
         long reclaim = snapshotStart; // the other snapshot's log is kept too: a fallback to it replays from there
         for (Snapshots.Header h : headers) {
@@ -156,8 +156,8 @@ final class V2Meta implements MetaStore {
         if (resume >= 0) {
             reclaim = snapshotStart; // the damaged log is not kept for a fallback: the snapshot at once replaces it
         }
-        log = new MetaLog(core.device, layout, end, reclaim, snapshotStart, core.config.metaSyncIntervalMs(),
-                core.placement.metadata(), this::wantSnapshot);
+        log = new MetaLog(core.device(), layout, end, reclaim, snapshotStart, core.config().metaSyncIntervalMs(),
+                core.metadata(), this::wantSnapshot);
         boolean fellBack = !notes.isEmpty();
         String damageText = damage.isEmpty() ? null : String.join("; ", damage);
         String note = created ? createdNote : "recovered " + index.size() + " keys (fdpblock_v2): snapshot "
@@ -169,7 +169,7 @@ final class V2Meta implements MetaStore {
                         + (lost > 0 ? "; " + lost + " keys put past the damage are lost" : ""));
         RawBlockCore.LOG.log(damageText != null ? System.Logger.Level.ERROR : fellBack ? System.Logger.Level.WARNING
                 : System.Logger.Level.INFO, "raw_block on " + path + ": " + note);
-        return new Recovery.Result(newest == null ? 0 : newest.seq(), note, index.size(), 0, fellBack, damageText,
+        return new RecoveryResult(newest == null ? 0 : newest.seq(), note, index.size(), 0, fellBack, damageText,
                 damageText == null ? 0 : o.logDamaged() ? lost : -1);
     }
 
@@ -180,7 +180,7 @@ final class V2Meta implements MetaStore {
      */
     private List<String> snapshotAreaDamage(List<Snapshots.Header> valid) throws IOException {
         List<String> out = new ArrayList<>();
-        for (Snapshots.Area a : Snapshots.areas(core.device, layout)) {
+        for (Snapshots.Area a : Snapshots.areas(core.device(), layout)) {
             if (a.header() != null) {
                 continue;
             }
@@ -202,7 +202,7 @@ final class V2Meta implements MetaStore {
             for (int copy = 0; copy < 2; copy++) {
                 IoBatch b = new IoBatch(1);
                 b.read((long) copy * align, block);
-                core.device.execute(b);
+                core.device().execute(b);
                 if (V2Layout.read(block) == null) {
                     out.add("superblock copy " + (copy == 0 ? "A" : "B") + " at device offset " + (long) copy * align
                             + " is damaged; the other copy was used");
@@ -219,7 +219,7 @@ final class V2Meta implements MetaStore {
     /** How many of these keys (by h1) the recovered index holds under any h2 (approximate, for a report). */
     private long countHeld(Set<Long> h1s) throws IOException {
         long[] n = {0};
-        KeyListing.forEach(core.device, core.dataBase, core.slotBytes, core.headerBytes, index, core.lock, false,
+        KeyListing.forEach(core.device(), core.dataBase(), core.slotBytes(), core.headerBytes(), index, core.lock(), false,
                 (h1, h2, slot, size, crc, salt, h) -> {
                     if (h1s.contains(h1)) {
                         n[0]++;
@@ -238,13 +238,12 @@ final class V2Meta implements MetaStore {
     // ------------------------------------------------------------------ changes
 
     @Override
-    public long putCommitted(String key, int slot, int size, int crc, int group, int saltId, boolean newSalt) {
-        if (newSalt && log.appendSalt(saltId, core.salts.salt(saltId)) < 0) {
+    public long putCommitted(StoreKey key, int slot, int size, int crc, int group, int saltId, boolean newSalt) {
+        if (newSalt && log.appendSalt(saltId, core.salts().salt(saltId)) < 0) {
             return -1;
         }
-        HashValue128 h = KeyHash.of(key);
-        long ticket = log.appendPut(h.getMostSignificantBits(), h.getLeastSignificantBits(), slot, size, crc, group,
-                saltId, key.getBytes(StandardCharsets.UTF_8));
+        long ticket = log.appendPut(key.h1(), key.h2(), slot, size, crc, group, saltId,
+                key.text().getBytes(StandardCharsets.UTF_8));
         if (ticket > 0) {
             committedChanges++;
         }
@@ -252,10 +251,9 @@ final class V2Meta implements MetaStore {
     }
 
     @Override
-    public void deleted(String key, int slot) {
-        HashValue128 h = KeyHash.of(key);
+    public void deleted(StoreKey key, int slot) {
         committedChanges++;
-        log.appendDelete(h.getMostSignificantBits(), h.getLeastSignificantBits(), slot);
+        log.appendDelete(key.h1(), key.h2(), slot);
     }
 
     @Override
@@ -265,7 +263,7 @@ final class V2Meta implements MetaStore {
 
     @Override
     public boolean acknowledgesWhenDurable() {
-        return core.config.metaSyncIntervalMs() == 0;
+        return core.config().metaSyncIntervalMs() == 0;
     }
 
     @Override
@@ -284,15 +282,15 @@ final class V2Meta implements MetaStore {
 
     @Override
     public void startBackground() {
-        log.start(java.nio.file.Path.of(core.config.devicePath()).getFileName().toString());
+        log.start(java.nio.file.Path.of(core.config().devicePath()).getFileName().toString());
         snapshotter = Thread.ofPlatform().daemon().name("fdpblock-snapshot-"
-                + java.nio.file.Path.of(core.config.devicePath()).getFileName()).start(this::snapshotLoop);
+                + java.nio.file.Path.of(core.config().devicePath()).getFileName()).start(this::snapshotLoop);
         if (snapshotAtStart) {
             try {
                 snapshot(false);
             } catch (IOException | RuntimeException e) {
                 lastSnapshotError = e.getMessage();
-                RawBlockCore.LOG.log(System.Logger.Level.ERROR, "fdpblock_v2 snapshot of " + core.device.path()
+                RawBlockCore.LOG.log(System.Logger.Level.ERROR, "fdpblock_v2 snapshot of " + core.device().path()
                         + " after opening it damaged failed: the next open finds the same damage", e);
             }
         }
@@ -317,7 +315,7 @@ final class V2Meta implements MetaStore {
                 snapshot(true);
             } catch (IOException | RuntimeException e) {
                 lastSnapshotError = e.getMessage();
-                RawBlockCore.LOG.log(System.Logger.Level.ERROR, "fdpblock_v2 snapshot of " + core.device.path()
+                RawBlockCore.LOG.log(System.Logger.Level.ERROR, "fdpblock_v2 snapshot of " + core.device().path()
                         + " failed: " + e.getMessage(), e);
             }
         }
@@ -331,7 +329,7 @@ final class V2Meta implements MetaStore {
     private void snapshot(boolean paced) throws IOException {
         IOException failed = log.failureCause();
         if (failed != null) { // the index holds puts whose records were lost: a snapshot would not follow the log
-            throw new IOException("no fdpblock_v2 snapshot of " + core.device.path() + ": the log commit failed before ("
+            throw new IOException("no fdpblock_v2 snapshot of " + core.device().path() + ": the log commit failed before ("
                     + failed.getMessage() + ")", failed);
         }
         synchronized (snapshotMutex) {
@@ -341,10 +339,10 @@ final class V2Meta implements MetaStore {
                 int area = newest == null ? 0 : 1 - newest.area();
                 long seq = newest == null ? 1 : newest.seq() + 1;
                 long startLsn = log.nextLsn();
-                Snapshots.Source source = Snapshots.Source.of(index, core.salts::definitions, core.slots::nextSlot,
-                        core.slots::groupOf);
-                Snapshots.Header h = Snapshots.write(core.device, layout, area, seq, startLsn, source, core.lock,
-                        core.placement.metadata(), snapshotBytes, paced ? this::rest : Snapshots.Pacer.NONE);
+                Snapshots.Source source = Snapshots.Source.of(index, core.salts()::definitions, core.slots()::nextSlot,
+                        core.slots()::groupOf);
+                Snapshots.Header h = Snapshots.write(core.device(), layout, area, seq, startLsn, source, core.lock(),
+                        core.metadata(), snapshotBytes, paced ? this::rest : Snapshots.Pacer.NONE);
                 long older = newest == null ? startLsn : newest.startLsn(); // now the older of the two kept
                 newest = h;
                 log.snapshotDurable(startLsn, older);
@@ -402,14 +400,14 @@ final class V2Meta implements MetaStore {
                 snapshot(false);
             }
         } finally {
-            log.stop(core.config.closeTimeoutMs());
+            log.stop(core.config().closeTimeoutMs());
         }
     }
 
     @Override
     public void markClosedCleanly() throws IOException {
         if (!log.writeCloseMarker()) {
-            RawBlockCore.LOG.log(System.Logger.Level.DEBUG, "fdpblock_v2 log of " + core.device.path() + ": no close"
+            RawBlockCore.LOG.log(System.Logger.Level.DEBUG, "fdpblock_v2 log of " + core.device().path() + ": no close"
                     + " marker written; the next open checks the log past its end");
         }
     }
@@ -434,7 +432,7 @@ final class V2Meta implements MetaStore {
         }
         StoreReadOnlyException e = readOnly;
         if (e == null) {
-            e = new StoreReadOnlyException("raw_block on " + core.device.path() + " is read-only: the fdpblock_v2 log"
+            e = new StoreReadOnlyException("raw_block on " + core.device().path() + " is read-only: the fdpblock_v2 log"
                     + " commit failed (" + failed.getMessage() + "), so no put is acknowledged from then on (after a"
                     + " failed write or flush no later commit can be trusted to keep what it lost). Free space on, or"
                     + " replace, the device, then close the store and reopen it: the reopen recovers every key whose"
@@ -468,10 +466,15 @@ final class V2Meta implements MetaStore {
     }
 
     @Override
+    public Map<String, Integer> keySizes() throws IOException {
+        return KeyListing.fromSlotHeaders(core, index);
+    }
+
+    @Override
     public void status(Map<String, Object> s) {
         s.put("meta_format", RawBlockCoreConfig.MetaFormat.FDPBLOCK_V2.configName());
         s.put("meta_total_bytes", layout.metaTotalBytes());
-        s.put("meta_sync_interval_ms", core.config.metaSyncIntervalMs());
+        s.put("meta_sync_interval_ms", core.config().metaSyncIntervalMs());
         s.put("log_bytes", layout.logBytes());
         s.put("log_next_lsn", log.nextLsn());
         s.put("log_bytes_since_snapshot", log.bytesSinceSnapshot());

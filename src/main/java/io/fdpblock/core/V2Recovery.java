@@ -20,8 +20,10 @@ final class V2Recovery {
      * slot. In the log a slot's new key's PUT follows the DELETE of its old key; a fuzzy snapshot replayed
      * with the log from its start still passes through states where two keys claim one slot (a key copied
      * before its delete, its slot's next key put again by the log). The rule: the latest claim of a slot
-     * wins, and the keys it overrides are dropped at the end ({@link #settle}), so that no key points at
-     * another key's bytes and deleting one never frees a slot another key still holds. Overridden claims
+     * wins, and the keys it overrides are dropped at the end ({@link #settle}), so that no two keys share
+     * a slot and deleting one never frees a slot another key still holds. (A slot is reused at once after
+     * a delete, before its DELETE is durable: a power loss may leave a recovered key over bytes a lost put
+     * wrote, which no record here reveals; the payload's CRC32C check makes its load a miss.) Overridden claims
      * are kept in a map, and the index is walked once at the end only when there are any.
      */
     private static final class SlotClaims {

@@ -1,7 +1,7 @@
 package io.fdpblock.cache;
 
+import io.fdpblock.adapter.RawBlockL2Adapter;
 import io.fdpblock.controller.Fixtures;
-import io.fdpblock.core.RawBlockL2Adapter;
 import io.fdpblock.l2.MockL2Adapter;
 import io.fdpblock.core.PutRequest;
 import io.fdpblock.core.LoadRequest;

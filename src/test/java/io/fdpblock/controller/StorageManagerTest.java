@@ -5,7 +5,7 @@ import io.fdpblock.controller.Fixtures.Kind;
 import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
-import io.fdpblock.core.RawBlockL2Adapter;
+import io.fdpblock.adapter.RawBlockL2Adapter;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

@@ -33,11 +33,11 @@ class CompactIndexTest {
                 String k = key(r.nextInt(20_000));
                 if (r.nextInt(3) == 0 || model.size() >= slots) {
                     Integer had = model.remove(k);
-                    assertThat(idx.remove(k, false)).isEqualTo(had == null ? StoreIndex.MISSING : had);
+                    assertThat(idx.remove(new StoreKey(k), false)).isEqualTo(had == null ? StoreIndex.MISSING : had);
                 } else {
                     int slot = r.nextInt(slots);
                     model.put(k, slot);
-                    idx.put(k, slot, 100 + slot, slot * 7, true, null, 3);
+                    idx.put(new StoreKey(k), slot, 100 + slot, slot * 7, true, null, 3);
                 }
                 if (step % 10_000 == 0) {
                     assertThat(idx.size()).isEqualTo(model.size());
@@ -45,14 +45,14 @@ class CompactIndexTest {
             }
             assertThat(idx.size()).isEqualTo(model.size());
             for (Map.Entry<String, Integer> e : model.entrySet()) {
-                StoreIndex.Found f = idx.get(e.getKey());
+                StoreIndex.Found f = idx.get(new StoreKey(e.getKey()));
                 assertThat(f).isNotNull();
                 assertThat(f.slot()).isEqualTo(e.getValue());
                 assertThat(f.size()).isEqualTo(100 + e.getValue());
                 assertThat(f.crc()).isEqualTo(e.getValue() * 7);
             }
             for (int i = 0; i < 20_000; i++) {
-                assertThat(idx.contains(key(i))).isEqualTo(model.containsKey(key(i)));
+                assertThat(idx.contains(new StoreKey(key(i)))).isEqualTo(model.containsKey(key(i)));
             }
             assertThat(idx.memoryBytes() / slots).as("bytes per slot").isLessThanOrEqualTo(41);
         }
@@ -75,19 +75,19 @@ class CompactIndexTest {
     @Test
     void locksCountPerKeyAndALockedKeyIsKeptUnlessForced() {
         try (CompactIndex idx = new CompactIndex(100)) {
-            idx.put("a", 1, 10, 0, true, null, 0);
-            idx.put("b", 2, 10, 0, true, null, 0);
+            idx.put(new StoreKey("a"), 1, 10, 0, true, null, 0);
+            idx.put(new StoreKey("b"), 2, 10, 0, true, null, 0);
             assertThat(idx.lookup(List.of("a", "x", "a"), true)).containsExactly(true, false, true);
-            assertThat(idx.lockCount("a")).isEqualTo(2);
+            assertThat(idx.lockCount(new StoreKey("a"))).isEqualTo(2);
             assertThat(idx.lockedCount()).isEqualTo(1);
-            assertThat(idx.remove("a", false)).isEqualTo(StoreIndex.LOCKED);
+            assertThat(idx.remove(new StoreKey("a"), false)).isEqualTo(StoreIndex.LOCKED);
             idx.unlock(List.of("a", "a", "a", "zzz")); // underflow and unknown keys are no-ops
-            assertThat(idx.lockCount("a")).isZero();
+            assertThat(idx.lockCount(new StoreKey("a"))).isZero();
             assertThat(idx.lockedCount()).isZero();
             idx.lookup(List.of("b"), true);
-            assertThat(idx.remove("b", true)).isEqualTo(2);
+            assertThat(idx.remove(new StoreKey("b"), true)).isEqualTo(2);
             assertThat(idx.lockedCount()).isZero();
-            assertThat(idx.contains("b")).isFalse();
+            assertThat(idx.contains(new StoreKey("b"))).isFalse();
         }
     }
 
@@ -97,7 +97,7 @@ class CompactIndexTest {
             int added = 0;
             assertThatThrownBy(() -> {
                 for (int i = 0; i < 1000; i++) {
-                    idx.put(key(i), i, 1, 0, true, null, 0);
+                    idx.put(new StoreKey(key(i)), i, 1, 0, true, null, 0);
                 }
             }).isInstanceOf(IllegalStateException.class).hasMessageContaining("compact index full");
             assertThat(idx.size()).isGreaterThanOrEqualTo(50);
@@ -109,7 +109,7 @@ class CompactIndexTest {
     void aCopyInStepsSeesEveryEntryThatLivedThroughout() {
         try (CompactIndex idx = new CompactIndex(5_000); Arena arena = Arena.ofConfined()) {
             for (int i = 0; i < 3_000; i++) {
-                idx.put(key(i), i, 1, 0, true, null, 0);
+                idx.put(new StoreKey(key(i)), i, 1, 0, true, null, 0);
             }
             Set<Integer> survivors = new HashSet<>();
             for (int i = 0; i < 3_000; i += 2) {
@@ -131,8 +131,8 @@ class CompactIndexTest {
                 // churn between steps: odd keys go, new keys come (and reuse removed places)
                 for (int k = 0; k < 20; k++) {
                     int victim = 1 + 2 * r.nextInt(1_500);
-                    idx.remove(key(victim), false);
-                    idx.put(key(next), next, 1, 0, true, null, 0);
+                    idx.remove(new StoreKey(key(victim)), false);
+                    idx.put(new StoreKey(key(next)), next, 1, 0, true, null, 0);
                     next++;
                 }
             }

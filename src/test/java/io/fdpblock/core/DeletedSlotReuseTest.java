@@ -76,14 +76,14 @@ class DeletedSlotReuseTest {
             RawBlockCore core = RawBlockCore.open(cfg, device);
             assertThat(core.put(two)).containsOnly(true); // the device is full
             core.checkpointNow(); // both keys durable
-            int slot0 = core.index.get(two.get(0).key()).slot();
+            int slot0 = core.index.get(new StoreKey(two.get(0).key())).slot();
             MemorySegment oldHeader = read(device, core.slotOffset(slot0));
             long commits = stat(core, "log_commits");
             assertThat(core.delete(List.of(two.get(0).key()), false)).containsOnly(true); // its record waits
             CompletableFuture<PutOutcome[]> put = new CompletableFuture<>();
             core.putOutcomesAsync(List.of(third), put::complete);
             assertThat(put.get(10, TimeUnit.SECONDS)).containsOnly(PutOutcome.STORED);
-            assertThat(core.index.get(third.key()).slot()).as("the deleted key's slot").isEqualTo(slot0);
+            assertThat(core.index.get(new StoreKey(third.key())).slot()).as("the deleted key's slot").isEqualTo(slot0);
             assertThat(stat(core, "slot_waits")).isZero();
             assertThat(stat(core, "log_commits")).as("no commit was needed for the slot").isEqualTo(commits);
             long slot0Offset = core.slotOffset(slot0);

@@ -111,7 +111,7 @@ class SlotGroupsTest {
                 core.unlock(List.of(a.get(2)));
 
                 // so does a load in flight: it is held at the device until the attempt is over
-                int slot1 = core.index.get(a.get(1)).slot();
+                int slot1 = core.index.get(new StoreKey(a.get(1))).slot();
                 gate.holdLoadsOf(core.slotOffset(slot1));
                 MemorySegment into = f.buffer(SLOT - 4096);
                 CompletableFuture<boolean[]> loaded = new CompletableFuture<>();

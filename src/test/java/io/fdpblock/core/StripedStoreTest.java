@@ -101,7 +101,7 @@ class StripedStoreTest {
     static int slotOf(RawBlockCore core, String key) {
         core.lock.lock();
         try {
-            return core.index.get(key).slot();
+            return core.index.get(new StoreKey(key)).slot();
         } finally {
             core.lock.unlock();
         }

@@ -40,7 +40,7 @@ class VerifyPayloadTest {
         assertThat(core.put(reqs)).containsOnly(true);
         long[] slotOffsets = new long[n];
         for (int i = 0; i < n; i++) {
-            slotOffsets[i] = core.slotOffset(core.index.get(CoreFixture.key(i)).slot());
+            slotOffsets[i] = core.slotOffset(core.index.get(new StoreKey(CoreFixture.key(i))).slot());
         }
         core.close();
         return slotOffsets;

@@ -10,7 +10,7 @@ import io.fdpblock.l2.L2StoreResult;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.MockL2Adapter;
 import io.fdpblock.l2.ObjectKey;
-import io.fdpblock.core.RawBlockL2Adapter;
+import io.fdpblock.adapter.RawBlockL2Adapter;
 import io.fdpblock.linux.EventFd;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

@@ -1,6 +1,6 @@
 package io.fdpblock.l2;
 
-import io.fdpblock.core.RawBlockL2Adapter;
+import io.fdpblock.adapter.RawBlockL2Adapter;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.IoEngine;
 import org.junit.jupiter.api.io.TempDir;

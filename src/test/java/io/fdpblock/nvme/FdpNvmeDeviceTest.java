@@ -1,8 +1,8 @@
 package io.fdpblock.nvme;
 
+import io.fdpblock.adapter.RawBlockL2Adapter;
 import io.fdpblock.core.PutRequest;
 import io.fdpblock.core.RawBlockCoreConfig;
-import io.fdpblock.core.RawBlockL2Adapter;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;

@@ -9,7 +9,7 @@ import io.fdpblock.l2.Bitmap;
 import io.fdpblock.l2.L2StoreResult;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
-import io.fdpblock.core.RawBlockL2Adapter;
+import io.fdpblock.adapter.RawBlockL2Adapter;
 import io.fdpblock.linux.EventFd;
 import io.fdpblock.linux.IoMemory;
 import org.HdrHistogram.Histogram;

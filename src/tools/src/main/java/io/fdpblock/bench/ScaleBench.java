@@ -59,7 +59,7 @@ import java.util.concurrent.locks.LockSupport;
  * write below the data area, from open to close);</li>
  * <li>put latency (HdrHistogram, submit to completion of one put call) split into puts that overlapped a
  * metadata snapshot (fdpblock_v2) or checkpoint (lmcache_v1) and puts that overlapped none
- * ({@link RawBlockCore#metaSnapshotEpoch()}), and the longest stretch in which no put completed, in and
+ * (the status' {@code meta_snapshot_epoch}, watched every 0.5 ms), and the longest stretch in which no put completed, in and
  * out of snapshots;</li>
  * <li>reopen: close, open again, count the keys, then check a sample of them (exists, and loads whose
  * bytes must be their own).</li>
@@ -502,8 +502,13 @@ public final class ScaleBench {
         return core.status();
     }
 
+    /** The store's count of snapshot boundaries (odd while a snapshot or checkpoint is written), from its status. */
+    private static long snapshotEpoch(RawBlockCore core) {
+        return ((Number) core.status().get("meta_snapshot_epoch")).longValue();
+    }
+
     private static void awaitNoSnapshot(RawBlockCore core) {
-        while ((core.metaSnapshotEpoch() & 1) == 1) {
+        while ((snapshotEpoch(core) & 1) == 1) {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
         }
     }
@@ -512,9 +517,9 @@ public final class ScaleBench {
     private static long heapAfterGcWithoutSnapshot(RawBlockCore core) {
         while (true) {
             awaitNoSnapshot(core);
-            long epoch = core.metaSnapshotEpoch();
+            long epoch = snapshotEpoch(core);
             long heap = heapAfterGc();
-            if (core.metaSnapshotEpoch() == epoch) {
+            if (snapshotEpoch(core) == epoch) {
                 return heap;
             }
         }
@@ -712,6 +717,8 @@ public final class ScaleBench {
         private final List<Span> snapshotSpans = Collections.synchronizedList(new ArrayList<>());
         private long fillStart;
         private volatile boolean monitoring;
+        /** The snapshot epoch the monitor saw last: puts read it instead of the status, which takes the store's lock. */
+        private volatile long seenEpoch;
         private Thread monitor;
 
         Filler(Arena arena, int payloadBytes) {
@@ -728,7 +735,8 @@ public final class ScaleBench {
             fillStart = start;
             synchronized (stallLock) {
                 lastCompletion = start;
-                lastEpoch = core.metaSnapshotEpoch();
+                lastEpoch = snapshotEpoch(core);
+                seenEpoch = lastEpoch;
             }
             startMonitor(core);
             if (puncher != null) {
@@ -746,11 +754,11 @@ public final class ScaleBench {
                         ScaleKeys.fill(p, next + j);
                         requests.add(PutRequest.of(ScaleKeys.key(next + j), p));
                     }
-                    long epoch0 = core.metaSnapshotEpoch();
+                    long epoch0 = seenEpoch;
                     long t0 = System.nanoTime();
                     core.putOutcomesAsync(requests, outcomes -> {
                         long t1 = System.nanoTime();
-                        long epoch1 = core.metaSnapshotEpoch();
+                        long epoch1 = seenEpoch;
                         boolean overlapped = (epoch0 & 1) == 1 || epoch1 != epoch0;
                         (overlapped ? during : without).recordValue(Math.max(1, t1 - t0));
                         for (int j = 0; j < outcomes.length; j++) {
@@ -807,12 +815,13 @@ public final class ScaleBench {
         private void startMonitor(RawBlockCore core) {
             monitoring = true;
             monitor = Thread.ofPlatform().daemon().name("fdpblock-scale-monitor").start(() -> {
-                long epoch = core.metaSnapshotEpoch();
+                long epoch = snapshotEpoch(core);
                 long since = System.nanoTime();
                 long putsAtStart = completed.get();
                 while (monitoring) {
                     LockSupport.parkNanos(500_000);
-                    long e = core.metaSnapshotEpoch();
+                    long e = snapshotEpoch(core);
+                    seenEpoch = e;
                     if (e == epoch) {
                         continue;
                     }

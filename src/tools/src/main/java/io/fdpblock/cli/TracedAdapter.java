@@ -1,7 +1,7 @@
 package io.fdpblock.cli;
 
 import io.fdpblock.core.RawBlockCoreConfig;
-import io.fdpblock.core.RawBlockL2Adapter;
+import io.fdpblock.adapter.RawBlockL2Adapter;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;

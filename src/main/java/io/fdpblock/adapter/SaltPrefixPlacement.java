@@ -1,4 +1,4 @@
-package io.fdpblock.core;
+package io.fdpblock.adapter;
 
 import io.fdpblock.l2.ObjectKey;
 import io.fdpblock.nvme.PlacementId;
@@ -17,6 +17,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * later buckets write without a directive (counted, warned once).
  */
 final class SaltPrefixPlacement {
+    // the store's logger: what is logged here was logged by the store's package before
+    private static final System.Logger LOG = System.getLogger("io.fdpblock.core");
+
     private final List<Integer> ids;
     private final Map<String, Integer> buckets = new ConcurrentHashMap<>();
     private final AtomicLong fallbacks = new AtomicLong();
@@ -49,7 +52,7 @@ final class SaltPrefixPlacement {
                 fallbacks.incrementAndGet();
                 if (!warned) {
                     warned = true;
-                    RawBlockCore.LOG.log(System.Logger.Level.WARNING, "FDP placement: all " + ids.size()
+                    LOG.log(System.Logger.Level.WARNING, "FDP placement: all " + ids.size()
                             + " data placement ids are taken by buckets " + buckets.keySet() + "; bucket '" + bucket
                             + "' and later ones are written without a placement directive");
                 }

@@ -1,4 +1,4 @@
-package io.fdpblock.core;
+package io.fdpblock.adapter;
 
 import io.fdpblock.l2.ObjectKey;
 import io.fdpblock.l2.MemoryObj;
@@ -14,6 +14,9 @@ import io.fdpblock.core.LoadRequest;
 import io.fdpblock.core.PutRequest;
 import io.fdpblock.core.RawBlockCore;
 import io.fdpblock.core.RawBlockCoreConfig;
+import io.fdpblock.core.DeleteOutcome;
+import io.fdpblock.core.SaltTable;
+import io.fdpblock.core.SlotGroups;
 import io.fdpblock.device.BlockDevice;
 
 import io.fdpblock.nvme.PlacementId;

@@ -1,6 +1,7 @@
-package io.fdpblock.l2;
+package io.fdpblock.adapter;
 
-import io.fdpblock.core.RawBlockL2Adapter;
+import io.fdpblock.l2.MemoryObj;
+import io.fdpblock.l2.ObjectKey;
 import io.fdpblock.core.PutRequest;
 import io.fdpblock.core.RawBlockCore;
 import io.fdpblock.core.RawBlockCoreConfig;
@@ -18,7 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-import static io.fdpblock.l2.L2AdapterContractTest.awaitStore;
+import static io.fdpblock.adapter.AdapterTasks.awaitStore;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

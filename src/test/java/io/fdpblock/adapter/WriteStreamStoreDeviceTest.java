@@ -1,7 +1,8 @@
-package io.fdpblock.l2;
+package io.fdpblock.adapter;
 
+import io.fdpblock.l2.MemoryObj;
+import io.fdpblock.l2.ObjectKey;
 import io.fdpblock.core.RawBlockCoreConfig;
-import io.fdpblock.core.RawBlockL2Adapter;
 import io.fdpblock.device.IoEngine;
 import io.fdpblock.devicetier.DeviceGuest;
 import io.fdpblock.nvme.FdpRecords;
@@ -21,9 +22,9 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
 
-import static io.fdpblock.l2.L2AdapterContractTest.awaitLoad;
-import static io.fdpblock.l2.L2AdapterContractTest.awaitLookup;
-import static io.fdpblock.l2.L2AdapterContractTest.awaitStore;
+import static io.fdpblock.adapter.AdapterTasks.awaitLoad;
+import static io.fdpblock.adapter.AdapterTasks.awaitLookup;
+import static io.fdpblock.adapter.AdapterTasks.awaitStore;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**

@@ -1,0 +1,49 @@
+package io.fdpblock.core;
+
+import java.io.IOException;
+
+/**
+ * One on-device metadata format of the store, as a codec is one index format in Lucene: the engine
+ * ({@link RawBlockCore}) finds the formats through {@link java.util.ServiceLoader} and names none of
+ * them. Open asks each format what the device holds ({@link #detect}); the format that found its store
+ * opens it ({@link #open}), or, on a device that holds none, the configured one makes a new store
+ * ({@link #create}). Either way the result is recovered into an index and a metadata writer
+ * ({@link Opening#recover}), whose background work the engine starts afterwards.
+ *
+ * <p>Implementations are stateless and public, with a public no-argument constructor.
+ */
+public interface StoreFormat {
+    /** The configuration's {@code meta_format} name of this format, e.g. {@code "lmcache_v1"}. */
+    String name();
+
+    /** What the device says about this format, read before anything is written; never writes. */
+    Detection detect(ProbeContext probe) throws IOException;
+
+    /** Opens the store {@link #detect} found ({@link Detection.Kind#STORE} or {@link Detection.Kind#TRACES}). */
+    Opening open(ProbeContext probe) throws IOException;
+
+    /**
+     * Makes a new store of this format on a device that holds none of any format, or on one whose
+     * formats' signatures were {@linkplain #erase erased} ({@code "format": true}); refuses (writing
+     * nothing) when the area it needs holds data it did not write.
+     */
+    Opening create(ProbeContext probe) throws IOException;
+
+    /** {@code "format": true}: makes whatever of this format the device holds unrecognizable. */
+    void erase(ProbeContext probe) throws IOException;
+
+    /** A store of a format, opened far enough to say where its data area starts. */
+    interface Opening {
+        /** Bytes of the metadata area: the data area starts here. */
+        long metaTotalBytes();
+
+        /**
+         * Recovers the index and the slots in use from the device ({@code context.slots()} is rebuilt);
+         * starts no thread: the engine calls {@link MetaStore#startBackground()} afterwards.
+         */
+        Recovered recover(StoreContext context) throws IOException;
+    }
+
+    /** What recovery made: the store's index, its metadata writer, and what it found. */
+    record Recovered(StoreIndex index, MetaStore meta, RecoveryResult result) {}
+}
