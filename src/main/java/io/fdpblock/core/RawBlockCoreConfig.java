@@ -243,36 +243,33 @@ public final class RawBlockCoreConfig {
                         "LMCache's name for `fdp_slot_affinity_enabled`: `pid_affinity` sets it.",
                         (b, v) -> b.fdpSlotAffinityEnabled(v.equals("pid_affinity")))
                 .nullIsDefault();
-        TABLE.alias("use_uring_cmd", ConfigType.BOOLEAN, false, "true sets `io_engine` to `uring_cmd`.",
-                (b, v) -> {
-                    if (v) {
-                        b.ioEngine(IoEngine.URING_CMD);
-                    }
-                });
-        for (String key : List.of("use_iouring", "use_uring")) {
-            TABLE.alias(key, ConfigType.BOOLEAN, false, "true sets `io_engine` to `io_uring`.",
-                    (b, v) -> {
-                        if (v) {
-                            b.ioEngine(IoEngine.IO_URING);
-                        }
-                    });
-        }
+        engineSwitch("use_uring_cmd", IoEngine.URING_CMD);
+        engineSwitch("use_iouring", IoEngine.IO_URING);
+        engineSwitch("use_uring", IoEngine.IO_URING);
         TABLE.alias("meta_magic", ConfigType.STRING, META_MAGIC, "LMCache's metadata magic, checked.", null)
                 .limit(META_MAGIC::equals, "must be " + META_MAGIC + " (the only format this store reads)");
         TABLE.alias("meta_version", ConfigType.INT, META_VERSION, "LMCache's metadata version, checked.", null)
                 .limit(v -> v == META_VERSION, "must be " + META_VERSION);
-        // No effect here: buffers are always zero-copy where aligned, transfers are split by the device's own
-        // limit, there are no worker pools to size (no thread hop that buys nothing), and checkpoints never
-        // wait for idle I/O.
         TABLE.ignored("enable_zero_copy", ConfigType.BOOLEAN, "No effect: buffers are zero-copy where aligned.");
         TABLE.ignored("max_data_transfer_size", ConfigType.LONG, "No effect: transfers are split by the device's"
                 + " own limit.").limit(v -> v >= 0, "must be >= 0");
         for (String key : List.of("num_store_workers", "num_lookup_workers", "num_load_workers")) {
-            TABLE.ignored(key, ConfigType.INT, "No effect: there are no worker pools to size.")
+            TABLE.ignored(key, ConfigType.INT, "No effect: there are no worker pools to size (no thread hop that"
+                            + " buys nothing).")
                     .limit(v -> v >= 1, "must be >= 1");
         }
         TABLE.ignored("meta_idle_quiet_ms", ConfigType.INT, "No effect: checkpoints never wait for idle I/O.")
                 .limit(v -> v >= 0, "must be >= 0");
+    }
+
+    /** LMCache's boolean {@code key}: true selects {@code engine}, false leaves {@code io_engine} as it is. */
+    private static void engineSwitch(String key, IoEngine engine) {
+        TABLE.alias(key, ConfigType.BOOLEAN, false, "true sets `io_engine` to `" + engine.configName() + "`.",
+                (b, on) -> {
+                    if (on) {
+                        b.ioEngine(engine);
+                    }
+                });
     }
 
     /** Keys LMCache accepts in its raw_block JSON that have no effect here (see docs/configuration.md). */
