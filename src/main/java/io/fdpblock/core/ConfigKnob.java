@@ -146,10 +146,7 @@ final class ConfigKnob<T> {
 
     private void check(RawBlockCoreConfig c, T v) {
         if (v == null) {
-            if (required) {
-                throw new IllegalArgumentException("raw_block config: " + key + " is required");
-            }
-            if (defaultValue != null) {
+            if (defaultValue != null || required) {
                 throw invalid(key, "null", "must be " + type.expected());
             }
             return;
@@ -232,8 +229,17 @@ final class ConfigKnob<T> {
             return values;
         }
 
-        /** Checks every value knob of {@code c} (whose values are {@code values}), in table order. */
-        void check(RawBlockCoreConfig c, Object[] values) {
+        /** Checks that every required knob has a value in {@code values}. */
+        void checkRequired(Object[] values) {
+            for (ConfigKnob<?> k : stored) {
+                if (k.required && values[k.index] == null) {
+                    throw new IllegalArgumentException("raw_block config: " + k.key + " is required");
+                }
+            }
+        }
+
+        /** Checks every limit of the value knobs of {@code c} (whose values are {@code values}), in table order. */
+        void checkLimits(RawBlockCoreConfig c, Object[] values) {
             for (ConfigKnob<?> k : stored) {
                 k.checkIn(c, values);
             }

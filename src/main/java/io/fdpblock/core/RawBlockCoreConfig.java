@@ -254,7 +254,7 @@ public final class RawBlockCoreConfig {
         TABLE.ignored("max_data_transfer_size", ConfigType.LONG, "No effect: transfers are split by the device's"
                 + " own limit.").limit(v -> v >= 0, "must be >= 0");
         for (String key : List.of("num_store_workers", "num_lookup_workers", "num_load_workers")) {
-            TABLE.ignored(key, ConfigType.INT, "No effect: there are no worker pools to size (no thread hop that"
+            TABLE.ignored(key, ConfigType.LONG, "No effect: there are no worker pools to size (no thread hop that"
                             + " buys nothing).")
                     .limit(v -> v >= 1, "must be >= 1");
         }
@@ -286,6 +286,7 @@ public final class RawBlockCoreConfig {
         values = b.values.clone();
         String path = get(DEVICE_PATH);
         List<String> paths = get(DEVICE_PATHS);
+        TABLE.checkRequired(values);
         if (path != null && paths != null) {
             throw new IllegalArgumentException("raw_block config: device_path (" + path + ") and device_paths ("
                     + paths + ") are both set: give device_path for one device, or device_paths for several");
@@ -294,7 +295,7 @@ public final class RawBlockCoreConfig {
             throw new IllegalArgumentException("raw_block config: device_path is required (or device_paths, a list,"
                     + " for a store striped over several devices)");
         }
-        TABLE.check(this, values);
+        TABLE.checkLimits(this, values);
         devicePaths = paths != null ? paths : List.of(path);
     }
 
