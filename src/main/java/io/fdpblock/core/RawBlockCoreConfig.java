@@ -131,7 +131,8 @@ public final class RawBlockCoreConfig {
             .limit(v -> !v.isEmpty(), "must name at least one file or device (or use device_path for one)")
             .limit(v -> v.stream().noneMatch(p -> p == null || p.isBlank()), "must have no empty entry: each names a"
                     + " file, block device or /dev/ngXnY")
-            .limit(v -> new HashSet<>(v).size() == v.size(), "must name each device once")
+            .across((v, c) -> c.repeatedDevice() == null, "must name each device once (it names %s twice)",
+                    RawBlockCoreConfig::repeatedDevice)
             .across((v, c) -> v.size() == 1 || c.ioEngine() != IoEngine.MEMORY, "needs a file engine (posix,"
                     + " io_uring, uring_cmd): io_engine memory has no devices to stripe over");
     private static final ConfigKnob<Integer> BLOCK_ALIGN = TABLE.knob("block_align", ConfigType.INT,
@@ -301,6 +302,12 @@ public final class RawBlockCoreConfig {
 
     private <T> T get(ConfigKnob<T> knob) {
         return knob.valueIn(values);
+    }
+
+    /** The first device {@code device_paths} names a second time, or null. */
+    private String repeatedDevice() {
+        Set<String> seen = new HashSet<>();
+        return get(DEVICE_PATHS).stream().filter(p -> !seen.add(p)).findFirst().orElse(null);
     }
 
     /** The sizes of the metadata area are known before open: given, or lmcache_v1's fixed default. */

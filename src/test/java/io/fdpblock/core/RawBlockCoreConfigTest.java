@@ -113,7 +113,7 @@ class RawBlockCoreConfigTest {
         assertThatThrownBy(() -> base().devicePath("").build())
                 .hasMessage("raw_block config: device_path = \"\" must name a file, block device or /dev/ngXnY");
         assertThatThrownBy(() -> RawBlockCoreConfig.builder(List.of("/a", "/a"), 1 << 20).build())
-                .hasMessageContaining("device_paths = [\"/a\", \"/a\"] must name each device once");
+                .hasMessageContaining("device_paths = [\"/a\", \"/a\"] must name each device once (it names /a twice)");
         assertThatThrownBy(() -> RawBlockCoreConfig.builder(List.of("/a", "/b"), 1 << 20).ioEngine(IoEngine.MEMORY)
                 .build()).hasMessageContaining("io_engine memory has no devices to stripe over");
         assertThatThrownBy(() -> base().ioEngine(null).build())
