@@ -1,23 +1,25 @@
 package io.fdpblock.core;
 
-import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fdpblock.device.IoEngine;
 import io.fdpblock.nvme.PlacementId;
+import io.fdpblock.util.Json;
 
-import java.util.ArrayList;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.BiConsumer;
 
 /**
  * Configuration of a {@link RawBlockCore}: the fields and defaults of LMCache's raw_block adapter JSON
  * (snake_case), checked at construction. A bad value fails with the field, the value and the rule.
+ *
+ * <p>Every key is declared once, in the table below (its JSON name, type, default, limits and meaning);
+ * the JSON reader, the builder's defaults, the checks and docs/configuration.md all come from it. Each
+ * accessor and builder method is the knob of the same name in camelCase.
  */
 public final class RawBlockCoreConfig {
     public static final int DEFAULT_BLOCK_ALIGN = 4096;
@@ -31,34 +33,24 @@ public final class RawBlockCoreConfig {
     public static final int DEFAULT_MAX_BATCH_KEYS = 64;
     /** How long close waits for puts, loads and deallocations in flight before it gives them up. */
     public static final int DEFAULT_CLOSE_TIMEOUT_MS = 60_000;
-    /** Keys LMCache accepts in its raw_block JSON that have no effect here (see the README). */
-    public static final Set<String> ACCEPTED_AND_IGNORED = Set.of("enable_zero_copy", "max_data_transfer_size",
-            "num_store_workers", "num_lookup_workers", "num_load_workers", "meta_idle_quiet_ms");
+    /** How long an acknowledged put may wait for its log record to be durable (fdpblock_v2), by default. */
+    public static final int DEFAULT_META_SYNC_INTERVAL_MS = 1000;
 
     /** The metadata format of a new device (an existing one opens in the format it holds). */
     public enum MetaFormat {
         /** This project's scalable format: compact off-heap index, log of records plus snapshots. */
-        FDPBLOCK_V2("fdpblock_v2"),
+        FDPBLOCK_V2,
         /** LMCache raw_block state v1: mirrored JSON checkpoints, byte-compatible with LMCache. */
-        LMCACHE_V1("lmcache_v1");
+        LMCACHE_V1;
 
-        private final String configName;
-
-        MetaFormat(String configName) {
-            this.configName = configName;
-        }
-
+        /** The name in the configuration: the constant's, in lower case. */
         public String configName() {
-            return configName;
+            return name().toLowerCase(Locale.ROOT);
         }
 
         public static MetaFormat parse(String s) {
-            for (MetaFormat f : values()) {
-                if (f.configName.equalsIgnoreCase(s)) {
-                    return f;
-                }
-            }
-            throw new IllegalArgumentException("meta_format '" + s + "' is unknown: use fdpblock_v2 or lmcache_v1");
+            return ConfigType.find(values(), MetaFormat::configName, s).orElseThrow(() -> new IllegalArgumentException(
+                    "meta_format '" + s + "' is unknown: use fdpblock_v2 or lmcache_v1"));
         }
     }
 
@@ -77,7 +69,7 @@ public final class RawBlockCoreConfig {
          * So bytes a power loss left under a recovered entry (another key's, in a slot reused before the
          * delete was durable, or torn) are a miss, never served.
          */
-        ALWAYS("always"),
+        ALWAYS,
         /**
          * Loads compute the CRC32C only where a power loss may have damaged the bytes: the first load of
          * each slot whose bytes predate this open (a payload torn under an intact header is then a miss);
@@ -92,227 +84,235 @@ public final class RawBlockCoreConfig {
          * and snapshot records' own checksums; payload CRCs are checked at open under neither setting (that
          * would read the whole device).
          */
-        RECOVERY("recovery");
+        RECOVERY;
 
-        private final String configName;
-
-        VerifyPayload(String configName) {
-            this.configName = configName;
-        }
-
+        /** The name in the configuration: the constant's, in lower case. */
         public String configName() {
-            return configName;
+            return name().toLowerCase(Locale.ROOT);
         }
 
         public static VerifyPayload parse(String s) {
-            for (VerifyPayload v : values()) {
-                if (v.configName.equalsIgnoreCase(s)) {
-                    return v;
-                }
-            }
-            throw new IllegalArgumentException("raw_block config: verify_payload = " + s + " is unknown: use always"
-                    + " (the CRC32C of every loaded payload) or recovery (no CRC32C on loads; the slot header's key"
-                    + " identity is still checked)");
+            return ConfigType.find(values(), VerifyPayload::configName, s).orElseThrow(() -> new IllegalArgumentException(
+                    "raw_block config: verify_payload = " + s + " is unknown: use always (the CRC32C of every loaded"
+                    + " payload) or recovery (no CRC32C on loads; the slot header's key identity is still checked)"));
         }
     }
 
-    /** How long an acknowledged put may wait for its log record to be durable (fdpblock_v2), by default. */
-    public static final int DEFAULT_META_SYNC_INTERVAL_MS = 1000;
-
+    /** How puts choose a placement id for their data ({@code fdp_data_placement_policy}, docs/fdp.md). */
     public enum PlacementPolicy {
-        NONE("none"), CACHE_SALT_PREFIX("cache_salt_prefix");
+        /** No policy of the store's own: data is written without a directive (docs/fdp.md). */
+        NONE,
+        /** A key's placement id is chosen by its cache salt up to the first {@code :} (docs/fdp.md). */
+        CACHE_SALT_PREFIX;
 
-        private final String configName;
-
-        PlacementPolicy(String configName) {
-            this.configName = configName;
-        }
-
+        /** The name in the configuration: the constant's, in lower case. */
         public String configName() {
-            return configName;
+            return name().toLowerCase(Locale.ROOT);
         }
 
         static PlacementPolicy parse(String s) {
-            for (PlacementPolicy p : values()) {
-                if (p.configName.equalsIgnoreCase(s)) {
-                    return p;
-                }
-            }
-            throw new IllegalArgumentException("fdp_data_placement_policy '" + s + "' is unknown: use none or"
-                    + " cache_salt_prefix");
+            return ConfigType.find(values(), PlacementPolicy::configName, s).orElseThrow(() ->
+                    new IllegalArgumentException("fdp_data_placement_policy '" + s + "' is unknown: use none or"
+                            + " cache_salt_prefix"));
         }
     }
 
-    private final String devicePath;
+    // ---- the knobs: each key once, in the order they are checked (a rule sees the knobs above it checked) ----
+
+    private static final ConfigKnob.Table TABLE = new ConfigKnob.Table();
+
+    private static final ConfigKnob<String> DEVICE_PATH = TABLE.knob("device_path", ConfigType.STRING, null,
+                    "The file, block device or NVMe generic device (`/dev/ngXnY`) that holds the store.")
+            .defaultDoc("required, or `device_paths`")
+            .limit(v -> !v.isBlank(), "must name a file, block device or /dev/ngXnY");
+    private static final ConfigKnob<List<String>> DEVICE_PATHS = TABLE.knob("device_paths", ConfigType.PATHS, null,
+                    "Several devices instead of `device_path`: slots are striped across them in this order, the"
+                            + " first holds the metadata area.")
+            .limit(v -> !v.isEmpty(), "must name at least one file or device (or use device_path for one)")
+            .limit(v -> v.stream().noneMatch(p -> p == null || p.isBlank()), "must have no empty entry: each names a"
+                    + " file, block device or /dev/ngXnY")
+            .across((v, c) -> c.repeatedDevice() == null, "must name each device once (it names %s twice)",
+                    RawBlockCoreConfig::repeatedDevice)
+            .across((v, c) -> v.size() == 1 || c.ioEngine() != IoEngine.MEMORY, "needs a file engine (posix,"
+                    + " io_uring, uring_cmd): io_engine memory has no devices to stripe over");
+    private static final ConfigKnob<Integer> BLOCK_ALIGN = TABLE.knob("block_align", ConfigType.INT,
+                    DEFAULT_BLOCK_ALIGN, "The alignment of every read and write: the device's logical block size or"
+                            + " a multiple of it.")
+            .limit(v -> v >= 512 && Integer.bitCount(v) == 1, "must be a power of two >= 512");
+    private static final ConfigKnob<Integer> HEADER_BYTES = TABLE.knob("header_bytes", ConfigType.INT,
+                    DEFAULT_HEADER_BYTES, "The slot header at the start of each slot (magic, key identity, payload"
+                            + " length and CRC32C).")
+            .across((v, c) -> v >= MIN_HEADER_BYTES && v % c.blockAlign() == 0, "must be >= " + MIN_HEADER_BYTES
+                    + " and a multiple of block_align (%s)", RawBlockCoreConfig::blockAlign);
+    private static final ConfigKnob<Long> SLOT_BYTES = TABLE.knob("slot_bytes", ConfigType.LONG, null,
+                    "One slot: its header and room for the largest payload (a KV chunk).")
+            .required()
+            .across((v, c) -> v > c.headerBytes() && v % c.blockAlign() == 0, "must be a multiple of block_align (%s)"
+                    + " and larger than header_bytes (%s)", RawBlockCoreConfig::blockAlign, RawBlockCoreConfig::headerBytes)
+            .across((v, c) -> v - c.headerBytes() <= Integer.MAX_VALUE, "must leave at most 2 GiB of payload per slot"
+                    + " (header_bytes %s)", RawBlockCoreConfig::headerBytes);
+    private static final ConfigKnob<Long> META_TOTAL_BYTES = TABLE.knob("meta_total_bytes", ConfigType.LONG, 0L,
+                    "The metadata area at the start of the device (lmcache_v1: two checkpoint containers;"
+                            + " fdpblock_v2: the log and snapshots).")
+            .defaultDoc("`0`: fdpblock_v2 sizes it from the capacity at open, lmcache_v1 uses 256 MiB")
+            .limit(v -> v >= 0, "must be >= 0 (0, or left out: fdpblock_v2 sizes it from the capacity, lmcache_v1"
+                    + " uses 256 MiB)")
+            .across((v, c) -> c.containerBytes() > c.blockAlign(), "must hold two containers of more than one block"
+                    + " each (at least %s with block_align %s)", c -> 4L * c.blockAlign(), RawBlockCoreConfig::blockAlign)
+            .across((v, c) -> c.metaTotalBytes() % c.blockAlign() == 0, "must be a multiple of block_align (%s)",
+                    RawBlockCoreConfig::blockAlign);
+    private static final ConfigKnob<Long> CAPACITY_BYTES = TABLE.knob("capacity_bytes", ConfigType.LONG, 0L,
+                    "The bytes of the device the store uses, from offset 0; 0 = the device's size.")
+            .limit(v -> v >= 0, "must be >= 0 (0 = the device's size)")
+            // written as a difference: meta area + slot may overflow a long
+            .across((v, c) -> !c.metaSizeKnown() || v == 0 || v - c.slotBytes() >= c.metaTotalBytes(),
+                    "must hold the meta area (%s) and at least one slot (%s)", RawBlockCoreConfig::metaTotalBytes,
+                    RawBlockCoreConfig::slotBytes);
+    private static final ConfigKnob<MetaFormat> META_FORMAT = TABLE.knob("meta_format",
+            ConfigType.choice(MetaFormat.values(), MetaFormat::configName, MetaFormat::parse), MetaFormat.FDPBLOCK_V2,
+            "The metadata format of a new device; an existing one opens in the format it holds"
+                    + " (docs/on-device-format.md).");
+    private static final ConfigKnob<Integer> META_SYNC_INTERVAL_MS = TABLE.knob("meta_sync_interval_ms",
+                    ConfigType.INT, DEFAULT_META_SYNC_INTERVAL_MS, "fdpblock_v2: the longest an acknowledged put's log"
+                            + " record waits before a group commit makes it durable.")
+            .limit(v -> v >= 0, "must be >= 0 (0 = a put is acknowledged once its log record is durable)");
+    private static final ConfigKnob<Integer> META_CHECKPOINT_INTERVAL_SEC = TABLE.knob("meta_checkpoint_interval_sec",
+                    ConfigType.INT, 60, "lmcache_v1: seconds between periodic checkpoints, whatever the I/O load.")
+            .limit(v -> v >= 1, "must be >= 1");
+    private static final ConfigKnob<Boolean> META_ENABLE_PERIODIC = TABLE.knob("meta_enable_periodic",
+            ConfigType.BOOLEAN, true, "lmcache_v1: write a checkpoint every `meta_checkpoint_interval_sec`.");
+    private static final ConfigKnob<Boolean> LOAD_CHECKPOINT_ON_INIT = TABLE.knob("load_checkpoint_on_init",
+            ConfigType.BOOLEAN, true, "Open the store a device holds; false over an existing store is refused"
+                    + " (`format` discards one).");
+    private static final ConfigKnob<Boolean> META_VERIFY_ON_LOAD = TABLE.knob("meta_verify_on_load",
+            ConfigType.BOOLEAN, true, "lmcache_v1: at open, check each recovered entry's slot header (magic, key"
+                    + " identity, length) and drop the entries that fail.");
+    private static final ConfigKnob<VerifyPayload> VERIFY_PAYLOAD = TABLE.knob("verify_payload",
+            ConfigType.choice(VerifyPayload.values(), VerifyPayload::configName, VerifyPayload::parse),
+            VerifyPayload.ALWAYS, "What a load checks before it serves a payload: `always` its CRC32C, `recovery`"
+                    + " the CRC32C only of slots that predate this open and the slot header's key identity on every"
+                    + " load (docs/on-device-format.md).");
+    private static final ConfigKnob<Boolean> OPEN_DAMAGED = TABLE.knob("open_damaged", ConfigType.BOOLEAN, false,
+            "Open a store whose metadata is damaged with what is readable (its lost keys reported, the store"
+                    + " unhealthy) instead of refusing it; never discards what is readable.");
+    private static final ConfigKnob<Boolean> FORMAT = TABLE.knob("format", ConfigType.BOOLEAN, false,
+            "Format the device at open: whatever it holds is discarded. The only way to discard a store.");
+    private static final ConfigKnob<Integer> CLOSE_TIMEOUT_MS = TABLE.knob("close_timeout_ms", ConfigType.INT,
+                    DEFAULT_CLOSE_TIMEOUT_MS, "How long close waits for puts, loads and deallocations in flight"
+                            + " before it gives them up.")
+            .limit(v -> v >= 1, "must be >= 1");
+    private static final ConfigKnob<Boolean> USE_ODIRECT = TABLE.knob("use_odirect", ConfigType.BOOLEAN, true,
+            "Open files and block devices with O_DIRECT, past the page cache.");
+    private static final ConfigKnob<IoEngine> IO_ENGINE = TABLE.knob("io_engine",
+            ConfigType.choice(IoEngine.values(), IoEngine::configName, IoEngine::parse), IoEngine.POSIX,
+            "How the store reaches the device: pread/pwrite, io_uring, NVMe passthru on `/dev/ngXnY`, or memory"
+                    + " (tests).");
+    private static final ConfigKnob<Integer> IOURING_QUEUE_DEPTH = TABLE.knob("iouring_queue_depth", ConfigType.INT,
+                    256, "Entries of each io_uring submission queue.")
+            .limit(v -> v >= 1 && v <= 4096, "must be in 1..4096");
+    private static final ConfigKnob<Integer> MAX_BATCH_KEYS = TABLE.knob("max_batch_keys", ConfigType.INT,
+                    DEFAULT_MAX_BATCH_KEYS, "Keys per device submission in a batched put (header and payload: two"
+                            + " writes per key).")
+            .limit(v -> v >= 1 && v <= 1024, "must be in 1..1024");
+    private static final ConfigKnob<List<Integer>> FDP_PLACEMENT_IDS = TABLE.knob("fdp_placement_ids",
+                    ConfigType.INTS, List.of(), "The placement ids data is written with, from the device's RUH Status;"
+                            + " empty = every reported id but the default handle's and the metadata's (docs/fdp.md).")
+            .nullIsDefault()
+            .limit(ids -> ids.stream().allMatch(id -> PlacementId.check("raw_block config: fdp_placement_ids entry",
+                    id) == id), "each entry must be in 0..65535");
+    private static final ConfigKnob<PlacementPolicy> FDP_DATA_PLACEMENT_POLICY = TABLE.knob(
+                    "fdp_data_placement_policy", ConfigType.choice(PlacementPolicy.values(), PlacementPolicy::configName,
+                            PlacementPolicy::parse), PlacementPolicy.NONE,
+                    "How puts choose the placement id of their data (docs/fdp.md).")
+            .nullIsDefault();
+    private static final ConfigKnob<PlacementId> META_CHECKPOINT_PLACEMENT_ID = TABLE.knob(
+                    "meta_checkpoint_placement_id", ConfigType.PLACEMENT_ID, PlacementId.NONE,
+                    "A placement id of the metadata's own (in RUH Status, left out of the data ids).")
+            .defaultDoc("none: no directive")
+            .nullIsDefault();
+    private static final ConfigKnob<Boolean> FDP_ENABLED = TABLE.knob("fdp_enabled", ConfigType.BOOLEAN, false,
+                    "Write with FDP placement directives (uring_cmd on an FDP namespace, docs/fdp.md).")
+            .across((v, c) -> v || c.fdpPlacementIds().isEmpty() && c.fdpDataPlacementPolicy() == PlacementPolicy.NONE
+                    && c.metaCheckpointPlacementId().isNone(), "must be true when fdp_placement_ids,"
+                    + " fdp_data_placement_policy or meta_checkpoint_placement_id is set");
+    private static final ConfigKnob<Boolean> FDP_SLOT_AFFINITY_ENABLED = TABLE.knob("fdp_slot_affinity_enabled",
+            ConfigType.BOOLEAN, false, "A freed slot is handed first to the placement id it held (docs/fdp.md).");
+
+    static {
+        // LMCache's own keys, accepted so that its adapter JSON parses as is
+        TABLE.alias("fdp_slot_reuse_policy", ConfigType.oneOf("none", "pid_affinity"), "none",
+                        "LMCache's name for `fdp_slot_affinity_enabled`: `pid_affinity` sets it.",
+                        (b, v) -> b.fdpSlotAffinityEnabled(v.equals("pid_affinity")))
+                .nullIsDefault();
+        engineSwitch("use_uring_cmd", IoEngine.URING_CMD);
+        engineSwitch("use_iouring", IoEngine.IO_URING);
+        engineSwitch("use_uring", IoEngine.IO_URING);
+        TABLE.alias("meta_magic", ConfigType.STRING, META_MAGIC, "LMCache's metadata magic, checked.", null)
+                .limit(META_MAGIC::equals, "must be " + META_MAGIC + " (the only format this store reads)");
+        TABLE.alias("meta_version", ConfigType.INT, META_VERSION, "LMCache's metadata version, checked.", null)
+                .limit(v -> v == META_VERSION, "must be " + META_VERSION);
+        TABLE.ignored("enable_zero_copy", ConfigType.BOOLEAN, "No effect: buffers are zero-copy where aligned.");
+        TABLE.ignored("max_data_transfer_size", ConfigType.LONG, "No effect: transfers are split by the device's"
+                + " own limit.").limit(v -> v >= 0, "must be >= 0");
+        for (String key : List.of("num_store_workers", "num_lookup_workers", "num_load_workers")) {
+            TABLE.ignored(key, ConfigType.LONG, "No effect: there are no worker pools to size (no thread hop that"
+                            + " buys nothing).")
+                    .limit(v -> v >= 1, "must be >= 1");
+        }
+        TABLE.ignored("meta_idle_quiet_ms", ConfigType.INT, "No effect: checkpoints never wait for idle I/O.")
+                .limit(v -> v >= 0, "must be >= 0");
+    }
+
+    /** LMCache's boolean {@code key}: true selects {@code engine}, false leaves {@code io_engine} as it is. */
+    private static void engineSwitch(String key, IoEngine engine) {
+        TABLE.alias(key, ConfigType.BOOLEAN, false, "true sets `io_engine` to `" + engine.configName() + "`.",
+                (b, on) -> {
+                    if (on) {
+                        b.ioEngine(engine);
+                    }
+                });
+    }
+
+    /** Keys LMCache accepts in its raw_block JSON that have no effect here (see docs/configuration.md). */
+    public static final Set<String> ACCEPTED_AND_IGNORED = TABLE.keysWithoutEffect();
+    /** Keys of the adapter JSON that belong to the adapter, not the core. */
+    private static final Set<String> ADAPTER_KEYS = Set.of("type", "module_path", "class_name", "adapter_params");
+    private static final ObjectMapper JSON = Json.strictMapper();
+
+    /** The values, indexed as the table's knobs; lists are unmodifiable copies. */
+    private final Object[] values;
     private final List<String> devicePaths;
-    private final long capacityBytes;
-    private final long slotBytes;
-    private final int blockAlign;
-    private final int headerBytes;
-    private final long metaTotalBytes;
-    private final boolean metaTotalBytesSet;
-    private final MetaFormat metaFormat;
-    private final int metaSyncIntervalMs;
-    private final int metaCheckpointIntervalSec;
-    private final int metaIdleQuietMs;
-    private final boolean metaEnablePeriodic;
-    private final boolean loadCheckpointOnInit;
-    private final boolean metaVerifyOnLoad;
-    private final VerifyPayload verifyPayload;
-    private final boolean useOdirect;
-    private final IoEngine ioEngine;
-    private final int iouringQueueDepth;
-    private final int maxBatchKeys;
-    private final boolean fdpEnabled;
-    private final List<Integer> fdpPlacementIds;
-    private final PlacementPolicy fdpDataPlacementPolicy;
-    private final PlacementId metaCheckpointPlacementId;
-    private final boolean fdpSlotAffinityEnabled;
-    private final boolean format;
-    private final boolean openDamaged;
-    private final int closeTimeoutMs;
 
     private RawBlockCoreConfig(Builder b) {
-        if (b.devicePath != null && b.devicePaths != null) {
-            throw new IllegalArgumentException("raw_block config: device_path (" + b.devicePath + ") and device_paths ("
-                    + b.devicePaths + ") are both set: give device_path for one device, or device_paths for several");
+        values = b.values.clone();
+        String path = get(DEVICE_PATH);
+        List<String> paths = get(DEVICE_PATHS);
+        TABLE.checkRequired(values);
+        if (path != null && paths != null) {
+            throw new IllegalArgumentException("raw_block config: device_path (" + path + ") and device_paths ("
+                    + paths + ") are both set: give device_path for one device, or device_paths for several");
         }
-        if (b.devicePaths != null) {
-            devicePaths = checkDevicePaths(b.devicePaths, b.ioEngine);
-            devicePath = devicePaths.get(0);
-        } else {
-            if (b.devicePath == null) {
-                throw new IllegalArgumentException("raw_block config: device_path is required (or device_paths, a list,"
-                        + " for a store striped over several devices)");
-            }
-            devicePath = b.devicePath;
-            if (devicePath.isBlank()) {
-                throw invalid("device_path", "\"\"", "must name a file, block device or /dev/ngXnY");
-            }
-            devicePaths = List.of(devicePath);
+        if (path == null && paths == null) {
+            throw new IllegalArgumentException("raw_block config: device_path is required (or device_paths, a list,"
+                    + " for a store striped over several devices)");
         }
-        capacityBytes = b.capacityBytes;
-        slotBytes = b.slotBytes;
-        blockAlign = b.blockAlign;
-        headerBytes = b.headerBytes;
-        metaTotalBytesSet = b.metaTotalBytes > 0;
-        metaTotalBytes = metaTotalBytesSet ? b.metaTotalBytes : DEFAULT_META_TOTAL_BYTES;
-        metaFormat = b.metaFormat;
-        metaSyncIntervalMs = b.metaSyncIntervalMs;
-        metaCheckpointIntervalSec = b.metaCheckpointIntervalSec;
-        metaIdleQuietMs = b.metaIdleQuietMs;
-        metaEnablePeriodic = b.metaEnablePeriodic;
-        loadCheckpointOnInit = b.loadCheckpointOnInit;
-        metaVerifyOnLoad = b.metaVerifyOnLoad;
-        verifyPayload = b.verifyPayload;
-        useOdirect = b.useOdirect;
-        ioEngine = b.ioEngine;
-        iouringQueueDepth = b.iouringQueueDepth;
-        maxBatchKeys = b.maxBatchKeys;
-        fdpEnabled = b.fdpEnabled;
-        fdpPlacementIds = List.copyOf(b.fdpPlacementIds);
-        fdpDataPlacementPolicy = b.fdpDataPlacementPolicy;
-        metaCheckpointPlacementId = b.metaCheckpointPlacementId;
-        fdpSlotAffinityEnabled = b.fdpSlotAffinityEnabled;
-        openDamaged = b.openDamaged;
-        format = b.format;
-        closeTimeoutMs = b.closeTimeoutMs;
-
-        if (blockAlign < 512 || Integer.bitCount(blockAlign) != 1) {
-            throw invalid("block_align", blockAlign, "must be a power of two >= 512");
-        }
-        if (headerBytes < MIN_HEADER_BYTES || headerBytes % blockAlign != 0) {
-            throw invalid("header_bytes", headerBytes, "must be >= " + MIN_HEADER_BYTES
-                    + " and a multiple of block_align (" + blockAlign + ")");
-        }
-        if (slotBytes <= headerBytes || slotBytes % blockAlign != 0) {
-            throw invalid("slot_bytes", slotBytes, "must be a multiple of block_align (" + blockAlign
-                    + ") and larger than header_bytes (" + headerBytes + ")");
-        }
-        if (slotBytes - headerBytes > Integer.MAX_VALUE) {
-            throw invalid("slot_bytes", slotBytes, "leaves more than 2 GiB of payload per slot");
-        }
-        if (metaTotalBytes / 2 / blockAlign * blockAlign <= blockAlign) {
-            throw invalid("meta_total_bytes", metaTotalBytes, "must hold two containers of more than one block each"
-                    + " (at least " + 4L * blockAlign + " with block_align " + blockAlign + ")");
-        }
-        if (metaTotalBytes % blockAlign != 0) {
-            throw invalid("meta_total_bytes", metaTotalBytes, "must be a multiple of block_align (" + blockAlign + ")");
-        }
-        if (capacityBytes < 0) {
-            throw invalid("capacity_bytes", capacityBytes, "must be >= 0 (0 = the device's size)");
-        }
-        if (b.metaTotalBytes < 0) {
-            throw invalid("meta_total_bytes", b.metaTotalBytes, "must be > 0 (or left out: fdpblock_v2 sizes it from"
-                    + " the capacity, lmcache_v1 uses 256 MiB)");
-        }
-        // fdpblock_v2 without meta_total_bytes sizes its metadata from the device at open (StoreGeometry)
-        boolean metaKnown = metaTotalBytesSet || metaFormat == MetaFormat.LMCACHE_V1;
-        if (metaKnown && capacityBytes > 0 && capacityBytes - slotBytes < metaTotalBytes) { // may overflow a long
-            throw invalid("capacity_bytes", capacityBytes, "must hold the meta area (" + metaTotalBytes
-                    + ") and at least one slot (" + slotBytes + ")");
-        }
-        if (metaCheckpointIntervalSec < 1) {
-            throw invalid("meta_checkpoint_interval_sec", metaCheckpointIntervalSec, "must be >= 1");
-        }
-        if (metaIdleQuietMs < 0) {
-            throw invalid("meta_idle_quiet_ms", metaIdleQuietMs, "must be >= 0");
-        }
-        if (ioEngine == null) {
-            throw invalid("io_engine", "null", "must be one of posix, io_uring, uring_cmd, memory");
-        }
-        if (iouringQueueDepth < 1 || iouringQueueDepth > 4096) {
-            throw invalid("iouring_queue_depth", iouringQueueDepth, "must be in 1..4096");
-        }
-        if (maxBatchKeys < 1 || maxBatchKeys > 1024) {
-            throw invalid("max_batch_keys", maxBatchKeys, "must be in 1..1024");
-        }
-        for (int id : fdpPlacementIds) {
-            PlacementId.check("raw_block config: fdp_placement_ids entry", id);
-        }
-        if (!fdpEnabled && (!fdpPlacementIds.isEmpty() || fdpDataPlacementPolicy != PlacementPolicy.NONE
-                || !metaCheckpointPlacementId.isNone())) {
-            throw invalid("fdp_enabled", false, "must be true when fdp_placement_ids, fdp_data_placement_policy or"
-                    + " meta_checkpoint_placement_id is set");
-        }
-        if (metaSyncIntervalMs < 0) {
-            throw invalid("meta_sync_interval_ms", metaSyncIntervalMs, "must be >= 0 (0 = a put is acknowledged once"
-                    + " its log record is durable)");
-        }
-        if (metaFormat == null) {
-            throw invalid("meta_format", "null", "must be fdpblock_v2 or lmcache_v1");
-        }
-        if (verifyPayload == null) {
-            throw invalid("verify_payload", "null", "must be always or recovery");
-        }
-        if (closeTimeoutMs < 1) {
-            throw invalid("close_timeout_ms", closeTimeoutMs, "must be >= 1");
-        }
+        TABLE.checkLimits(this, values);
+        devicePaths = paths != null ? paths : List.of(path);
     }
 
-    private static List<String> checkDevicePaths(List<String> paths, IoEngine engine) {
-        if (paths.isEmpty()) {
-            throw invalid("device_paths", "[]", "must name at least one file or device (or use device_path for one)");
-        }
-        Set<String> seen = new java.util.HashSet<>();
-        for (String p : paths) {
-            if (p == null || p.isBlank()) {
-                throw invalid("device_paths", paths, "has an empty entry; each must name a file, block device or"
-                        + " /dev/ngXnY");
-            }
-            if (!seen.add(p)) {
-                throw invalid("device_paths", paths, "names " + p + " twice; each device may appear once");
-            }
-        }
-        if (paths.size() > 1 && engine == IoEngine.MEMORY) {
-            throw invalid("device_paths", paths, "needs a file engine (posix, io_uring, uring_cmd): io_engine memory"
-                    + " has no devices to stripe over");
-        }
-        return List.copyOf(paths);
+    private <T> T get(ConfigKnob<T> knob) {
+        return knob.valueIn(values);
     }
 
-    private static IllegalArgumentException invalid(String field, Object value, String rule) {
-        return new IllegalArgumentException("raw_block config: " + field + " = " + value + " " + rule);
+    /** The first device {@code device_paths} names a second time, or null. */
+    private String repeatedDevice() {
+        Set<String> seen = new HashSet<>();
+        return get(DEVICE_PATHS).stream().filter(p -> !seen.add(p)).findFirst().orElse(null);
+    }
+
+    /** The sizes of the metadata area are known before open: given, or lmcache_v1's fixed default. */
+    private boolean metaSizeKnown() {
+        return metaTotalBytesSet() || metaFormat() == MetaFormat.LMCACHE_V1;
     }
 
     /**
@@ -346,118 +346,14 @@ public final class RawBlockCoreConfig {
 
     // ---- JSON (LMCache --l2-adapter style) ----
 
-    private static final ObjectMapper JSON = io.fdpblock.util.Json.strictMapper();
-    /** Keys of the adapter JSON that belong to the adapter, not the core. */
-    private static final Set<String> ADAPTER_KEYS = Set.of("type", "module_path", "class_name", "adapter_params");
-    private static final Map<String, BiConsumer<Builder, JsonNode>> FIELDS = new LinkedHashMap<>();
-
-    static {
-        FIELDS.put("device_path", (b, n) -> b.devicePath(text("device_path", n)));
-        FIELDS.put("device_paths", (b, n) -> {
-            if (!n.isArray()) {
-                throw invalid("device_paths", n, "must be a list of paths, e.g. [\"/dev/nvme0n1\", \"/dev/nvme1n1\"]");
-            }
-            List<String> paths = new ArrayList<>();
-            n.forEach(e -> paths.add(text("device_paths entry", e)));
-            b.devicePaths(paths);
-        });
-        FIELDS.put("capacity_bytes", (b, n) -> b.capacityBytes(integer("capacity_bytes", n)));
-        FIELDS.put("slot_bytes", (b, n) -> b.slotBytes(integer("slot_bytes", n)));
-        FIELDS.put("block_align", (b, n) -> b.blockAlign(toInt("block_align", n)));
-        FIELDS.put("header_bytes", (b, n) -> b.headerBytes(toInt("header_bytes", n)));
-        FIELDS.put("meta_total_bytes", (b, n) -> b.metaTotalBytes(integer("meta_total_bytes", n)));
-        FIELDS.put("meta_format", (b, n) -> b.metaFormat(MetaFormat.parse(text("meta_format", n))));
-        FIELDS.put("meta_sync_interval_ms", (b, n) -> b.metaSyncIntervalMs(toInt("meta_sync_interval_ms", n)));
-        FIELDS.put("meta_magic", (b, n) -> {
-            if (!META_MAGIC.equals(text("meta_magic", n))) {
-                throw invalid("meta_magic", n, "must be " + META_MAGIC + " (the only format this store reads)");
-            }
-        });
-        FIELDS.put("meta_version", (b, n) -> {
-            if (toInt("meta_version", n) != META_VERSION) {
-                throw invalid("meta_version", n, "must be " + META_VERSION);
-            }
-        });
-        FIELDS.put("meta_checkpoint_interval_sec", (b, n) -> b.metaCheckpointIntervalSec(toInt("meta_checkpoint_interval_sec", n)));
-        FIELDS.put("meta_idle_quiet_ms", (b, n) -> b.metaIdleQuietMs(toInt("meta_idle_quiet_ms", n)));
-        FIELDS.put("meta_enable_periodic", (b, n) -> b.metaEnablePeriodic(bool("meta_enable_periodic", n)));
-        FIELDS.put("load_checkpoint_on_init", (b, n) -> b.loadCheckpointOnInit(bool("load_checkpoint_on_init", n)));
-        FIELDS.put("open_damaged", (b, n) -> b.openDamaged(bool("open_damaged", n)));
-        FIELDS.put("meta_verify_on_load", (b, n) -> b.metaVerifyOnLoad(bool("meta_verify_on_load", n)));
-        FIELDS.put("verify_payload", (b, n) -> b.verifyPayload(VerifyPayload.parse(text("verify_payload", n))));
-        FIELDS.put("use_odirect", (b, n) -> b.useOdirect(bool("use_odirect", n)));
-        FIELDS.put("io_engine", (b, n) -> b.ioEngine(IoEngine.parse(text("io_engine", n))));
-        FIELDS.put("iouring_queue_depth", (b, n) -> b.iouringQueueDepth(toInt("iouring_queue_depth", n)));
-        FIELDS.put("max_batch_keys", (b, n) -> b.maxBatchKeys(toInt("max_batch_keys", n)));
-        FIELDS.put("fdp_enabled", (b, n) -> b.fdpEnabled(bool("fdp_enabled", n)));
-        FIELDS.put("fdp_placement_ids", (b, n) -> {
-            if (n.isNull()) {
-                return;
-            }
-            if (!n.isArray()) {
-                throw invalid("fdp_placement_ids", n, "must be a list of integers");
-            }
-            List<Integer> ids = new ArrayList<>();
-            n.forEach(e -> ids.add(toInt("fdp_placement_ids", e)));
-            b.fdpPlacementIds(ids);
-        });
-        FIELDS.put("fdp_data_placement_policy", (b, n) -> {
-            if (!n.isNull()) {
-                b.fdpDataPlacementPolicy(PlacementPolicy.parse(text("fdp_data_placement_policy", n)));
-            }
-        });
-        FIELDS.put("meta_checkpoint_placement_id", (b, n) -> {
-            if (!n.isNull()) {
-                b.metaCheckpointPlacementId(toInt("meta_checkpoint_placement_id", n));
-            }
-        });
-        FIELDS.put("format", (b, n) -> b.format(bool("format", n)));
-        FIELDS.put("close_timeout_ms", (b, n) -> b.closeTimeoutMs(toInt("close_timeout_ms", n)));
-        FIELDS.put("fdp_slot_affinity_enabled", (b, n) -> b.fdpSlotAffinityEnabled(bool("fdp_slot_affinity_enabled", n)));
-        FIELDS.put("fdp_slot_reuse_policy", (b, n) -> { // LMCache's name for the same switch
-            String v = n.isNull() ? "none" : text("fdp_slot_reuse_policy", n);
-            if (!v.equals("none") && !v.equals("pid_affinity")) {
-                throw invalid("fdp_slot_reuse_policy", n, "must be none or pid_affinity");
-            }
-            b.fdpSlotAffinityEnabled(v.equals("pid_affinity"));
-        });
-        // LMCache keys accepted so that its adapter JSON parses as is.
-        FIELDS.put("use_uring_cmd", (b, n) -> {
-            if (bool("use_uring_cmd", n)) {
-                b.ioEngine(IoEngine.URING_CMD);
-            }
-        });
-        FIELDS.put("use_iouring", (b, n) -> {
-            if (bool("use_iouring", n)) {
-                b.ioEngine(IoEngine.IO_URING);
-            }
-        });
-        FIELDS.put("use_uring", (b, n) -> {
-            if (bool("use_uring", n)) {
-                b.ioEngine(IoEngine.IO_URING);
-            }
-        });
-        // No effect here (ACCEPTED_AND_IGNORED): buffers are always zero-copy where aligned, transfers are
-        // split by the device's own limit, and there are no worker pools to size (no thread hop that buys
-        // nothing). meta_idle_quiet_ms is parsed above: checkpoints never wait for idle I/O.
-        FIELDS.put("enable_zero_copy", (b, n) -> bool("enable_zero_copy", n));
-        FIELDS.put("max_data_transfer_size", (b, n) -> {
-            if (integer("max_data_transfer_size", n) < 0) {
-                throw invalid("max_data_transfer_size", n, "must be >= 0");
-            }
-        });
-        for (String workers : List.of("num_store_workers", "num_lookup_workers", "num_load_workers")) {
-            FIELDS.put(workers, (b, n) -> {
-                if (integer(workers, n) < 1) {
-                    throw invalid(workers, n, "must be >= 1");
-                }
-            });
-        }
-    }
-
     /** The configuration keys this store understands. */
     public static Set<String> knownKeys() {
-        return FIELDS.keySet();
+        return TABLE.keys();
+    }
+
+    /** The knob table, for the test that keeps docs/configuration.md in step with it. */
+    static ConfigKnob.Table knobTable() {
+        return TABLE;
     }
 
     /**
@@ -468,7 +364,7 @@ public final class RawBlockCoreConfig {
     public static RawBlockCoreConfig fromJson(String json) {
         JsonNode root;
         try {
-            root = io.fdpblock.util.Json.readOne(JSON, json);
+            root = Json.readOne(JSON, json);
         } catch (JsonProcessingException e) {
             throw new IllegalArgumentException("raw_block config is not valid JSON (" + e.getOriginalMessage()
                     + ", line " + e.getLocation().getLineNr() + " column " + e.getLocation().getColumnNr() + ")", e);
@@ -479,194 +375,136 @@ public final class RawBlockCoreConfig {
         return fromJson(root);
     }
 
+    /** Parses a raw_block JSON object, as {@link #fromJson(String)}. */
     public static RawBlockCoreConfig fromJson(JsonNode root) {
         Builder b = new Builder();
-        for (Iterator<Map.Entry<String, JsonNode>> it = root.properties().iterator(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = it.next();
-            BiConsumer<Builder, JsonNode> setter = FIELDS.get(e.getKey());
-            if (setter != null) {
-                setter.accept(b, e.getValue());
+        for (Map.Entry<String, JsonNode> e : root.properties()) {
+            ConfigKnob<?> knob = TABLE.get(e.getKey());
+            if (knob != null) {
+                knob.readJson(b, e.getValue());
             } else if (!ADAPTER_KEYS.contains(e.getKey())) {
                 throw new IllegalArgumentException("raw_block config: unknown key '" + e.getKey() + "'; known keys: "
-                        + String.join(", ", FIELDS.keySet()));
+                        + String.join(", ", TABLE.keys()));
             }
         }
         return b.build();
     }
 
-    private static String text(String field, JsonNode n) {
-        if (!n.isTextual()) {
-            throw invalid(field, n, "must be a string");
-        }
-        return n.asText();
-    }
-
-    private static long integer(String field, JsonNode n) {
-        if (!n.isIntegralNumber() || !n.canConvertToLong()) {
-            throw invalid(field, n, "must be an integer");
-        }
-        return n.asLong();
-    }
-
-    private static int toInt(String field, JsonNode n) {
-        long v = integer(field, n);
-        if (v < Integer.MIN_VALUE || v > Integer.MAX_VALUE) {
-            throw invalid(field, n, "does not fit a 32-bit integer");
-        }
-        return (int) v;
-    }
-
-    private static boolean bool(String field, JsonNode n) {
-        if (!n.isBoolean()) {
-            throw invalid(field, n, "must be true or false");
-        }
-        return n.asBoolean();
-    }
-
-    // ---- accessors ----
+    // ---- accessors: one a knob, the value as set (docs/configuration.md says what each means) ----
 
     /** The device, or with {@code device_paths} the first one (it holds the metadata area). */
-    public String devicePath() { return devicePath; }
+    public String devicePath() { return devicePaths.get(0); }
     /** Every device, in stripe order (one entry for {@code device_path}). */
     public List<String> devicePaths() { return devicePaths; }
-    /** 0 = the device's size. */
-    public long capacityBytes() { return capacityBytes; }
-    public long slotBytes() { return slotBytes; }
-    public int blockAlign() { return blockAlign; }
-    public int headerBytes() { return headerBytes; }
+    public long capacityBytes() { return get(CAPACITY_BYTES); }
+    public long slotBytes() { return get(SLOT_BYTES); }
+    public int blockAlign() { return get(BLOCK_ALIGN); }
+    public int headerBytes() { return get(HEADER_BYTES); }
     /**
      * The metadata area: as configured, else (lmcache_v1) 256 MiB; fdpblock_v2 sizes it from the
      * capacity when it is not configured ({@link #metaTotalBytesSet()}).
      */
-    public long metaTotalBytes() { return metaTotalBytes; }
+    public long metaTotalBytes() { return metaTotalBytesSet() ? get(META_TOTAL_BYTES) : DEFAULT_META_TOTAL_BYTES; }
     /** {@code meta_total_bytes} was given. */
-    public boolean metaTotalBytesSet() { return metaTotalBytesSet; }
-    /** The format of a new device. */
-    public MetaFormat metaFormat() { return metaFormat; }
-    /** fdpblock_v2: the longest a put's log record waits before it is made durable; 0 = before the put is acknowledged. */
-    public int metaSyncIntervalMs() { return metaSyncIntervalMs; }
-    public int metaCheckpointIntervalSec() { return metaCheckpointIntervalSec; }
-    public int metaIdleQuietMs() { return metaIdleQuietMs; }
-    public boolean metaEnablePeriodic() { return metaEnablePeriodic; }
-    public boolean loadCheckpointOnInit() { return loadCheckpointOnInit; }
-    public boolean metaVerifyOnLoad() { return metaVerifyOnLoad; }
-    /** What a load checks before it serves a payload (see {@link VerifyPayload}). */
-    public VerifyPayload verifyPayload() { return verifyPayload; }
-    public boolean useOdirect() { return useOdirect; }
-    public IoEngine ioEngine() { return ioEngine; }
-    public int iouringQueueDepth() { return iouringQueueDepth; }
-    public int maxBatchKeys() { return maxBatchKeys; }
-    public boolean fdpEnabled() { return fdpEnabled; }
-    public List<Integer> fdpPlacementIds() { return fdpPlacementIds; }
-    public PlacementPolicy fdpDataPlacementPolicy() { return fdpDataPlacementPolicy; }
-    /** The placement id checkpoints are written with ({@link PlacementId#NONE}: no directive). */
-    public PlacementId metaCheckpointPlacementId() { return metaCheckpointPlacementId; }
-    public boolean fdpSlotAffinityEnabled() { return fdpSlotAffinityEnabled; }
-    /** Format the device at open: whatever it holds is discarded. Only ever done when asked. */
-    public boolean format() { return format; }
-    /**
-     * Open a store whose metadata is damaged with what is readable (its lost keys reported, the store
-     * unhealthy) instead of refusing it. Never discards what is readable; off by default.
-     */
-    public boolean openDamaged() { return openDamaged; }
-    public int closeTimeoutMs() { return closeTimeoutMs; }
+    public boolean metaTotalBytesSet() { return get(META_TOTAL_BYTES) > 0; }
+    public MetaFormat metaFormat() { return get(META_FORMAT); }
+    public int metaSyncIntervalMs() { return get(META_SYNC_INTERVAL_MS); }
+    public int metaCheckpointIntervalSec() { return get(META_CHECKPOINT_INTERVAL_SEC); }
+    public boolean metaEnablePeriodic() { return get(META_ENABLE_PERIODIC); }
+    public boolean loadCheckpointOnInit() { return get(LOAD_CHECKPOINT_ON_INIT); }
+    public boolean metaVerifyOnLoad() { return get(META_VERIFY_ON_LOAD); }
+    /** See {@link VerifyPayload}. */
+    public VerifyPayload verifyPayload() { return get(VERIFY_PAYLOAD); }
+    public boolean useOdirect() { return get(USE_ODIRECT); }
+    public IoEngine ioEngine() { return get(IO_ENGINE); }
+    public int iouringQueueDepth() { return get(IOURING_QUEUE_DEPTH); }
+    public int maxBatchKeys() { return get(MAX_BATCH_KEYS); }
+    public boolean fdpEnabled() { return get(FDP_ENABLED); }
+    public List<Integer> fdpPlacementIds() { return get(FDP_PLACEMENT_IDS); }
+    public PlacementPolicy fdpDataPlacementPolicy() { return get(FDP_DATA_PLACEMENT_POLICY); }
+    /** {@link PlacementId#NONE}: checkpoints are written without a directive. */
+    public PlacementId metaCheckpointPlacementId() { return get(META_CHECKPOINT_PLACEMENT_ID); }
+    public boolean fdpSlotAffinityEnabled() { return get(FDP_SLOT_AFFINITY_ENABLED); }
+    public boolean format() { return get(FORMAT); }
+    public boolean openDamaged() { return get(OPEN_DAMAGED); }
+    public int closeTimeoutMs() { return get(CLOSE_TIMEOUT_MS); }
     /** Bytes of payload a slot holds. */
-    public long maxPayloadBytes() { return slotBytes - headerBytes; }
+    public long maxPayloadBytes() { return slotBytes() - headerBytes(); }
     /** Each of the two checkpoint containers. */
-    public long containerBytes() { return metaTotalBytes / 2 / blockAlign * blockAlign; }
+    public long containerBytes() { return metaTotalBytes() / 2 / blockAlign() * blockAlign(); }
 
+    /** A builder holding every value of this config (one device as {@code device_path}, several as a list). */
     public Builder toBuilder() {
-        Builder b = devicePaths.size() > 1 ? new Builder().devicePaths(devicePaths) : new Builder().devicePath(devicePath);
-        return b.capacityBytes(capacityBytes).slotBytes(slotBytes)
-                .blockAlign(blockAlign).headerBytes(headerBytes).metaTotalBytes(metaTotalBytesSet ? metaTotalBytes : 0)
-                .metaFormat(metaFormat).metaSyncIntervalMs(metaSyncIntervalMs)
-                .metaCheckpointIntervalSec(metaCheckpointIntervalSec).metaIdleQuietMs(metaIdleQuietMs)
-                .metaEnablePeriodic(metaEnablePeriodic).loadCheckpointOnInit(loadCheckpointOnInit)
-                .metaVerifyOnLoad(metaVerifyOnLoad).verifyPayload(verifyPayload).useOdirect(useOdirect).ioEngine(ioEngine)
-                .iouringQueueDepth(iouringQueueDepth).maxBatchKeys(maxBatchKeys).fdpEnabled(fdpEnabled)
-                .fdpPlacementIds(fdpPlacementIds).fdpDataPlacementPolicy(fdpDataPlacementPolicy)
-                .metaCheckpointPlacementId(metaCheckpointPlacementId).fdpSlotAffinityEnabled(fdpSlotAffinityEnabled)
-                .format(format).openDamaged(openDamaged).closeTimeoutMs(closeTimeoutMs);
+        Builder b = new Builder(values);
+        // a caller may give another device_path to a copy of a one-device config, whichever key it came from
+        return devicePaths.size() > 1 ? b.devicePath(null).devicePaths(devicePaths)
+                : b.devicePaths(null).devicePath(devicePath());
     }
 
     @Override
     public String toString() {
         return "RawBlockCoreConfig{" + (devicePaths.size() > 1 ? "device_paths=" + devicePaths : "device_path="
-                + devicePath) + ", capacity_bytes=" + capacityBytes + ", slot_bytes="
-                + slotBytes + ", block_align=" + blockAlign + ", header_bytes=" + headerBytes + ", meta_total_bytes="
-                + metaTotalBytes + ", io_engine=" + ioEngine + ", fdp_enabled=" + fdpEnabled
-                + (format ? ", format=true" : "") + "}";
+                + devicePath()) + ", capacity_bytes=" + capacityBytes() + ", slot_bytes=" + slotBytes()
+                + ", block_align=" + blockAlign() + ", header_bytes=" + headerBytes() + ", meta_total_bytes="
+                + metaTotalBytes() + ", io_engine=" + ioEngine() + ", fdp_enabled=" + fdpEnabled()
+                + (format() ? ", format=true" : "") + "}";
     }
 
-    /** Builds a config; {@link #build()} checks every rule. */
+    /**
+     * Builds a config: starts from every knob's default, and {@link #build()} checks every rule. Each
+     * setter is the knob of the same name (docs/configuration.md).
+     */
     public static final class Builder {
-        private String devicePath;
-        private List<String> devicePaths;
-        private long capacityBytes;
-        private long slotBytes = -1;
-        private int blockAlign = DEFAULT_BLOCK_ALIGN;
-        private int headerBytes = DEFAULT_HEADER_BYTES;
-        private long metaTotalBytes;
-        private MetaFormat metaFormat = MetaFormat.FDPBLOCK_V2;
-        private int metaSyncIntervalMs = DEFAULT_META_SYNC_INTERVAL_MS;
-        private int metaCheckpointIntervalSec = 60;
-        private int metaIdleQuietMs = 100;
-        private boolean metaEnablePeriodic = true;
-        private boolean loadCheckpointOnInit = true;
-        private boolean metaVerifyOnLoad = true;
-        private VerifyPayload verifyPayload = VerifyPayload.ALWAYS;
-        private boolean useOdirect = true;
-        private IoEngine ioEngine = IoEngine.POSIX;
-        private int iouringQueueDepth = 256;
-        private int maxBatchKeys = DEFAULT_MAX_BATCH_KEYS;
-        private boolean fdpEnabled;
-        private List<Integer> fdpPlacementIds = List.of();
-        private PlacementPolicy fdpDataPlacementPolicy = PlacementPolicy.NONE;
-        private PlacementId metaCheckpointPlacementId = PlacementId.NONE;
-        private boolean fdpSlotAffinityEnabled;
-        private boolean format;
-        private boolean openDamaged;
-        private int closeTimeoutMs = DEFAULT_CLOSE_TIMEOUT_MS;
+        private final Object[] values;
 
-        public Builder devicePath(String v) { devicePath = v; return this; }
-        /** Several devices, slots striped across them (the first holds the metadata); not with devicePath. */
-        public Builder devicePaths(List<String> v) { devicePaths = v == null ? null : new ArrayList<>(v); return this; }
-        public Builder capacityBytes(long v) { capacityBytes = v; return this; }
-        public Builder slotBytes(long v) { slotBytes = v; return this; }
-        public Builder blockAlign(int v) { blockAlign = v; return this; }
-        public Builder headerBytes(int v) { headerBytes = v; return this; }
-        /** 0 = the default (lmcache_v1: 256 MiB; fdpblock_v2: sized from the capacity). */
-        public Builder metaTotalBytes(long v) { metaTotalBytes = v; return this; }
-        public Builder metaFormat(MetaFormat v) { metaFormat = v; return this; }
-        public Builder metaSyncIntervalMs(int v) { metaSyncIntervalMs = v; return this; }
-        public Builder metaCheckpointIntervalSec(int v) { metaCheckpointIntervalSec = v; return this; }
-        public Builder metaIdleQuietMs(int v) { metaIdleQuietMs = v; return this; }
-        public Builder metaEnablePeriodic(boolean v) { metaEnablePeriodic = v; return this; }
-        public Builder loadCheckpointOnInit(boolean v) { loadCheckpointOnInit = v; return this; }
-        public Builder metaVerifyOnLoad(boolean v) { metaVerifyOnLoad = v; return this; }
-        public Builder verifyPayload(VerifyPayload v) { verifyPayload = v; return this; }
-        public Builder useOdirect(boolean v) { useOdirect = v; return this; }
-        public Builder ioEngine(IoEngine v) { ioEngine = v; return this; }
-        public Builder iouringQueueDepth(int v) { iouringQueueDepth = v; return this; }
-        public Builder maxBatchKeys(int v) { maxBatchKeys = v; return this; }
-        public Builder fdpEnabled(boolean v) { fdpEnabled = v; return this; }
-        public Builder fdpPlacementIds(List<Integer> v) { fdpPlacementIds = v; return this; }
-        public Builder fdpDataPlacementPolicy(PlacementPolicy v) { fdpDataPlacementPolicy = v; return this; }
-        /** @throws IllegalArgumentException for an id outside 0..65535 */
-        public Builder metaCheckpointPlacementId(int v) {
-            metaCheckpointPlacementId = PlacementId.of(PlacementId.check("raw_block config: meta_checkpoint_placement_id", v));
+        public Builder() {
+            this(TABLE.defaults());
+        }
+
+        private Builder(Object[] values) {
+            this.values = values.clone();
+        }
+
+        <T> Builder set(ConfigKnob<T> knob, T v) {
+            knob.store(values, v);
             return this;
         }
-        public Builder metaCheckpointPlacementId(PlacementId v) { metaCheckpointPlacementId = v; return this; }
-        public Builder fdpSlotAffinityEnabled(boolean v) { fdpSlotAffinityEnabled = v; return this; }
-        public Builder format(boolean v) { format = v; return this; }
-        public Builder openDamaged(boolean v) { openDamaged = v; return this; }
-        public Builder closeTimeoutMs(int v) { closeTimeoutMs = v; return this; }
 
+        public Builder devicePath(String v) { return set(DEVICE_PATH, v); }
+        /** Several devices, slots striped across them (the first holds the metadata); not with devicePath. */
+        public Builder devicePaths(List<String> v) { return set(DEVICE_PATHS, v); }
+        public Builder capacityBytes(long v) { return set(CAPACITY_BYTES, v); }
+        public Builder slotBytes(long v) { return set(SLOT_BYTES, v); }
+        public Builder blockAlign(int v) { return set(BLOCK_ALIGN, v); }
+        public Builder headerBytes(int v) { return set(HEADER_BYTES, v); }
+        /** 0 = the default (lmcache_v1: 256 MiB; fdpblock_v2: sized from the capacity). */
+        public Builder metaTotalBytes(long v) { return set(META_TOTAL_BYTES, v); }
+        public Builder metaFormat(MetaFormat v) { return set(META_FORMAT, v); }
+        public Builder metaSyncIntervalMs(int v) { return set(META_SYNC_INTERVAL_MS, v); }
+        public Builder metaCheckpointIntervalSec(int v) { return set(META_CHECKPOINT_INTERVAL_SEC, v); }
+        public Builder metaEnablePeriodic(boolean v) { return set(META_ENABLE_PERIODIC, v); }
+        public Builder loadCheckpointOnInit(boolean v) { return set(LOAD_CHECKPOINT_ON_INIT, v); }
+        public Builder metaVerifyOnLoad(boolean v) { return set(META_VERIFY_ON_LOAD, v); }
+        public Builder verifyPayload(VerifyPayload v) { return set(VERIFY_PAYLOAD, v); }
+        public Builder useOdirect(boolean v) { return set(USE_ODIRECT, v); }
+        public Builder ioEngine(IoEngine v) { return set(IO_ENGINE, v); }
+        public Builder iouringQueueDepth(int v) { return set(IOURING_QUEUE_DEPTH, v); }
+        public Builder maxBatchKeys(int v) { return set(MAX_BATCH_KEYS, v); }
+        public Builder fdpEnabled(boolean v) { return set(FDP_ENABLED, v); }
+        public Builder fdpPlacementIds(List<Integer> v) { return set(FDP_PLACEMENT_IDS, v); }
+        public Builder fdpDataPlacementPolicy(PlacementPolicy v) { return set(FDP_DATA_PLACEMENT_POLICY, v); }
+        /** @throws IllegalArgumentException for an id outside 0..65535 */
+        public Builder metaCheckpointPlacementId(int v) {
+            return set(META_CHECKPOINT_PLACEMENT_ID, ConfigType.placementId(META_CHECKPOINT_PLACEMENT_ID.key(), v));
+        }
+        public Builder metaCheckpointPlacementId(PlacementId v) { return set(META_CHECKPOINT_PLACEMENT_ID, v); }
+        public Builder fdpSlotAffinityEnabled(boolean v) { return set(FDP_SLOT_AFFINITY_ENABLED, v); }
+        public Builder format(boolean v) { return set(FORMAT, v); }
+        public Builder openDamaged(boolean v) { return set(OPEN_DAMAGED, v); }
+        public Builder closeTimeoutMs(int v) { return set(CLOSE_TIMEOUT_MS, v); }
+
+        /** @throws IllegalArgumentException naming the key, the value and the rule it breaks */
         public RawBlockCoreConfig build() {
-            if (slotBytes == -1) {
-                throw new IllegalArgumentException("raw_block config: slot_bytes is required");
-            }
             return new RawBlockCoreConfig(this);
         }
     }

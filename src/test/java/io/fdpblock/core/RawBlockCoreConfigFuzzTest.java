@@ -9,7 +9,8 @@ import java.nio.charset.StandardCharsets;
 /**
  * The raw_block configuration JSON a user writes ({@link RawBlockCoreConfig#fromJson(String)}). Input: the
  * JSON text (UTF-8). Documented: IllegalArgumentException naming the key or value. A configuration that
- * is accepted must hold what the store's arithmetic relies on, computed here without overflow.
+ * is accepted must hold what the store's arithmetic relies on, computed here without overflow, and build
+ * again from its {@code toBuilder()}.
  */
 public class RawBlockCoreConfigFuzzTest {
     @FuzzTest
@@ -45,6 +46,10 @@ public class RawBlockCoreConfigFuzzTest {
         }
         if (c.devicePath() == null || c.devicePath().isBlank() || c.ioEngine() == null) {
             throw Fuzzing.wrong("required fields", c, "a device path and an engine");
+        }
+        RawBlockCoreConfig copy = c.toBuilder().build();
+        if (!copy.toString().equals(c.toString()) || !copy.devicePaths().equals(c.devicePaths())) {
+            throw Fuzzing.wrong("toBuilder().build()", copy, c);
         }
     }
 }

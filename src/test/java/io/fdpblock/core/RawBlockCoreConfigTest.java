@@ -4,6 +4,9 @@ import io.fdpblock.device.IoEngine;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -11,6 +14,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 @Tag("unit")
 class RawBlockCoreConfigTest {
+    private static final Path DOC = Path.of("docs/configuration.md");
+    private static final String BEGIN = "<!-- knob table: generated from RawBlockCoreConfig, do not edit -->\n";
+    private static final String END = "<!-- end of knob table -->";
+
     private static RawBlockCoreConfig.Builder base() {
         return RawBlockCoreConfig.builder("/dev/x", 1 << 20);
     }
@@ -22,7 +29,6 @@ class RawBlockCoreConfigTest {
         assertThat(c.headerBytes()).isEqualTo(4096);
         assertThat(c.metaTotalBytes()).isEqualTo(256L << 20);
         assertThat(c.metaCheckpointIntervalSec()).isEqualTo(60);
-        assertThat(c.metaIdleQuietMs()).isEqualTo(100);
         assertThat(c.metaVerifyOnLoad()).isTrue();
         assertThat(c.ioEngine()).isEqualTo(IoEngine.POSIX);
         assertThat(c.iouringQueueDepth()).isEqualTo(256);
@@ -75,5 +81,78 @@ class RawBlockCoreConfigTest {
         assertThatThrownBy(() -> RawBlockCoreConfig.fromJson("{\"device_path\":\"/x\",\"slot_bytes\":\"1M\"}"))
                 .hasMessageContaining("slot_bytes = \"1M\" must be an integer");
         assertThatThrownBy(() -> RawBlockCoreConfig.fromJson("[1]")).hasMessageContaining("must be a JSON object");
+    }
+
+    @Test
+    void lmcacheKeysWithoutEffectAreCheckedAndIgnored() {
+        String base = "{\"device_path\":\"/x\",\"slot_bytes\":1048576";
+        RawBlockCoreConfig c = RawBlockCoreConfig.fromJson(base + ",\"meta_idle_quiet_ms\":50,\"num_load_workers\":2,"
+                + "\"use_uring_cmd\":true,\"fdp_slot_reuse_policy\":null}");
+        assertThat(c.ioEngine()).isEqualTo(IoEngine.URING_CMD);
+        assertThat(c.fdpSlotAffinityEnabled()).isFalse();
+        assertThat(RawBlockCoreConfig.ACCEPTED_AND_IGNORED).contains("meta_idle_quiet_ms", "num_store_workers");
+        assertThatThrownBy(() -> RawBlockCoreConfig.fromJson(base + ",\"meta_idle_quiet_ms\":-1}"))
+                .hasMessage("raw_block config: meta_idle_quiet_ms = -1 must be >= 0");
+        assertThatThrownBy(() -> RawBlockCoreConfig.fromJson(base + ",\"meta_magic\":\"XX\"}"))
+                .hasMessageContaining("meta_magic = \"XX\" must be LMCIDX01");
+        assertThatThrownBy(() -> RawBlockCoreConfig.fromJson(base + ",\"fdp_slot_reuse_policy\":\"lru\"}"))
+                .hasMessage("raw_block config: fdp_slot_reuse_policy = \"lru\" must be none or pid_affinity");
+        assertThatThrownBy(() -> RawBlockCoreConfig.fromJson(base + ",\"max_batch_keys\":4294967296}"))
+                .hasMessage("raw_block config: max_batch_keys = 4294967296 does not fit a 32-bit integer");
+        assertThatThrownBy(() -> RawBlockCoreConfig.fromJson(base + ",\"use_odirect\":1}"))
+                .hasMessage("raw_block config: use_odirect = 1 must be true or false");
+        assertThatThrownBy(() -> RawBlockCoreConfig.fromJson(base + ",\"fdp_placement_ids\":7}"))
+                .hasMessage("raw_block config: fdp_placement_ids = 7 must be a list of integers");
+        assertThatThrownBy(() -> RawBlockCoreConfig.fromJson(base + "} {}")).hasMessageContaining("text after");
+    }
+
+    @Test
+    void devicesAreOneOrAListNeverBoth() {
+        assertThatThrownBy(() -> base().devicePaths(List.of("/a")).build())
+                .hasMessageContaining("device_path (/dev/x) and device_paths ([/a]) are both set");
+        assertThatThrownBy(() -> base().devicePath("").build())
+                .hasMessage("raw_block config: device_path = \"\" must name a file, block device or /dev/ngXnY");
+        assertThatThrownBy(() -> RawBlockCoreConfig.builder(List.of("/a", "/a"), 1 << 20).build())
+                .hasMessageContaining("device_paths = [\"/a\", \"/a\"] must name each device once (it names /a twice)");
+        assertThatThrownBy(() -> RawBlockCoreConfig.builder(List.of("/a", "/b"), 1 << 20).ioEngine(IoEngine.MEMORY)
+                .build()).hasMessageContaining("io_engine memory has no devices to stripe over");
+        assertThatThrownBy(() -> base().ioEngine(null).build())
+                .hasMessage("raw_block config: io_engine = null must be one of posix, io_uring, uring_cmd, memory");
+    }
+
+    @Test
+    void toBuilderKeepsEveryValue() {
+        RawBlockCoreConfig c = RawBlockCoreConfig.builder(List.of("/a"), 1 << 20).capacityBytes(1L << 30)
+                .metaTotalBytes(8 << 20).metaFormat(RawBlockCoreConfig.MetaFormat.LMCACHE_V1).fdpEnabled(true)
+                .fdpPlacementIds(List.of(2, 3)).metaCheckpointPlacementId(1).closeTimeoutMs(5).build();
+        RawBlockCoreConfig copy = c.toBuilder().build();
+        assertThat(copy).hasToString(c.toString());
+        assertThat(copy.fdpPlacementIds()).containsExactly(2, 3);
+        assertThat(copy.metaCheckpointPlacementId().value()).isEqualTo(1);
+        assertThat(copy.closeTimeoutMs()).isEqualTo(5);
+        assertThat(c.toBuilder().devicePath("/b").build().devicePaths()).containsExactly("/b");
+        assertThat(base().build().metaTotalBytesSet()).isFalse();
+        assertThat(base().build().toBuilder().build().metaTotalBytesSet()).isFalse();
+    }
+
+    /**
+     * docs/configuration.md shows the knob table as RawBlockCoreConfig declares it. After a knob changes,
+     * regenerate it: {@code mt RawBlockCoreConfigTest -Dfdpblock.docs.write=true}.
+     */
+    @Test
+    void configurationDocShowsTheKnobTable() throws IOException {
+        String doc = Files.readString(DOC);
+        int from = doc.indexOf(BEGIN);
+        int to = doc.indexOf(END);
+        assertThat(from).as("%s has the markers %s and %s", DOC, BEGIN.strip(), END).isNotNegative();
+        assertThat(to).as("%s has the marker %s", DOC, END).isGreaterThan(from);
+        String table = RawBlockCoreConfig.knobTable().markdown();
+        String written = doc.substring(from + BEGIN.length(), to);
+        if (Boolean.getBoolean("fdpblock.docs.write")) {
+            Files.writeString(DOC, doc.substring(0, from + BEGIN.length()) + table + doc.substring(to));
+            return;
+        }
+        assertThat(written).as("%s is not the knob table RawBlockCoreConfig declares: regenerate it with"
+                + " mt RawBlockCoreConfigTest -Dfdpblock.docs.write=true", DOC).isEqualTo(table);
     }
 }
