@@ -9,6 +9,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+
 /** The one place that says how this project reads JSON a user or a device hands it. */
 public final class Json {
     private Json() {}
@@ -46,8 +49,8 @@ public final class Json {
             return root;
         } catch (JsonProcessingException e) {
             throw e;
-        } catch (java.io.IOException e) { // a String cannot fail to read
-            throw new java.io.UncheckedIOException(e);
+        } catch (IOException e) { // a String cannot fail to read
+            throw new UncheckedIOException(e);
         }
     }
 }

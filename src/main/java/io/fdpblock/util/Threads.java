@@ -1,5 +1,6 @@
 package io.fdpblock.util;
 
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /** Thread helpers shared by the layers that own threads. */
@@ -17,7 +18,7 @@ public final class Threads {
      *
      * @return true when it has terminated
      */
-    public static boolean shutdownAndAwait(java.util.concurrent.ExecutorService executor, long timeoutNanos) {
+    public static boolean shutdownAndAwait(ExecutorService executor, long timeoutNanos) {
         executor.shutdown();
         boolean done = false;
         boolean interrupted = false;

@@ -1,23 +1,25 @@
 package io.fdpblock.bench;
 
+import io.fdpblock.adapter.RawBlockL2Adapter;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
-import io.fdpblock.device.IoStats;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.device.IoStats;
 import io.fdpblock.l2.Bitmap;
 import io.fdpblock.l2.L2StoreResult;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
-import io.fdpblock.adapter.RawBlockL2Adapter;
 import io.fdpblock.linux.EventFd;
 import io.fdpblock.linux.IoMemory;
+
 import org.HdrHistogram.Histogram;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -113,7 +115,7 @@ public final class AdapterWorkload implements AutoCloseable {
 
     static ObjectKey key(int i) {
         byte[] hash = new byte[16];
-        java.nio.ByteBuffer.wrap(hash).putLong(0x6664_7062_6c6f_636bL).putLong(i);
+        ByteBuffer.wrap(hash).putLong(0x6664_7062_6c6f_636bL).putLong(i);
         return ObjectKey.of(MODEL, 0, hash);
     }
 

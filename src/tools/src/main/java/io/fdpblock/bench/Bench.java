@@ -1,18 +1,20 @@
 package io.fdpblock.bench;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;
 import io.fdpblock.device.IoEngine;
 import io.fdpblock.device.SubmitPolicy;
+import io.fdpblock.linux.IoMemory;
+import io.fdpblock.nvme.NvmeNamespace;
 import io.fdpblock.nvme.PlacementId;
 import io.fdpblock.nvme.WriteStreams;
 import io.fdpblock.tools.util.Sizes;
 import io.fdpblock.uring.Uring;
-import io.fdpblock.linux.IoMemory;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -306,7 +308,7 @@ public final class Bench {
         }
         int maxCommand = Integer.MAX_VALUE;
         if (c.engine() == IoEngine.URING_CMD) { // fio sends one command per I/O: at most the namespace's max transfer
-            try (io.fdpblock.nvme.NvmeNamespace ns = io.fdpblock.nvme.NvmeNamespace.open(target.toString(), false)) {
+            try (NvmeNamespace ns = NvmeNamespace.open(target.toString(), false)) {
                 maxCommand = ns.maxTransferBytes();
             }
             if (c.blockSize() > maxCommand) {

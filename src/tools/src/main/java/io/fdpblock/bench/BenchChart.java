@@ -6,7 +6,6 @@ import org.knowm.xchart.CategoryChartBuilder;
 import org.knowm.xchart.CategorySeries;
 import org.knowm.xchart.style.Styler;
 
-import javax.imageio.ImageIO;
 import java.awt.Color;
 import java.awt.Graphics2D;
 import java.awt.image.BufferedImage;
@@ -15,6 +14,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.stream.DoubleStream;
+import javax.imageio.ImageIO;
 
 /**
  * The chart of a bench run (XChart, PNG): ours/fio ratios with the parity line, then throughput in
@@ -62,7 +63,7 @@ public final class BenchChart {
             series(throughput, "fio", labels, shown.stream().map(r -> r.hasFio() ? iops(r, false) : Double.NaN).toList(),
                     FIO);
         }
-        double lowest = shown.stream().flatMapToDouble(r -> java.util.stream.DoubleStream.of(
+        double lowest = shown.stream().flatMapToDouble(r -> DoubleStream.of(
                 r.hasOurs() ? iops(r, true) : Double.NaN, r.hasFio() ? iops(r, false) : Double.NaN))
                 .filter(d -> !Double.isNaN(d) && d > 0).min().orElse(1);
         throughput.getStyler().setYAxisLogarithmic(true); // bars start at the axis minimum: a power of ten below all

@@ -1,8 +1,12 @@
 package io.fdpblock.bench;
 
+import io.fdpblock.device.IoEngine;
+
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /** Every round of one case, the medians, the ratios and the targets it was judged by. */
@@ -77,7 +81,7 @@ public final class CaseResult {
         lookupRounds.clear();
         lookupRounds.addAll(rounds);
         AdapterWorkload.LookupResult last = rounds.getLast();
-        long[] merged = rounds.stream().flatMapToLong(x -> java.util.Arrays.stream(x.sortedNanos())).sorted().toArray();
+        long[] merged = rounds.stream().flatMapToLong(x -> Arrays.stream(x.sortedNanos())).sorted().toArray();
         long misses = rounds.stream().mapToLong(AdapterWorkload.LookupResult::misses).sum();
         double faults = rounds.stream().mapToDouble(AdapterWorkload.LookupResult::minorFaultsPerLookup).average()
                 .orElse(Double.NaN);
@@ -163,7 +167,7 @@ public final class CaseResult {
         BenchCase c = benchCase;
         switch (c.kind()) {
             case RAW -> {
-                if (c.engine() == io.fdpblock.device.IoEngine.URING_CMD) { // passthru, in the emulated guest
+                if (c.engine() == IoEngine.URING_CMD) { // passthru, in the emulated guest
                     t.add(new Target((c.judgedByIops() ? "IOPS" : "bandwidth") + " ours/fio", ">=", 0.9,
                             throughputRatio()));
                 } else if (c.judgedByIops()) {
@@ -222,7 +226,7 @@ public final class CaseResult {
         }
         String range = best.startsWith(">=") ? best : (bestFrom.equals("0") ? "1" : String.valueOf(
                 Integer.parseInt(bestFrom) + 1)) + "-" + best;
-        return String.format(java.util.Locale.ROOT, "%s (%.0f%%)", range, bestPct);
+        return String.format(Locale.ROOT, "%s (%.0f%%)", range, bestPct);
     }
 
     public Map<String, Object> toMap() {

@@ -1,6 +1,10 @@
 package io.fdpblock.bench;
 
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 /**
  * CPU time (user + system, all threads) of this JVM process, from
@@ -9,7 +13,7 @@ import java.lang.management.ManagementFactory;
  */
 final class CpuClock {
     private static final java.lang.management.OperatingSystemMXBean OS = ManagementFactory.getOperatingSystemMXBean();
-    private static final java.lang.management.ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+    private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
     private CpuClock() {}
 
@@ -48,9 +52,9 @@ final class CpuClock {
     /** The fields of a {@code /proc/.../stat} file from field 3 (state) on, or null where it cannot be read. */
     private static String[] statFields(String path) {
         try {
-            String stat = java.nio.file.Files.readString(java.nio.file.Path.of(path));
+            String stat = Files.readString(Path.of(path));
             return stat.substring(stat.lastIndexOf(')') + 2).split(" "); // past the command name, which may hold spaces
-        } catch (java.io.IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             return null;
         }
     }

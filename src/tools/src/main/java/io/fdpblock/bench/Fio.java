@@ -1,7 +1,9 @@
 package io.fdpblock.bench;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import io.fdpblock.device.IoEngine;
+
 import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 
@@ -11,10 +13,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The reference side: runs fio with a job generated from a {@link BenchCase} and reads its JSON output.
@@ -83,7 +88,7 @@ public final class Fio {
 
     /** fio >= 3.32 has the io_uring_cmd engine (NVMe passthru). */
     public boolean hasUringCmd() {
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("fio-(\\d+)\\.(\\d+)").matcher(version);
+        Matcher m = Pattern.compile("fio-(\\d+)\\.(\\d+)").matcher(version);
         return m.find() && (Integer.parseInt(m.group(1)) > 3
                 || (Integer.parseInt(m.group(1)) == 3 && Integer.parseInt(m.group(2)) >= 32));
     }
@@ -108,7 +113,7 @@ public final class Fio {
             int maxCommandBytes) {
         int bs = c.blockSize();
         int depth = c.depthPerRing();
-        if (bs > maxCommandBytes && c.engine() == io.fdpblock.device.IoEngine.URING_CMD) {
+        if (bs > maxCommandBytes && c.engine() == IoEngine.URING_CMD) {
             depth = (int) Math.min(4096, (long) depth * (bs / maxCommandBytes));
             bs = maxCommandBytes;
         }
@@ -236,7 +241,7 @@ public final class Fio {
 
     private static String lastLines(String s, int n) {
         String[] lines = s.split("\n");
-        return String.join(" | ", java.util.Arrays.copyOfRange(lines, Math.max(0, lines.length - n), lines.length));
+        return String.join(" | ", Arrays.copyOfRange(lines, Math.max(0, lines.length - n), lines.length));
     }
 
     /**

@@ -1,22 +1,24 @@
 package io.fdpblock.bench;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.PropertyNamingStrategies;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import io.fdpblock.core.LoadRequest;
 import io.fdpblock.core.PutOutcome;
 import io.fdpblock.core.PutRequest;
 import io.fdpblock.core.RawBlockCore;
-import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.core.RawBlockCoreConfig.MetaFormat;
+import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.linux.DeviceInUseException;
 import io.fdpblock.linux.IoMemory;
 import io.fdpblock.linux.NativeFile;
 import io.fdpblock.tools.util.Sizes;
 import io.fdpblock.tools.util.Threads;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.SerializationFeature;
 import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
 import me.tongfei.progressbar.ProgressBarStyle;
@@ -25,6 +27,7 @@ import org.HdrHistogram.SynchronizedHistogram;
 
 import java.io.IOException;
 import java.io.PrintStream;
+import java.io.RandomAccessFile;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.management.ManagementFactory;
@@ -35,6 +38,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -346,7 +350,7 @@ public final class ScaleBench {
                     try (NativeFile f = NativeFile.open(file, true, true, false)) {
                         f.allocate(meta);
                     }
-                    try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(file.toFile(), "rw")) {
+                    try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
                         raf.setLength((capacity + 4095) / 4096 * 4096);
                     }
                 } else {
@@ -547,7 +551,7 @@ public final class ScaleBench {
                 BlockDevice d = BlockDevices.open(Path.of(config.devicePath()), deviceOptions(config));
                 waitedNanos[0] = System.nanoTime() - t0;
                 return d;
-            } catch (io.fdpblock.linux.DeviceInUseException e) {
+            } catch (DeviceInUseException e) {
                 if (System.nanoTime() - t0 > TimeUnit.SECONDS.toNanos(30)) {
                     throw e;
                 }
@@ -859,7 +863,7 @@ public final class ScaleBench {
             double[] ms = spans.stream().mapToDouble(Span::durationMs).sorted().toArray();
             long puts = spans.stream().mapToLong(Span::putsDuring).sum();
             return new Snapshots(spans.size(), round1(ms[0]), round1(ms[ms.length / 2]), round1(ms[ms.length - 1]),
-                    round2(java.util.Arrays.stream(ms).sum() / 1000), puts, spans);
+                    round2(Arrays.stream(ms).sum() / 1000), puts, spans);
         }
 
         Latencies latencies() {

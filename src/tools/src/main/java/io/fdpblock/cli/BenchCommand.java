@@ -3,10 +3,12 @@ package io.fdpblock.cli;
 import io.fdpblock.bench.Bench;
 import io.fdpblock.bench.PipelinedIo;
 import io.fdpblock.device.SubmitPolicy;
+import io.fdpblock.nvme.WriteStreams;
+
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Spec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -188,10 +190,10 @@ public final class BenchCommand implements Callable<Integer> {
             }
         }
         if (generic == null && block != null) {
-            generic = io.fdpblock.nvme.WriteStreams.counterpart(block);
+            generic = WriteStreams.counterpart(block);
         }
         if (block == null && generic != null) {
-            block = io.fdpblock.nvme.WriteStreams.counterpart(generic);
+            block = WriteStreams.counterpart(generic);
         }
         return new Path[] {generic, block};
     }
@@ -199,7 +201,7 @@ public final class BenchCommand implements Callable<Integer> {
     private static boolean isBlockDevice(Path p) {
         try {
             return ((Integer) Files.getAttribute(p, "unix:mode") & 0170000) == 0060000;
-        } catch (java.io.IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             return false;
         }
     }

@@ -7,15 +7,17 @@ import io.fdpblock.device.IoEngine;
 import io.fdpblock.linux.IoMemory;
 import io.fdpblock.tools.util.Sizes;
 import io.fdpblock.uring.Uring;
+
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Spec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -101,7 +103,7 @@ public final class EnginesCommand implements Callable<Integer> {
                     file = workDir.resolve("fdpblock-device.img");
                 } else { // named here and tracked before it exists: a signal at any point leaves nothing
                     file = scratch.track(workDir.resolve("fdpblock-engines-"
-                            + Long.toUnsignedString(new java.security.SecureRandom().nextLong()) + ".img"));
+                            + Long.toUnsignedString(new SecureRandom().nextLong()) + ".img"));
                     Files.createFile(file); // whether a file may be made there at all; made again at --size below
                     Files.delete(file);
                 }

@@ -1,14 +1,18 @@
 package io.fdpblock.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import io.fdpblock.nvme.FdpRecords;
 import io.fdpblock.nvme.NvmeNamespace;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -48,14 +52,14 @@ public final class FdpCommand implements Runnable {
         }
 
         /** Opens DEVICE as an NVMe namespace; what plainly is not one is a bad argument (exit 2). */
-        NvmeNamespace open() throws java.io.IOException {
-            java.nio.file.Path p = java.nio.file.Path.of(device);
-            if (!java.nio.file.Files.exists(p)) {
+        NvmeNamespace open() throws IOException {
+            Path p = Path.of(device);
+            if (!Files.exists(p)) {
                 throw Cli.bad(mixee, "DEVICE " + device + " does not exist: name an NVMe namespace's generic device"
                         + " /dev/ngXnY (ls /dev/ng*)");
             }
-            if (java.nio.file.Files.isDirectory(p) || java.nio.file.Files.isRegularFile(p)) {
-                throw Cli.bad(mixee, "DEVICE " + device + " is a " + (java.nio.file.Files.isDirectory(p) ? "directory"
+            if (Files.isDirectory(p) || Files.isRegularFile(p)) {
+                throw Cli.bad(mixee, "DEVICE " + device + " is a " + (Files.isDirectory(p) ? "directory"
                         : "regular file") + ": fdp commands need an NVMe namespace's generic device /dev/ngXnY"
                         + " (ls /dev/ng*)");
             }

@@ -1,8 +1,11 @@
 package io.fdpblock.cli;
 
 import io.fdpblock.core.StoreRefusedException;
-import picocli.CommandLine;
+
 import picocli.CommandLine.Command;
+import picocli.CommandLine;
+
+import java.io.UncheckedIOException;
 
 /** The {@code fdpblock} command line. */
 @Command(name = "fdpblock", mixinStandardHelpOptions = true, version = "fdpblock 0.1.0",
@@ -78,7 +81,7 @@ public final class FdpblockCommand implements Runnable {
             return "native access is not enabled for fdpblock (" + ex.getMessage() + "): run java with"
                     + " --enable-native-access=ALL-UNNAMED, as the launcher target/fdpblock does";
         }
-        if (ex instanceof java.io.UncheckedIOException u && u.getCause() != null) {
+        if (ex instanceof UncheckedIOException u && u.getCause() != null) {
             return Cli.describe(u.getCause());
         }
         return Cli.describe(ex);

@@ -7,6 +7,7 @@ import io.fdpblock.controller.StorageManager;
 import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
+
 import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
 import me.tongfei.progressbar.ProgressBarStyle;
@@ -17,10 +18,12 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.function.BooleanSupplier;
 
 /**
  * An LMCache-like KV-cache workload through a {@link StorageManager}: requests whose chunk keys share
@@ -135,7 +138,7 @@ final class KvCacheJob {
 
     /** The chunk's bytes are a function of its key, so a load is checked without keeping copies. */
     static long contentSeed(ObjectKey k) {
-        return java.util.Arrays.hashCode(k.chunkHash()) * 31L + k.cacheSalt().hashCode();
+        return Arrays.hashCode(k.chunkHash()) * 31L + k.cacheSalt().hashCode();
     }
 
     static void fill(MemorySegment s, long seed) {
@@ -161,7 +164,7 @@ final class KvCacheJob {
      * Runs the requests; {@code stop} is asked before each one (a signal ends the job early). The eviction
      * controllers are stopped at the end, so that what the result counts is what L2 holds.
      */
-    Result run(boolean progress, java.util.function.BooleanSupplier stop) throws Exception {
+    Result run(boolean progress, BooleanSupplier stop) throws Exception {
         Result res = new Result();
         SplittableRandom rnd = new SplittableRandom(spec.seed());
         List<Prefix> seen = new ArrayList<>();

@@ -1,11 +1,9 @@
 package io.fdpblock.cli;
 
-import io.fdpblock.core.RawBlockCoreConfig;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
-import io.fdpblock.controller.Policies;
 import io.fdpblock.controller.EvictionPolicy;
+import io.fdpblock.controller.Policies;
 import io.fdpblock.controller.StorageManager;
+import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.IoEngine;
 import io.fdpblock.l2.Bitmap;
 import io.fdpblock.l2.L2Adapter;
@@ -16,12 +14,16 @@ import io.fdpblock.l2.ObjectKey;
 import io.fdpblock.linux.EventFd;
 import io.fdpblock.linux.IoMemory;
 import io.fdpblock.tools.util.Sizes;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
 import org.HdrHistogram.Histogram;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
+import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -374,7 +376,7 @@ public final class RunCommand implements Callable<Integer> {
         }
     }
 
-    private static boolean isCharacterDevice(Path p) throws java.io.IOException {
+    private static boolean isCharacterDevice(Path p) throws IOException {
         int mode = (Integer) Files.getAttribute(p, "unix:mode");
         return (mode & 0170000) == 0020000; // S_IFCHR
     }

@@ -11,11 +11,13 @@ import io.fdpblock.nvme.NvmeNamespace;
 import io.fdpblock.uring.Ring;
 import io.fdpblock.uring.RingOptions;
 import io.fdpblock.uring.Uring;
+
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -103,7 +105,7 @@ public final class SelftestCommand implements Callable<Integer> {
                 MemorySegment in = d.buffers().acquire();
                 try {
                     for (long i = 0; i < out.byteSize(); i++) {
-                        out.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) (i * 31 + 7));
+                        out.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 31 + 7));
                     }
                     IoBatch w = new IoBatch(1);
                     w.write(0, out);

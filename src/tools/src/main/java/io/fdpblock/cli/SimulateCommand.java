@@ -1,7 +1,5 @@
 package io.fdpblock.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import io.fdpblock.nvme.NvmeNamespace;
 import io.fdpblock.sim.GcPolicy;
 import io.fdpblock.sim.HandleType;
@@ -11,11 +9,15 @@ import io.fdpblock.sim.SimulationReport;
 import io.fdpblock.sim.SimulationResult;
 import io.fdpblock.sim.TraceFormat;
 import io.fdpblock.sim.TraceReader;
-import picocli.CommandLine;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Option;
+import picocli.CommandLine;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -87,12 +89,12 @@ public final class SimulateCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (!java.nio.file.Files.exists(trace)) {
+        if (!Files.exists(trace)) {
             throw new IllegalArgumentException("--trace " + trace + " does not exist: name a trace file (fdpblock run"
                     + " --trace FILE writes one)");
         }
         String what = Cli.notFileOrDevice(trace);
-        if (what != null || !java.nio.file.Files.isRegularFile(trace)) { // a FIFO's open waits for a writer forever
+        if (what != null || !Files.isRegularFile(trace)) { // a FIFO's open waits for a writer forever
             throw new IllegalArgumentException("--trace " + trace + " is " + (what != null ? what : "a device")
                     + ", not a regular file: a trace is read from its header on; name a trace file (fdpblock run"
                     + " --trace FILE writes one)");

@@ -1,7 +1,5 @@
 package io.fdpblock.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import io.fdpblock.controller.EvictionController;
 import io.fdpblock.controller.StorageManager;
 import io.fdpblock.core.RawBlockCoreConfig;
@@ -12,6 +10,10 @@ import io.fdpblock.sim.Simulation;
 import io.fdpblock.sim.SimulationResult;
 import io.fdpblock.sim.TraceReader;
 import io.fdpblock.tools.util.Sizes;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -27,6 +29,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.function.BooleanSupplier;
 
 /**
  * {@code fdpblock waf}: placement and eviction policies compared on the KV-cache job. Each case runs the
@@ -302,7 +305,7 @@ public final class WafCommand implements Callable<Integer> {
         ObjectMapper mapper = new ObjectMapper();
         List<Map<String, Object>> rowMaps = new ArrayList<>();
         for (Row r : rows) { // a figure not measured is null, not NaN (which JSON has not)
-            Map<String, Object> m = mapper.convertValue(r, new com.fasterxml.jackson.core.type.TypeReference<
+            Map<String, Object> m = mapper.convertValue(r, new TypeReference<
                     LinkedHashMap<String, Object>>() {});
             m.replaceAll((k, v) -> v instanceof Double d && d.isNaN() ? null : v);
             rowMaps.add(m);
@@ -343,7 +346,7 @@ public final class WafCommand implements Callable<Integer> {
     }
 
     /** Runs the job for one case, traced, then the model over the trace. @return null when a signal stopped it */
-    Row runCase(Workload w, Case c, int chunkBytes, Path dir, java.util.function.BooleanSupplier stopped)
+    Row runCase(Workload w, Case c, int chunkBytes, Path dir, BooleanSupplier stopped)
             throws Exception {
         Path trace = out.resolve(w.name() + "-" + c.name() + ".trace");
         Path img = BlockDevices.createFile(dir.resolve("kvcache.img"), size);

@@ -1,5 +1,7 @@
 package io.fdpblock.sim;
 
+import java.util.Locale;
+
 /** How the model picks the reclaim unit to garbage-collect (always among the full ones of a reclaim group). */
 public enum GcPolicy {
     /** Fewest valid blocks. */
@@ -14,7 +16,7 @@ public enum GcPolicy {
     FIFO;
 
     public static GcPolicy parse(String s) {
-        return switch (s.trim().toLowerCase(java.util.Locale.ROOT).replace('_', '-')) {
+        return switch (s.trim().toLowerCase(Locale.ROOT).replace('_', '-')) {
             case "greedy" -> GREEDY;
             case "cost-benefit", "costbenefit", "cb" -> COST_BENEFIT;
             case "fifo", "lru" -> FIFO;
@@ -24,6 +26,6 @@ public enum GcPolicy {
     }
 
     public String label() {
-        return name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+        return name().toLowerCase(Locale.ROOT).replace('_', '-');
     }
 }

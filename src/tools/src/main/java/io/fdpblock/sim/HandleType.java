@@ -1,5 +1,7 @@
 package io.fdpblock.sim;
 
+import java.util.Locale;
+
 /**
  * Reclaim unit handle types of NVMe FDP (FDP configuration log, RUH descriptor byte 0). They differ only
  * in where garbage collection puts the data it relocates.
@@ -37,7 +39,7 @@ public enum HandleType {
 
     /** Parses {@code initially}, {@code persistently} (or the full names, or 1 / 2). */
     public static HandleType parse(String s) {
-        String v = s.trim().toLowerCase(java.util.Locale.ROOT).replace('-', '_');
+        String v = s.trim().toLowerCase(Locale.ROOT).replace('-', '_');
         return switch (v) {
             case "initially", "initially_isolated", "ii", "1" -> INITIALLY_ISOLATED;
             case "persistently", "persistently_isolated", "pi", "2" -> PERSISTENTLY_ISOLATED;

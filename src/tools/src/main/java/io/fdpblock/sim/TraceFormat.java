@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 /**
  * The write-trace file (docs/trace-format.md): a 64-byte header, then 32-byte records, all little-endian.
@@ -88,7 +89,7 @@ public final class TraceFormat {
         int at = b.position();
         byte[] magic = new byte[MAGIC.length];
         b.get(magic);
-        if (!java.util.Arrays.equals(magic, MAGIC)) {
+        if (!Arrays.equals(magic, MAGIC)) {
             throw new IOException(file + " is not an fdpblock trace: it starts with "
                     + new String(magic, StandardCharsets.ISO_8859_1).replaceAll("\\p{Cntrl}", "?") + ", not "
                     + new String(MAGIC, StandardCharsets.US_ASCII));
