@@ -185,11 +185,6 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
     }
 
     @Override
-    public void delete(List<ObjectKey> keys, boolean force) {
-        deleteReporting(keys, force);
-    }
-
-    @Override
     public List<L2DeleteResult> deleteReporting(List<ObjectKey> keys, boolean force) {
         checkOpen();
         if (keys == null || keys.isEmpty()) {

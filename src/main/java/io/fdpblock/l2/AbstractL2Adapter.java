@@ -232,6 +232,15 @@ public abstract class AbstractL2Adapter implements L2Adapter {
         static final long HOUR = 3_600_000_000_000L;
     }
 
+    /** Deletes through {@link #deleteReporting}, which every adapter here answers key by key. */
+    @Override
+    public final void delete(List<ObjectKey> keys, boolean force) {
+        deleteReporting(keys, force);
+    }
+
+    @Override
+    public abstract List<L2DeleteResult> deleteReporting(List<ObjectKey> keys, boolean force);
+
     @Override
     public final Map<Long, L2StoreResult> popCompletedStoreTasks() {
         checkOpen();

@@ -199,11 +199,6 @@ public final class MockL2Adapter extends AbstractL2Adapter {
     }
 
     @Override
-    public void delete(List<ObjectKey> keys, boolean force) {
-        deleteReporting(keys, force);
-    }
-
-    @Override
     public List<L2DeleteResult> deleteReporting(List<ObjectKey> keys, boolean force) {
         checkOpen();
         if (keys == null) {
