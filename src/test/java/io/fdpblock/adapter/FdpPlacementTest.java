@@ -1,13 +1,13 @@
 package io.fdpblock.adapter;
 
-import io.fdpblock.l2.MemoryObj;
-import io.fdpblock.l2.ObjectKey;
 import io.fdpblock.core.PutRequest;
 import io.fdpblock.core.RawBlockCore;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.FaultInjectingDevice;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.l2.MemoryObj;
+import io.fdpblock.l2.ObjectKey;
 import io.fdpblock.nvme.PlacementId;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
@@ -19,7 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-import static io.fdpblock.adapter.AdapterTasks.awaitStore;
+import static io.fdpblock.l2.L2AdapterContractTest.awaitStore;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

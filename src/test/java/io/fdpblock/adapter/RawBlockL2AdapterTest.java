@@ -1,5 +1,7 @@
 package io.fdpblock.adapter;
 
+import io.fdpblock.core.RawBlockCoreConfig;
+import io.fdpblock.device.IoEngine;
 import io.fdpblock.l2.AdapterUsage;
 import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.L2AdapterListener;
@@ -7,8 +9,6 @@ import io.fdpblock.l2.L2Adapters;
 import io.fdpblock.l2.L2StoreResult;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
-import io.fdpblock.core.RawBlockCoreConfig;
-import io.fdpblock.device.IoEngine;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -23,8 +23,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-import static io.fdpblock.adapter.AdapterTasks.awaitLoad;
-import static io.fdpblock.adapter.AdapterTasks.awaitStore;
+import static io.fdpblock.l2.L2AdapterContractTest.awaitLoad;
+import static io.fdpblock.l2.L2AdapterContractTest.awaitStore;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

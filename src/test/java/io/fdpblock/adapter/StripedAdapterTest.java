@@ -1,10 +1,10 @@
 package io.fdpblock.adapter;
 
+import io.fdpblock.device.BlockDevices;
 import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.L2Adapters;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
-import io.fdpblock.device.BlockDevices;
 import io.fdpblock.testing.DiskTempDirFactory;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
@@ -18,8 +18,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
-import static io.fdpblock.adapter.AdapterTasks.awaitLoad;
-import static io.fdpblock.adapter.AdapterTasks.awaitStore;
+import static io.fdpblock.l2.L2AdapterContractTest.awaitLoad;
+import static io.fdpblock.l2.L2AdapterContractTest.awaitStore;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** Issue 12.4: the raw_block adapter over device_paths works as over one device, across a reopen. */

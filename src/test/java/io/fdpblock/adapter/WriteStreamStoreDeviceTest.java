@@ -1,10 +1,10 @@
 package io.fdpblock.adapter;
 
-import io.fdpblock.l2.MemoryObj;
-import io.fdpblock.l2.ObjectKey;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.IoEngine;
 import io.fdpblock.devicetier.DeviceGuest;
+import io.fdpblock.l2.MemoryObj;
+import io.fdpblock.l2.ObjectKey;
 import io.fdpblock.nvme.FdpRecords;
 import io.fdpblock.nvme.NvmeNamespace;
 import org.junit.jupiter.api.Tag;
@@ -22,9 +22,9 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
 
-import static io.fdpblock.adapter.AdapterTasks.awaitLoad;
-import static io.fdpblock.adapter.AdapterTasks.awaitLookup;
-import static io.fdpblock.adapter.AdapterTasks.awaitStore;
+import static io.fdpblock.l2.L2AdapterContractTest.awaitLoad;
+import static io.fdpblock.l2.L2AdapterContractTest.awaitLookup;
+import static io.fdpblock.l2.L2AdapterContractTest.awaitStore;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**

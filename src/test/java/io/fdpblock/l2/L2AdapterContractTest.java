@@ -31,19 +31,19 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** docs/contract.md section 2, run against every adapter. */
 @Tag("host")
-abstract class L2AdapterContractTest {
-    static final Duration WAIT = Duration.ofSeconds(30);
+public abstract class L2AdapterContractTest {
+    public static final Duration WAIT = Duration.ofSeconds(30);
 
     final Arena arena = Arena.ofShared();
     final List<L2Adapter> opened = new ArrayList<>();
 
     /** A new, empty adapter. */
-    abstract L2Adapter create() throws Exception;
+    protected abstract L2Adapter create() throws Exception;
 
     /** Makes the adapter's internals fail from now on (lookups and loads must still complete). */
-    abstract void breakInternals(L2Adapter adapter) throws Exception;
+    protected abstract void breakInternals(L2Adapter adapter) throws Exception;
 
-    abstract int lockCount(L2Adapter adapter, ObjectKey key);
+    protected abstract int lockCount(L2Adapter adapter, ObjectKey key);
 
     L2Adapter open() throws Exception {
         L2Adapter a = create();
@@ -77,7 +77,7 @@ abstract class L2AdapterContractTest {
     }
 
     /** Waits on the store fd until task {@code id} is popped; fails when it appears twice. */
-    static L2StoreResult awaitStore(L2Adapter a, long id) throws Exception {
+    public static L2StoreResult awaitStore(L2Adapter a, long id) throws Exception {
         long deadline = System.nanoTime() + WAIT.toNanos();
         while (System.nanoTime() < deadline) {
             EventFd.await(a.storeEventFd(), Duration.ofMillis(200));
@@ -89,7 +89,7 @@ abstract class L2AdapterContractTest {
         throw new AssertionError("store task " + id + " did not complete");
     }
 
-    static Bitmap awaitLookup(L2Adapter a, long id) throws Exception {
+    public static Bitmap awaitLookup(L2Adapter a, long id) throws Exception {
         long deadline = System.nanoTime() + WAIT.toNanos();
         Bitmap b;
         while ((b = a.queryLookupAndLockResult(id)) == null && System.nanoTime() < deadline) {
@@ -99,7 +99,7 @@ abstract class L2AdapterContractTest {
         return b;
     }
 
-    static Bitmap awaitLoad(L2Adapter a, long id) throws Exception {
+    public static Bitmap awaitLoad(L2Adapter a, long id) throws Exception {
         long deadline = System.nanoTime() + WAIT.toNanos();
         Bitmap b;
         while ((b = a.queryLoadResult(id)) == null && System.nanoTime() < deadline) {

@@ -1,13 +1,16 @@
-package io.fdpblock.l2;
+package io.fdpblock.adapter;
 
-import io.fdpblock.adapter.RawBlockL2Adapter;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.l2.L2Adapter;
+import io.fdpblock.l2.L2AdapterContractTest;
+import io.fdpblock.l2.ObjectKey;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.util.concurrent.atomic.AtomicInteger;
 
+/** LMCache's L2 contract, run against the raw-block adapter over a file-backed store. */
 class RawBlockL2AdapterContractTest extends L2AdapterContractTest {
     private static final AtomicInteger SEQ = new AtomicInteger();
 
@@ -19,17 +22,17 @@ class RawBlockL2AdapterContractTest extends L2AdapterContractTest {
     }
 
     @Override
-    L2Adapter create() throws Exception {
+    protected L2Adapter create() throws Exception {
         return RawBlockL2Adapter.open(config(dir.resolve("raw-" + SEQ.incrementAndGet() + ".img")).build());
     }
 
     @Override
-    void breakInternals(L2Adapter adapter) throws Exception {
+    protected void breakInternals(L2Adapter adapter) throws Exception {
         ((RawBlockL2Adapter) adapter).core().close(); // the store goes away under the adapter
     }
 
     @Override
-    int lockCount(L2Adapter adapter, ObjectKey key) {
+    protected int lockCount(L2Adapter adapter, ObjectKey key) {
         return ((RawBlockL2Adapter) adapter).core().lockCount(key.encoded());
     }
 }
