@@ -44,7 +44,7 @@ endef
 help:
 	@echo "make run       the main job on the embedded default (a file-backed device in a temp dir)"
 	@echo "make test      all test tiers this machine can run: the library's tests, then the tools' and the device tier (brings up its guest image itself)"
-	@echo "make soak      the long runs of the store for minutes: SOAK_OPS operations, SOAK_LAPS log laps a reopen (docs in README, Reliability)"
+	@echo "make soak      the long runs of the store for minutes: SOAK_OPS operations, SOAK_LAPS log laps a reopen (docs/reliability.md)"
 	@echo "make fuzz      fuzz every decoder for FUZZ_SECONDS each (default $(FUZZ_SECONDS)); FUZZ_TEST=Class for one (docs/fuzzing.md)"
 	@echo "make test-image build the emulated NVMe FDP guest's container image (test-images/; reused when present)"
 	@echo "make test-hardware  the device tests on a real FDP SSD: FDPBLOCK_NVME_DEVICE=/dev/ngXnY make test-hardware"
@@ -128,7 +128,7 @@ test-hardware: jdk deps
 run: build
 	$(JAVA) -jar $(JAR) run
 
-# The README's comparison of placement and eviction policies (fdpblock waf; about 10 minutes here):
+# The comparison of placement and eviction policies (docs/waf-model.md) (fdpblock waf; about 10 minutes here):
 # traces, waf.json and waf.png in target/waf.
 WAF_ARGS ?=
 waf: build
@@ -151,7 +151,7 @@ bench: build
 	fi
 	target/fdpblock bench $(BENCH_ARGS)
 
-# The scale benchmark of the store (fdpblock bench-scale, README "Scale (HC-SSD)"): fills a store on a file
+# The scale benchmark of the store (fdpblock bench-scale, docs/scale.md): fills a store on a file
 # behind a loop device (root; --no-loop: the file itself, 8 KiB slots) with 10M entries, then 2M in
 # lmcache_v1; a 12.5 GiB file at most, removed after. Never run by make test or CI.
 SCALE_ARGS ?=
@@ -199,7 +199,7 @@ consumer-check: jdk deps
 JEXTRACT_OUT := target/jextract-out
 bindings:
 	@if [ -z "$(JEXTRACT)" ]; then \
-	  echo "fdpblock: jextract not found (not on the PATH, JEXTRACT unset): build it from openjdk/jextract master with JDK 25 and Debian's libclang-14-dev (README, Bindings), then run make bindings JEXTRACT=/path/to/jextract/bin/jextract" >&2; exit 1; fi; \
+	  echo "fdpblock: jextract not found (not on the PATH, JEXTRACT unset): build it from openjdk/jextract master with JDK 25 and Debian's libclang-14-dev (docs/bindings.md), then run make bindings JEXTRACT=/path/to/jextract/bin/jextract" >&2; exit 1; fi; \
 	if [ ! -x "$(JEXTRACT)" ]; then echo "fdpblock: JEXTRACT=$(JEXTRACT) is not an executable file: give the jextract launcher, e.g. JEXTRACT=/path/to/jextract/bin/jextract" >&2; exit 1; fi
 	@clang=$$("$(JEXTRACT)" --version 2>&1 | sed -n 's/^LibClang version .*clang version \([0-9][0-9]*\)\..*/\1/p'); \
 	if [ "$${clang:-0}" -ge 16 ]; then \

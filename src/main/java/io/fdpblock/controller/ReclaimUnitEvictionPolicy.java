@@ -50,7 +50,7 @@ public final class ReclaimUnitEvictionPolicy implements EvictionPolicy {
         }
     }
 
-    /** The order {@code reclaim_unit} uses when none is given (see the README's comparison). */
+    /** The order {@code reclaim_unit} uses when none is given (see the comparison in docs/waf-model.md). */
     public static final Order DEFAULT_ORDER = Order.SECOND_CHANCE;
 
     private static final long UNKNOWN = Long.MIN_VALUE;
