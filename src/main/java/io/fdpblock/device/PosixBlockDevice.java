@@ -22,6 +22,8 @@ final class PosixBlockDevice extends AbstractBlockDevice {
     private static final int MAX_THREADS = 4;
     /** How long close waits for the batches still queued or running. */
     private static final long CLOSE_WAIT_SECONDS = 60;
+    /** Not a thread of any arena: a confined segment is never accessible by it, any other segment is. */
+    private static final Thread ANOTHER_THREAD = Thread.ofPlatform().unstarted(() -> {});
 
     private final NativeFile file;
     private final ExecutorService io;
@@ -53,10 +55,11 @@ final class PosixBlockDevice extends AbstractBlockDevice {
         enter("submit");
         try {
             validate(batch);
+            refuseConfinedBuffers(batch);
             batch.callback = callback;
             io.execute(() -> {
                 for (int i = 0; i < batch.size(); i++) {
-                    batch.complete(i, run(batch, i));
+                    batch.complete(i, runOrFail(batch, i));
                 }
                 complete(batch, callback);
             });
@@ -64,6 +67,31 @@ final class PosixBlockDevice extends AbstractBlockDevice {
             throw closedException("submit");
         } finally {
             leave();
+        }
+    }
+
+    /**
+     * The I/O threads pass each buffer to pread/pwrite, which a segment confined to the submitting thread
+     * refuses: said at submit, where the caller can act on it, instead of a batch that never completes.
+     */
+    private static void refuseConfinedBuffers(IoBatch batch) throws IOException {
+        for (int i = 0; i < batch.size(); i++) {
+            byte kind = batch.kind(i);
+            if ((kind == IoBatch.READ || kind == IoBatch.WRITE) && !batch.buffer(i).isAccessibleBy(ANOTHER_THREAD)) {
+                throw new IOException(batch.describe(i) + ": its buffer is confined to one thread (Arena.ofConfined()),"
+                        + " and the posix engine does its I/O on threads of its own: allocate I/O buffers from a shared"
+                        + " or global arena (Arena.ofShared(), IoMemory.allocate)");
+            }
+        }
+    }
+
+    /** {@link #run}, and -EIO for anything it throws: every operation of a batch completes, whatever happens. */
+    private long runOrFail(IoBatch batch, int i) {
+        try {
+            return run(batch, i);
+        } catch (RuntimeException | Error e) {
+            LOG.log(System.Logger.Level.ERROR, batch.describe(i) + " failed on the I/O thread", e);
+            return -Errno.EIO;
         }
     }
 

@@ -2,6 +2,7 @@ package io.fdpblock.device;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -113,6 +114,29 @@ class BlockDeviceTest {
             assertThat(reads.result(i)).isEqualTo(written[i].byteSize());
             assertThat(Patterns.mismatch(back[i], 1000 + i)).as("op %d at %d", i, offsets[i]).isEqualTo(-1);
         }
+    }
+
+    @Test
+    void thePosixEngineRefusesABufferConfinedToTheSubmitterAndStaysUsable() throws Exception {
+        // Its I/O threads cannot pass a confined segment to pwrite: before, the batch never completed.
+        BlockDevice dev = open(IoEngine.POSIX);
+        try (Arena confined = Arena.ofConfined()) {
+            MemorySegment mine = confined.allocate(BLOCK, BLOCK);
+            IoBatch w = new IoBatch();
+            w.write(0, mine);
+            assertThatThrownBy(() -> dev.execute(w)).isInstanceOf(IOException.class)
+                    .hasMessageContaining("confined to one thread").hasMessageContaining("Arena.ofShared()");
+        }
+        MemorySegment shared = aligned(BLOCK);
+        Patterns.fill(shared, 5);
+        IoBatch w = new IoBatch();
+        w.write(0, shared);
+        dev.execute(w);
+        shared.fill((byte) 0);
+        IoBatch r = new IoBatch();
+        r.read(0, shared);
+        dev.execute(r);
+        assertThat(Patterns.mismatch(shared, 5)).isEqualTo(-1);
     }
 
     @ParameterizedTest
