@@ -88,7 +88,10 @@ final class Deletions {
         }
     }
 
-    /** Without the core's lock: releases the freed slots, without waiting for the deletes' durability ({@link SlotReleaser#releaseDeleted}). */
+    /**
+     * Without the core's lock: releases the freed slots, without waiting for the deletes' durability
+     * ({@link SlotReleaser#releaseDeleted}).
+     */
     void release() {
         if (count > 0) {
             store.releaser().releaseExpected(freed, count);

@@ -114,18 +114,16 @@ final class PutWriter {
             store.lock().unlock();
         }
         if (rejected != null) {
-            RawBlockCore.LOG.log(System.Logger.Level.WARNING, "put on " + store.device().path() + ": " + rejected.size()
-                    + " keys not stored, their payload is empty or larger than the " + maxPayload + " bytes a slot"
-                    + " holds (slot_bytes " + layout.slotBytes() + " - header_bytes " + layout.headerBytes()
-                    + "; raise slot_bytes for larger chunks): " + String.join(", ", rejected.subList(0, Math.min(3, rejected.size())))
-                    + (rejected.size() > 3 ? ", ..." : ""));
+            RawBlockCore.LOG.log(System.Logger.Level.WARNING, "put on " + store.device().path() + ": "
+                    + rejected.size() + " keys not stored, their payload is empty or larger than the " + maxPayload
+                    + " bytes a slot holds (slot_bytes " + layout.slotBytes() + " - header_bytes "
+                    + layout.headerBytes() + "; raise slot_bytes for larger chunks): " + firstFew(rejected));
         }
         if (saltRefused != null) {
             RawBlockCore.LOG.log(System.Logger.Level.WARNING, "put on " + store.device().path() + ": "
-                    + saltRefused.size() + " keys not stored, their cache salt would be one more than the " + SaltTable.MAX_IDS + " the store"
-                    + " keeps (no salt included; a salt's id stays taken while the store lives, its keys deleted or"
-                    + " not): use fewer cache salts: " + String.join(", ", saltRefused.subList(0,
-                    Math.min(3, saltRefused.size()))) + (saltRefused.size() > 3 ? ", ..." : ""));
+                    + saltRefused.size() + " keys not stored, their cache salt would be one more than the "
+                    + SaltTable.MAX_IDS + " the store keeps (no salt included; a salt's id stays taken while the store"
+                    + " lives, its keys deleted or not): use fewer cache salts: " + firstFew(saltRefused));
         }
         if (accepted.isEmpty() && waiting == null) {
             finish(outcomes, sameAs, done);
@@ -331,6 +329,11 @@ final class PutWriter {
         } catch (Throwable t) {
             RawBlockCore.LOG.log(System.Logger.Level.ERROR, "completion callback threw", t);
         }
+    }
+
+    /** The first three of {@code keys} for a message, and "..." when there are more. */
+    private static String firstFew(List<String> keys) {
+        return String.join(", ", keys.subList(0, Math.min(3, keys.size()))) + (keys.size() > 3 ? ", ..." : "");
     }
 
     /** The payload itself when the device can write it as is, else an aligned, zero-padded copy. */

@@ -14,8 +14,8 @@ import java.util.List;
  * slots that one placement id fills, {@link SlotAllocator}): which group holds a key, which groups hold
  * data, and the eviction of a whole group: its keys deleted as a delete deletes them ({@link Deletions}:
  * logged, and released at once, without waiting for the records to be durable) and its whole range
- * deallocated as one range before its slots are reused. Without a reclaim unit size there are no groups. Thread-safe; the core's lock is never held
- * across I/O.
+ * deallocated as one range before its slots are reused. Without a reclaim unit size there are no groups.
+ * Thread-safe; the store's lock is never held across I/O.
  */
 public final class SlotGroups {
     private final StoreParts store;
