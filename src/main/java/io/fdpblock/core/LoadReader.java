@@ -19,15 +19,17 @@ import java.util.List;
  * deleted during a load is released after the load.
  */
 final class LoadReader {
-    private final RawBlockCore core;
+    private final StoreParts store;
+    private final SlotLayout layout;
 
-    LoadReader(RawBlockCore core) {
-        this.core = core;
+    LoadReader(StoreParts store) {
+        this.store = store;
+        this.layout = store.layout();
     }
 
     /** verify_payload "always": the CRC32C of every payload; else ("recovery") the slot header of every load. */
     private boolean payloadCrc() {
-        return core.config.verifyPayload() == RawBlockCoreConfig.VerifyPayload.ALWAYS;
+        return store.config().verifyPayload() == RawBlockCoreConfig.VerifyPayload.ALWAYS;
     }
 
     /**
@@ -36,7 +38,7 @@ final class LoadReader {
      * @param entry what the index held when planned (slot, size, and the CRC when known; else the slot
      *        header is read too, into {@code header})
      * @param checkCrc whether the payload's CRC32C is checked: always under "always", and under
-     *        "recovery" for a slot whose bytes predate this open ({@link RawBlockCore#unverifiedSlots})
+     *        "recovery" for a slot whose bytes predate this open ({@link StoreParts#unverifiedSlots})
      */
     private record Planned(int index, StoreKey key, StoreIndex.Found entry, MemorySegment destination,
             MemorySegment target, MemorySegment header, boolean checkCrc) {}
@@ -51,13 +53,13 @@ final class LoadReader {
     void load(List<LoadRequest> requests, RawBlockCore.Completion done) {
         boolean[] results = new boolean[requests.size()];
         List<Planned> plan = new ArrayList<>(requests.size());
-        core.lock.lock();
+        store.lock().lock();
         try {
-            core.checkOpenLocked();
+            store.gate().checkOpenLocked();
             for (int i = 0; i < requests.size(); i++) {
                 LoadRequest r = requests.get(i);
                 StoreKey key = new StoreKey(r.key());
-                StoreIndex.Found e = core.index.get(key);
+                StoreIndex.Found e = store.index().get(key);
                 if (e == null) {
                     continue;
                 }
@@ -66,23 +68,23 @@ final class LoadReader {
                             + r.destination().byteSize() + " bytes is smaller than the stored payload of " + e.size()
                             + " bytes; nothing was loaded");
                 }
-                boolean checkCrc = core.unverifiedSlots == null || core.unverifiedSlots.get(e.slot());
+                boolean checkCrc = store.unverifiedSlots() == null || store.unverifiedSlots().get(e.slot());
                 plan.add(new Planned(i, key, e, r.destination(), null, null, checkCrc));
             }
             for (Planned p : plan) {
-                core.inflight.startRead(p.entry().slot());
+                store.inflight().startRead(p.entry().slot());
             }
             if (!plan.isEmpty()) {
-                core.ops.add(plan.size());
+                store.ops().add(plan.size());
             }
         } finally {
-            core.lock.unlock();
+            store.lock().unlock();
         }
         if (plan.isEmpty()) {
             deliver(done, results);
             return;
         }
-        int align = core.config.blockAlign();
+        int align = store.config().blockAlign();
         boolean payloadCrc = payloadCrc();
         IoBatch batch = new IoBatch(plan.size());
         List<Planned> targets = new ArrayList<>(plan.size());
@@ -92,21 +94,21 @@ final class LoadReader {
                 long padded = OnDiskFormat.roundUp(e.size(), align);
                 MemorySegment dest = p.destination();
                 MemorySegment target = dest.isNative() && dest.byteSize() >= padded
-                        && dest.address() % core.device.bufferAlignment() == 0
+                        && dest.address() % store.device().bufferAlignment() == 0
                         ? dest.asSlice(0, padded)
                         : Arena.ofAuto().allocate(padded, align);
                 MemorySegment header = null;
                 if (!e.hasCrc() || !payloadCrc) { // without the CRC check, the header tells the key's bytes apart
-                    header = headerBuffer(align);
-                    batch.read(core.slotOffset(e.slot()), header);
+                    header = store.headers().acquire();
+                    batch.read(layout.slotOffset(e.slot()), header);
                 }
-                batch.read(core.slotOffset(e.slot()) + core.headerBytes, target);
+                batch.read(layout.slotOffset(e.slot()) + layout.headerBytes(), target);
                 targets.add(new Planned(p.index(), p.key(), e, dest, target, header, p.checkCrc()));
             }
-            core.device.submit(batch, b -> complete(targets, b, results, done));
+            store.device().submit(batch, b -> complete(targets, b, results, done));
         } catch (IOException | RuntimeException e) {
-            RawBlockCore.LOG.log(System.Logger.Level.WARNING, "load of " + plan.size() + " keys on " + core.device.path()
-                    + " was not submitted: " + e.getMessage());
+            RawBlockCore.LOG.log(System.Logger.Level.WARNING, "load of " + plan.size() + " keys on "
+                    + store.device().path() + " was not submitted: " + e.getMessage());
             releaseHeaders(targets);
             end(plan, List.of());
             deliver(done, results);
@@ -120,7 +122,7 @@ final class LoadReader {
         List<Learned> learned = null; // most loads learn nothing: no list for them
         try {
             if (batch.buffersMayBeInUse()) {
-                core.quarantine(batch); // its header buffers too: the kernel may still write them
+                store.quarantine().keep(batch); // its header buffers too: the kernel may still write them
                 return;
             }
             boolean payloadCrc = payloadCrc();
@@ -141,7 +143,8 @@ final class LoadReader {
                         String problem = OnDiskFormat.slotHeaderProblem(h, p.key().text(), e.size());
                         if (problem != null) {
                             RawBlockCore.LOG.log(System.Logger.Level.WARNING, "slot " + e.slot() + " on "
-                                    + core.device.path() + " does not hold " + p.key() + " (" + problem + "): a miss");
+                                    + store.device().path() + " does not hold " + p.key() + " (" + problem
+                                    + "): a miss");
                             continue;
                         }
                         crc = h.crc32c();
@@ -149,9 +152,9 @@ final class LoadReader {
                     }
                     MemorySegment payload = p.target().asSlice(0, e.size());
                     if (p.checkCrc() && hasCrc && OnDiskFormat.crc32c(payload) != crc) {
-                        core.crcMismatches.incrementAndGet();
+                        store.counters().crcMismatches.incrementAndGet();
                         RawBlockCore.LOG.log(System.Logger.Level.WARNING, "payload of slot " + e.slot() + " on "
-                                + core.device.path() + " fails its CRC32C: reported as a miss");
+                                + store.device().path() + " fails its CRC32C: reported as a miss");
                         continue;
                     }
                     boolean verified = !payloadCrc && p.checkCrc() && hasCrc;
@@ -166,7 +169,7 @@ final class LoadReader {
                     results[p.index()] = true;
                 } catch (RuntimeException ex) {
                     RawBlockCore.LOG.log(System.Logger.Level.WARNING, "load of slot " + e.slot() + " on "
-                            + core.device.path() + " reported as a miss: its destination is not usable from the I/O"
+                            + store.device().path() + " reported as a miss: its destination is not usable from the I/O"
                             + " thread (a destination must be from a shared, global or automatic arena): " + ex);
                 }
             }
@@ -179,17 +182,9 @@ final class LoadReader {
         }
     }
 
-    /** A slot header buffer: the store's registered pool's (fixed-buffer reads), else a new one. */
-    private MemorySegment headerBuffer(int align) {
-        MemorySegment h = core.headerPool.tryAcquire();
-        return h != null ? h : Arena.ofAuto().allocate(core.headerBytes, align);
-    }
-
     private void releaseHeaders(List<Planned> plan) {
         for (Planned p : plan) {
-            if (p.header() != null && core.headerPool.contains(p.header())) {
-                core.headerPool.release(p.header());
-            }
+            store.headers().release(p.header());
         }
     }
 
@@ -197,33 +192,33 @@ final class LoadReader {
     private void end(List<Planned> plan, List<Learned> learned) {
         int[] freed = new int[plan.size()];
         int nFreed = 0;
-        core.lock.lock();
+        store.lock().lock();
         try {
             for (Learned l : learned) {
-                StoreIndex.Found now = core.index.get(l.key());
+                StoreIndex.Found now = store.index().get(l.key());
                 if (now == null || now.slot() != l.slot()) {
                     continue; // deleted (its slot maybe taken by a put) or stored again elsewhere meanwhile
                 }
                 if (l.verified()) {
-                    core.unverifiedSlots.clear(l.slot());
+                    store.unverifiedSlots().clear(l.slot());
                 }
                 if (l.crcKnown()) {
-                    core.index.setCrc(l.key(), l.crc());
+                    store.index().setCrc(l.key(), l.crc());
                 }
             }
             for (Planned p : plan) {
-                if (core.inflight.endRead(p.entry().slot())) {
+                if (store.inflight().endRead(p.entry().slot())) {
                     freed[nFreed++] = p.entry().slot();
                 }
             }
         } finally {
-            core.lock.unlock();
+            store.lock().unlock();
         }
         if (nFreed > 0) { // deleted during the load: released now that nothing reads them
-            core.ops.add(1);
-            core.releaser.releaseDeleted(freed, nFreed);
+            store.ops().add(1);
+            store.releaser().releaseDeleted(freed, nFreed);
         }
-        core.ops.done(plan.size());
+        store.ops().done(plan.size());
     }
 
     private static void deliver(RawBlockCore.Completion done, boolean[] results) {

@@ -21,30 +21,32 @@ import java.util.concurrent.atomic.AtomicInteger;
  * ({@link PutOutcome#READ_ONLY}, {@link MetaStore#readOnlyCause}).
  */
 final class PutWriter {
-    private final RawBlockCore core;
+    private final StoreParts store;
+    private final SlotLayout layout;
 
-    PutWriter(RawBlockCore core) {
-        this.core = core;
+    PutWriter(StoreParts store) {
+        this.store = store;
+        this.layout = store.layout();
     }
 
     /** A key accepted for writing. */
     private record Pending(int index, StoreKey key, PutRequest request, InFlight.Write inflight, int crc) {}
 
     void put(List<PutRequest> requests, RawBlockCore.OutcomeCompletion done) {
-        requests = core.placement.admit(requests);
+        requests = store.placement().admit(requests);
         int n = requests.size();
         PutOutcome[] outcomes = new PutOutcome[n];
         int[] sameAs = new int[n];
         Arrays.fill(sameAs, -1);
         List<Pending> accepted = new ArrayList<>(n);
-        long maxPayload = core.maxPayloadBytes();
+        long maxPayload = layout.maxPayloadBytes();
         List<String> rejected = null;
         List<String> saltRefused = null;
         List<Integer> waiting = null;
-        core.lock.lock();
+        store.lock().lock();
         try {
-            core.checkOpenLocked();
-            boolean readOnly = core.meta.readOnlyCause() != null;
+            store.gate().checkOpenLocked();
+            boolean readOnly = store.meta().readOnlyCause() != null;
             HashMap<String, Integer> firstInCall = n > 1 ? new HashMap<>(n * 2) : null;
             for (int i = 0; i < n; i++) {
                 PutRequest r = requests.get(i);
@@ -62,74 +64,72 @@ final class PutWriter {
                 }
                 long len = r.payload().byteSize();
                 if (len <= 0 || len > maxPayload) {
-                    core.oversizeRejects.incrementAndGet();
+                    store.counters().oversizeRejects.incrementAndGet();
                     outcomes[i] = len <= 0 ? PutOutcome.PAYLOAD_EMPTY : PutOutcome.PAYLOAD_TOO_LARGE;
                     rejected = rejected == null ? new ArrayList<>() : rejected;
                     rejected.add(key + " (" + len + " bytes)");
                     continue;
                 }
                 StoreKey storeKey = new StoreKey(key);
-                if (core.index.contains(storeKey)) {
+                if (store.index().contains(storeKey)) {
                     outcomes[i] = PutOutcome.ALREADY_STORED; // the original bytes stay
                     continue;
                 }
-                if (core.inflight.isWriting(key)) {
+                if (store.inflight().isWriting(key)) {
                     outcomes[i] = PutOutcome.WRITE_IN_FLIGHT;
                     continue;
                 }
                 String salt = SaltTable.saltOf(key);
-                if (!core.salts.canTake(salt)) { // counted under another salt otherwise, silently
+                if (!store.salts().canTake(salt)) { // counted under another salt otherwise, silently
                     outcomes[i] = PutOutcome.TOO_MANY_SALTS;
                     saltRefused = saltRefused == null ? new ArrayList<>() : saltRefused;
                     saltRefused.add(key + " (salt '" + salt + "')");
                     continue;
                 }
-                int slot = core.slots.allocate(allocatorGroup(r.placement()));
-                if (slot < 0 && core.releaser.slotsComing()) { // freed by deletes, being deallocated or released
+                int slot = store.slots().allocate(allocatorGroup(r.placement()));
+                if (slot < 0 && store.releaser().slotsComing()) { // freed by deletes, being deallocated or released
                     waiting = waiting == null ? new ArrayList<>() : waiting;
                     waiting.add(i);
-                    core.slotWaits.incrementAndGet();
+                    store.counters().slotWaits.incrementAndGet();
                     continue;
                 }
                 if (slot < 0) {
-                    core.deviceFullRejects.incrementAndGet();
+                    store.counters().deviceFullRejects.incrementAndGet();
                     outcomes[i] = PutOutcome.DEVICE_FULL;
                     continue;
                 }
-                if (core.unverifiedSlots != null) {
-                    core.unverifiedSlots.clear(slot); // its bytes are this put's from now on
+                if (store.unverifiedSlots() != null) {
+                    store.unverifiedSlots().clear(slot); // its bytes are this put's from now on
                 }
-                core.salts.reserve(salt);
-                accepted.add(new Pending(i, storeKey, r, core.inflight.startWrite(key, slot), 0));
+                store.salts().reserve(salt);
+                accepted.add(new Pending(i, storeKey, r, store.inflight().startWrite(key, slot), 0));
             }
             if (!accepted.isEmpty()) {
-                core.ops.add(accepted.size());
+                store.ops().add(accepted.size());
             }
             if (waiting != null) {
-                core.ops.add(1); // a close waits for the retry
+                store.ops().add(1); // a close waits for the retry
             }
         } finally {
-            core.lock.unlock();
+            store.lock().unlock();
         }
         if (rejected != null) {
-            RawBlockCore.LOG.log(System.Logger.Level.WARNING, "put on " + core.device.path() + ": " + rejected.size()
-                    + " keys not stored, their payload is empty or larger than the " + maxPayload + " bytes a slot"
-                    + " holds (slot_bytes " + core.slotBytes + " - header_bytes " + core.headerBytes + "; raise slot_bytes"
-                    + " for larger chunks): " + String.join(", ", rejected.subList(0, Math.min(3, rejected.size())))
-                    + (rejected.size() > 3 ? ", ..." : ""));
+            RawBlockCore.LOG.log(System.Logger.Level.WARNING, "put on " + store.device().path() + ": "
+                    + rejected.size() + " keys not stored, their payload is empty or larger than the " + maxPayload
+                    + " bytes a slot holds (slot_bytes " + layout.slotBytes() + " - header_bytes "
+                    + layout.headerBytes() + "; raise slot_bytes for larger chunks): " + firstFew(rejected));
         }
         if (saltRefused != null) {
-            RawBlockCore.LOG.log(System.Logger.Level.WARNING, "put on " + core.device.path() + ": " + saltRefused.size()
-                    + " keys not stored, their cache salt would be one more than the " + SaltTable.MAX_IDS + " the store"
-                    + " keeps (no salt included; a salt's id stays taken while the store lives, its keys deleted or"
-                    + " not): use fewer cache salts: " + String.join(", ", saltRefused.subList(0,
-                    Math.min(3, saltRefused.size()))) + (saltRefused.size() > 3 ? ", ..." : ""));
+            RawBlockCore.LOG.log(System.Logger.Level.WARNING, "put on " + store.device().path() + ": "
+                    + saltRefused.size() + " keys not stored, their cache salt would be one more than the "
+                    + SaltTable.MAX_IDS + " the store keeps (no salt included; a salt's id stays taken while the store"
+                    + " lives, its keys deleted or not): use fewer cache salts: " + firstFew(saltRefused));
         }
         if (accepted.isEmpty() && waiting == null) {
             finish(outcomes, sameAs, done);
             return;
         }
-        int chunk = core.config.maxBatchKeys();
+        int chunk = store.config().maxBatchKeys();
         int chunks = (accepted.size() + chunk - 1) / chunk;
         AtomicInteger remaining = new AtomicInteger(chunks + (waiting != null ? 1 : 0));
         Runnable chunkDone = () -> {
@@ -162,18 +162,18 @@ final class PutWriter {
                     for (int k = 0; k < o.length; k++) {
                         outcomes[waiting.get(k)] = o[k];
                     }
-                    core.ops.done(1);
+                    store.ops().done(1);
                     chunkDone.run();
                 });
             } catch (IllegalStateException closed) {
                 for (int i : waiting) {
                     outcomes[i] = PutOutcome.CLOSED;
                 }
-                core.ops.done(1);
+                store.ops().done(1);
                 chunkDone.run();
             }
         };
-        if (!core.releaser.whenSlotsFreed(retry)) { // they came in the meantime
+        if (!store.releaser().whenSlotsFreed(retry)) { // they came in the meantime
             retry.run();
         }
     }
@@ -196,18 +196,18 @@ final class PutWriter {
                 MemorySegment payload = p.request().payload();
                 long len = payload.byteSize();
                 int crc = OnDiskFormat.crc32c(payload);
-                headers[k] = headerBuffer();
+                headers[k] = store.headers().acquire();
                 OnDiskFormat.writeSlotHeader(headers[k], SlotIdentity.of(p.key().text()), len, crc,
                         p.key().text().getBytes(java.nio.charset.StandardCharsets.UTF_8));
-                long off = core.slotOffset(p.inflight().slot);
+                long off = layout.slotOffset(p.inflight().slot);
                 batch.write(off, headers[k], p.request().placement());
-                batch.write(off + core.headerBytes, writablePayload(payload), p.request().placement());
+                batch.write(off + layout.headerBytes(), writablePayload(payload), p.request().placement());
                 prepared.add(new Pending(p.index(), p.key(), p.request(), p.inflight(), crc));
             }
-            core.device.submit(batch, b -> complete(prepared, b, headers, outcomes, chunkDone));
+            store.device().submit(batch, b -> complete(prepared, b, headers, outcomes, chunkDone));
         } catch (IOException | RuntimeException e) {
-            RawBlockCore.LOG.log(System.Logger.Level.WARNING, "put of " + chunk.size() + " keys on " + core.device.path()
-                    + " was not submitted, rolled back: " + e.getMessage());
+            RawBlockCore.LOG.log(System.Logger.Level.WARNING, "put of " + chunk.size() + " keys on "
+                    + store.device().path() + " was not submitted, rolled back: " + e.getMessage());
             releaseHeaders(headers);
             settle(chunk, false, outcomes, chunkDone);
         }
@@ -225,7 +225,7 @@ final class PutWriter {
             }
         }
         if (batch.buffersMayBeInUse()) {
-            core.quarantine(new Object[] {batch, headers}); // the kernel may still read them: never reuse
+            store.quarantine().keep(new Object[] {batch, headers}); // the kernel may still read them: never reuse
         } else {
             releaseHeaders(headers);
         }
@@ -240,28 +240,28 @@ final class PutWriter {
         int[] freed = new int[chunk.size()];
         int nFreed = 0;
         long ticket = 0;
-        core.lock.lock();
+        store.lock().lock();
         try {
-            boolean committing = core.committingLocked();
+            boolean committing = store.gate().committingLocked();
             for (Pending p : chunk) {
                 InFlight.Write inf = p.inflight();
-                core.inflight.endWrite(p.key().text(), inf);
+                store.inflight().endWrite(p.key().text(), inf);
                 String salt = SaltTable.saltOf(p.key().text());
                 if (!written || inf.canceled || !committing) {
                     freed[nFreed++] = inf.slot; // it may hold (part of) the write: deallocated first
                     if (!written) {
-                        core.rolledBackKeys.incrementAndGet();
+                        store.counters().rolledBackKeys.incrementAndGet();
                     }
                     outcomes[p.index()] = !written ? PutOutcome.IO_ERROR
                             : inf.canceled ? PutOutcome.CANCELLED : PutOutcome.CLOSED;
-                    core.salts.release(salt);
+                    store.salts().release(salt);
                 } else {
                     long size = p.request().payload().byteSize();
-                    boolean newSalt = !core.salts.known(salt);
-                    int saltId = Math.max(0, core.salts.idOf(salt)); // always one: reserved when the put was accepted
-                    core.salts.release(salt);
+                    boolean newSalt = !store.salts().known(salt);
+                    int saltId = Math.max(0, store.salts().idOf(salt)); // always one: reserved when accepted
+                    store.salts().release(salt);
                     // the record first: a commit that failed while this was written refuses it
-                    long t = core.meta.putCommitted(p.key(), inf.slot, (int) size, p.crc(),
+                    long t = store.meta().putCommitted(p.key(), inf.slot, (int) size, p.crc(),
                             allocatorGroup(p.request().placement()), saltId, newSalt && saltId > 0);
                     if (t < 0) {
                         freed[nFreed++] = inf.slot;
@@ -269,28 +269,28 @@ final class PutWriter {
                         continue;
                     }
                     ticket = t;
-                    core.index.put(p.key(), inf.slot, (int) size, p.crc(), true, p.request().meta(), saltId);
-                    core.salts.added(saltId);
-                    core.slots.markUsed(inf.slot);
-                    core.placement.recordWrite(p.request().placement(), core.headerBytes + size);
+                    store.index().put(p.key(), inf.slot, (int) size, p.crc(), true, p.request().meta(), saltId);
+                    store.salts().added(saltId);
+                    store.slots().markUsed(inf.slot);
+                    store.placement().recordWrite(p.request().placement(), layout.headerBytes() + size);
                     outcomes[p.index()] = PutOutcome.STORED;
                 }
             }
         } finally {
-            core.lock.unlock();
+            store.lock().unlock();
         }
-        core.releaser.release(freed, nFreed); // rolled back or cancelled: no record names them
-        if (ticket > 0 && core.meta.acknowledgesWhenDurable()) {
-            core.meta.whenDurable(ticket, t -> {
+        store.releaser().release(freed, nFreed); // rolled back or cancelled: no record names them
+        if (ticket > 0 && store.meta().acknowledgesWhenDurable()) {
+            store.meta().whenDurable(ticket, t -> {
                 if (t < 0) { // the log could not be written: not acknowledged as stored
                     unindexNotDurable(chunk, outcomes);
                 }
-                core.ops.done(chunk.size());
+                store.ops().done(chunk.size());
                 chunkDone.run();
             });
             return;
         }
-        core.ops.done(chunk.size());
+        store.ops().done(chunk.size());
         chunkDone.run();
     }
 
@@ -300,20 +300,20 @@ final class PutWriter {
      * a reopen finds them as the device kept them (the failed commit may have reached it).
      */
     private void unindexNotDurable(List<Pending> chunk, PutOutcome[] outcomes) {
-        core.lock.lock();
+        store.lock().lock();
         try {
             for (Pending p : chunk) {
                 if (outcomes[p.index()] != PutOutcome.STORED) {
                     continue;
                 }
                 outcomes[p.index()] = PutOutcome.IO_ERROR;
-                StoreIndex.Found f = core.index.get(p.key());
-                if (f != null && f.slot() == p.inflight().slot && core.index.remove(p.key(), true) >= 0) {
-                    core.salts.removed(f.saltId());
+                StoreIndex.Found f = store.index().get(p.key());
+                if (f != null && f.slot() == p.inflight().slot && store.index().remove(p.key(), true) >= 0) {
+                    store.salts().removed(f.saltId());
                 }
             }
         } finally {
-            core.lock.unlock();
+            store.lock().unlock();
         }
     }
 
@@ -331,11 +331,16 @@ final class PutWriter {
         }
     }
 
+    /** The first three of {@code keys} for a message, and "..." when there are more. */
+    private static String firstFew(List<String> keys) {
+        return String.join(", ", keys.subList(0, Math.min(3, keys.size()))) + (keys.size() > 3 ? ", ..." : "");
+    }
+
     /** The payload itself when the device can write it as is, else an aligned, zero-padded copy. */
     private MemorySegment writablePayload(MemorySegment payload) {
         long len = payload.byteSize();
-        int align = core.config.blockAlign();
-        if (payload.isNative() && len % align == 0 && payload.address() % core.device.bufferAlignment() == 0) {
+        int align = store.config().blockAlign();
+        if (payload.isNative() && len % align == 0 && payload.address() % store.device().bufferAlignment() == 0) {
             return payload;
         }
         MemorySegment copy = Arena.ofAuto().allocate(OnDiskFormat.roundUp(len, align), align);
@@ -343,16 +348,9 @@ final class PutWriter {
         return copy;
     }
 
-    private MemorySegment headerBuffer() {
-        MemorySegment h = core.headerPool.tryAcquire();
-        return h != null ? h : Arena.ofAuto().allocate(core.headerBytes, core.config.blockAlign());
-    }
-
     private void releaseHeaders(MemorySegment[] headers) {
         for (MemorySegment h : headers) {
-            if (h != null && core.headerPool.contains(h)) {
-                core.headerPool.release(h);
-            }
+            store.headers().release(h);
         }
     }
 }

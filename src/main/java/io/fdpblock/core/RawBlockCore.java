@@ -1,14 +1,11 @@
 package io.fdpblock.core;
 
-import io.fdpblock.device.AlignedBufferPool;
 import io.fdpblock.device.BlockDevice;
 
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -61,95 +58,41 @@ public final class RawBlockCore implements AutoCloseable {
         void onComplete(PutOutcome[] outcomes);
     }
 
+    /** The parts its paths share; the fields below are the ones the package's tools and tests read. */
+    private final StoreParts parts;
+    private final boolean ownsDevice;
     final RawBlockCoreConfig config;
     final BlockDevice device;
-    private final boolean ownsDevice;
     final long capacityBytes;
     final long dataBase;
     final int headerBytes;
     final long slotBytes;
-    final AlignedBufferPool headerPool;
-    final FdpPlacement placement;
-
-    final ReentrantLock lock = new ReentrantLock();
+    final ReentrantLock lock;
     final StoreIndex index;
-    final InFlight inflight = new InFlight();
-    final SaltTable salts = new SaltTable();
     final SlotAllocator slots;
-    final OpCounter ops = new OpCounter();
-    final SlotReleaser releaser;
     final MetaStore meta;
-    private final PutWriter writer = new PutWriter(this);
-    private final LoadReader reader = new LoadReader(this);
-    private final SlotGroups groups = new SlotGroups(this);
-    /** Guarded by {@link #lock}: no new work once set. */
-    boolean closed;
-    /** Guarded by {@link #lock}: once false, a completing put is not committed (close took its final snapshot). */
-    private boolean committing = true;
-    /** Batches the device gave up with I/O still in the kernel: their buffers are kept reachable forever. */
-    final List<Object> abandoned = new ArrayList<>();
-
-    final AtomicLong crcMismatches = new AtomicLong();
-    /**
-     * {@code verify_payload} "recovery" (else null): the slots whose bytes predate this open, whose
-     * payload a load checks once against its CRC32C (a power loss may have left another key's or torn
-     * bytes under a recovered entry's intact header); a put that takes one, or a load that verified it,
-     * clears its bit. Guarded by {@link #lock}.
-     */
-    final java.util.BitSet unverifiedSlots;
-    final AtomicLong rolledBackKeys = new AtomicLong();
-    final AtomicLong deviceFullRejects = new AtomicLong();
-    /** Keys whose put found no free slot and waited for slots freed by deletes (being deallocated, or released). */
-    final AtomicLong slotWaits = new AtomicLong();
-    final AtomicLong oversizeRejects = new AtomicLong();
     final RecoveryResult recovered;
+    private final PutWriter writer;
+    private final LoadReader reader;
+    private final SlotGroups groups;
 
-    private RawBlockCore(RawBlockCoreConfig config, BlockDevice device, boolean ownsDevice) throws IOException {
-        this.config = config;
-        this.device = device;
+    private RawBlockCore(StoreParts parts, boolean ownsDevice) {
+        this.parts = parts;
         this.ownsDevice = ownsDevice;
-        this.headerBytes = config.headerBytes();
-        this.slotBytes = config.slotBytes();
-        if (device instanceof io.fdpblock.device.StripedBlockDevice striped) {
-            StripeMembers.checkUnlabelled(config, striped); // a caller's own striped device: only as before labels
-        }
-        this.placement = FdpPlacement.discover(config, device);
-        // a data area may start on a reclaim unit, so that slot groups fill whole ones
-        ProbeContext probe = new ProbeContext(config, device, StoreGeometry.capacity(config, device),
-                Math.max(1 << 20, placement.reclaimUnitBytes()), placement.metadata());
-        StoreFormat.Opening format = StoreFormats.open(probe);
-        probe.checkMetadataFits(format.metaTotalBytes(), 0); // before the layout is checked
-        StoreGeometry geometry = StoreGeometry.of(config, device, format.metaTotalBytes());
-        this.capacityBytes = geometry.capacityBytes();
-        this.dataBase = geometry.dataBase();
-        if (device instanceof io.fdpblock.device.StripedBlockDevice striped) {
-            striped.startDataAt(dataBase); // device_paths: slots striped from here, the metadata on the first
-        }
-        long maxSlots = geometry.maxSlots();
-        long ru = placement.reclaimUnitBytes();
-        int groupSlots = ru > slotBytes ? (int) Math.min(ru / slotBytes, maxSlots) : 1;
-        this.slots = new SlotAllocator((int) maxSlots, config.fdpSlotAffinityEnabled(), groupSlots);
-        this.releaser = new SlotReleaser(device, lock, slots, dataBase, slotBytes, ops);
-        StoreFormat.Recovered r = format.recover(new StoreContext(config, device, lock, slots, salts,
-                placement.metadata(), capacityBytes, dataBase, slotBytes, headerBytes));
-        this.index = r.index();
-        this.meta = r.meta();
-        this.recovered = r.result();
-        if (config.verifyPayload() == RawBlockCoreConfig.VerifyPayload.RECOVERY) {
-            unverifiedSlots = new java.util.BitSet((int) maxSlots);
-            unverifiedSlots.set(0, (int) maxSlots);
-        } else {
-            unverifiedSlots = null;
-        }
-        this.headerPool = new AlignedBufferPool(headerBytes, 4 * config.maxBatchKeys(),
-                Math.max(config.blockAlign(), device.bufferAlignment()));
-        try {
-            device.registerBuffers(headerPool.region());
-        } catch (IOException | RuntimeException e) {
-            // e.g. RLIMIT_MEMLOCK too low: headers then take the non-fixed path, which works
-            LOG.log(System.Logger.Level.WARNING, "slot header buffers not registered with " + device.path()
-                    + " (their writes copy instead of using fixed buffers): " + e.getMessage());
-        }
+        this.config = parts.config();
+        this.device = parts.device();
+        this.capacityBytes = parts.layout().capacityBytes();
+        this.dataBase = parts.layout().dataBase();
+        this.headerBytes = parts.layout().headerBytes();
+        this.slotBytes = parts.layout().slotBytes();
+        this.lock = parts.lock();
+        this.index = parts.index();
+        this.slots = parts.slots();
+        this.meta = parts.meta();
+        this.recovered = parts.recovered();
+        this.writer = new PutWriter(parts);
+        this.reader = new LoadReader(parts);
+        this.groups = new SlotGroups(parts);
     }
 
     /** Opens the device named by the configuration with its {@code io_engine} (exclusively), then recovers. */
@@ -169,7 +112,7 @@ public final class RawBlockCore implements AutoCloseable {
     }
 
     private static RawBlockCore open(RawBlockCoreConfig config, BlockDevice device, boolean owns) throws IOException {
-        RawBlockCore core = new RawBlockCore(config, device, owns);
+        RawBlockCore core = new RawBlockCore(StoreOpening.open(config, device), owns);
         core.meta.startBackground();
         return core;
     }
@@ -187,17 +130,17 @@ public final class RawBlockCore implements AutoCloseable {
     }
 
     public long maxPayloadBytes() {
-        return slotBytes - headerBytes;
+        return parts.layout().maxPayloadBytes();
     }
 
     /** FDP: the placement ids data may use (empty without FDP). */
     public List<Integer> dataPlacementIds() {
-        return placement.data();
+        return parts.placement().data();
     }
 
     /** FDP: every id the device reported at open. */
     public List<Integer> reportedPlacementIds() {
-        return placement.reported();
+        return parts.placement().reported();
     }
 
     /** The slot groups (FDP: one reclaim unit each), for eviction a group at a time. */
@@ -206,37 +149,7 @@ public final class RawBlockCore implements AutoCloseable {
     }
 
     long slotOffset(int slot) {
-        return dataBase + (long) slot * slotBytes;
-    }
-
-    /** Under {@link #lock}: refuses new work once closed. */
-    void checkOpenLocked() {
-        if (closed) {
-            throw new IllegalStateException("RawBlockCore on " + config.devicePath() + " is closed");
-        }
-    }
-
-    private void checkOpen() {
-        lock.lock();
-        try {
-            checkOpenLocked();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /** Under {@link #lock}: whether a finished write may still be committed. */
-    boolean committingLocked() {
-        return committing;
-    }
-
-    /** Keeps a batch the device gave up while its I/O was in the kernel (and its buffers) reachable forever. */
-    void quarantine(Object batch) {
-        synchronized (abandoned) {
-            abandoned.add(batch);
-        }
-        LOG.log(System.Logger.Level.ERROR, "raw_block on " + device.path() + ": I/O abandoned in the kernel; its"
-                + " buffers are kept and never reused");
+        return parts.layout().slotOffset(slot);
     }
 
     // ------------------------------------------------------------------ put, load
@@ -319,7 +232,7 @@ public final class RawBlockCore implements AutoCloseable {
     public boolean[] exists(List<String> keys, boolean lockHits) {
         lock.lock();
         try {
-            checkOpenLocked();
+            parts.gate().checkOpenLocked();
             return index.lookup(keys, lockHits);
         } finally {
             lock.unlock();
@@ -330,7 +243,7 @@ public final class RawBlockCore implements AutoCloseable {
     public void unlock(List<String> keys) {
         lock.lock();
         try {
-            checkOpenLocked();
+            parts.gate().checkOpenLocked();
             index.unlock(keys);
         } finally {
             lock.unlock();
@@ -359,30 +272,7 @@ public final class RawBlockCore implements AutoCloseable {
 
     /** Like {@link #delete}, saying per key what happened. */
     public DeleteOutcome[] deleteWithOutcome(List<String> keys, boolean force) {
-        DeleteOutcome[] out = new DeleteOutcome[keys.size()];
-        Deletions deletions = new Deletions(this, keys.size());
-        lock.lock();
-        try {
-            checkOpenLocked();
-            for (int i = 0; i < out.length; i++) {
-                String key = keys.get(i);
-                StoreKey storeKey = new StoreKey(key);
-                StoreIndex.Found f = index.get(storeKey);
-                int slot = f == null ? StoreIndex.MISSING : deletions.remove(storeKey, f, force);
-                if (slot == StoreIndex.LOCKED) {
-                    out[i] = DeleteOutcome.LOCKED;
-                } else if (slot == StoreIndex.MISSING) {
-                    out[i] = inflight.cancelWrite(key) != null ? DeleteOutcome.CANCELLED : DeleteOutcome.MISSING;
-                } else {
-                    out[i] = DeleteOutcome.REMOVED;
-                }
-            }
-            deletions.endLocked();
-        } finally {
-            lock.unlock();
-        }
-        deletions.release();
-        return out;
+        return Deletions.delete(parts, keys, force);
     }
 
     // ------------------------------------------------------------------ checkpoints
@@ -394,7 +284,7 @@ public final class RawBlockCore implements AutoCloseable {
      *         stays dirty and is tried again by the next checkpoint
      */
     public void checkpointNow() throws IOException {
-        checkOpen();
+        parts.gate().checkOpen();
         meta.checkpointNow();
     }
 
@@ -422,7 +312,7 @@ public final class RawBlockCore implements AutoCloseable {
     public Map<String, Long> keysBySalt() {
         lock.lock();
         try {
-            return salts.keysBySalt();
+            return parts.salts().keysBySalt();
         } finally {
             lock.unlock();
         }
@@ -462,7 +352,7 @@ public final class RawBlockCore implements AutoCloseable {
 
     /** A snapshot of the store's state and counters; documented in the README. */
     public Map<String, Object> status() {
-        return StoreStatus.of(this);
+        return StoreStatus.of(parts);
     }
 
     /**
@@ -477,63 +367,6 @@ public final class RawBlockCore implements AutoCloseable {
      */
     @Override
     public void close() throws IOException {
-        lock.lock();
-        try {
-            if (closed) {
-                return;
-            }
-            closed = true;
-        } finally {
-            lock.unlock();
-        }
-        long timeout = config.closeTimeoutMs();
-        boolean checkpointStopped = meta.stopBackground(timeout);
-        boolean drained = ops.awaitNone(timeout);
-        lock.lock();
-        try {
-            committing = false; // from here a completing put is reported failed
-        } finally {
-            lock.unlock();
-        }
-        if (!drained || !checkpointStopped) {
-            LOG.log(System.Logger.Level.ERROR, "raw_block on " + device.path() + ": close gave up after " + timeout
-                    + " ms on " + ops.count() + " operations in flight" + (checkpointStopped ? "" : " and a running"
-                    + " checkpoint") + "; puts among them are reported failed, their buffers stay allocated");
-        }
-        IOException failure = null;
-        try {
-            meta.closeDurably();
-        } catch (IOException | RuntimeException e) {
-            String lost = meta.notDurable();
-            failure = new IOException("raw_block on " + device.path() + ": the final checkpoint could not be written,"
-                    + " so changes since the last durable one are not durable" + (lost == null ? "" : ": " + lost)
-                    + "; the cause: " + e.getMessage(), e);
-        }
-        boolean ioLeft = !drained || !checkpointStopped || !abandoned.isEmpty();
-        if (failure == null && !ioLeft) {
-            try {
-                meta.markClosedCleanly();
-            } catch (IOException | RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "raw_block on " + device.path() + ": the close marker could not"
-                        + " be written (every change is durable; the next open checks the log past its end): "
-                        + e.getMessage(), e);
-            }
-        }
-        if (ownsDevice) {
-            device.close();
-        } else if (!ioLeft) {
-            try {
-                device.unregisterBuffers(headerPool.region());
-            } catch (IOException | RuntimeException e) {
-                LOG.log(System.Logger.Level.WARNING, "could not unregister the header buffers from " + device.path(), e);
-            }
-        }
-        if (!ioLeft) {
-            headerPool.close();
-            meta.release();
-        }
-        if (failure != null) {
-            throw failure;
-        }
+        StoreClosing.close(parts, ownsDevice);
     }
 }

@@ -14,44 +14,46 @@ import java.util.List;
  * slots that one placement id fills, {@link SlotAllocator}): which group holds a key, which groups hold
  * data, and the eviction of a whole group: its keys deleted as a delete deletes them ({@link Deletions}:
  * logged, and released at once, without waiting for the records to be durable) and its whole range
- * deallocated as one range before its slots are reused. Without a reclaim unit size there are no groups. Thread-safe; the core's lock is never held
- * across I/O.
+ * deallocated as one range before its slots are reused. Without a reclaim unit size there are no groups.
+ * Thread-safe; the store's lock is never held across I/O.
  */
 public final class SlotGroups {
-    private final RawBlockCore core;
+    private final StoreParts store;
+    private final SlotLayout layout;
 
-    SlotGroups(RawBlockCore core) {
-        this.core = core;
+    SlotGroups(StoreParts store) {
+        this.store = store;
+        this.layout = store.layout();
     }
 
     /** Slots per group; 1 when the store does not group. */
     public int slotsPerGroup() {
-        return core.slots.groupSlots();
+        return store.slots().groupSlots();
     }
 
     /** Bytes of a group; 0 when the store does not group. */
     public long groupBytes() {
-        return core.slots.groupCount() == 0 ? 0 : core.slots.groupSlots() * core.slotBytes;
+        return store.slots().groupCount() == 0 ? 0 : store.slots().groupSlots() * layout.slotBytes();
     }
 
     /** Groups the data area has (0 when the store does not group). */
     public int groupCount() {
-        return core.slots.groupCount();
+        return store.slots().groupCount();
     }
 
     /** Per key, the group of its slot; -1 for keys not committed or outside every group. */
     public int[] groupsOf(List<String> keys) {
         int[] out = new int[keys.size()];
-        int g = core.slots.groupSlots();
-        int grouped = core.slots.groupCount() * g;
-        core.lock.lock();
+        int g = store.slots().groupSlots();
+        int grouped = store.slots().groupCount() * g;
+        store.lock().lock();
         try {
             for (int i = 0; i < out.length; i++) {
-                StoreIndex.Found f = core.index.get(new StoreKey(keys.get(i)));
+                StoreIndex.Found f = store.index().get(new StoreKey(keys.get(i)));
                 out[i] = f == null || f.slot() >= grouped ? -1 : f.slot() / g;
             }
         } finally {
-            core.lock.unlock();
+            store.lock().unlock();
         }
         return out;
     }
@@ -59,18 +61,19 @@ public final class SlotGroups {
     /** The groups holding data (slots in use or being written), in index order. */
     public List<ReclaimUnitGroups.Group> groups() {
         List<ReclaimUnitGroups.Group> out = new ArrayList<>();
-        SlotAllocator slots = core.slots;
-        core.lock.lock();
+        SlotAllocator slots = store.slots();
+        store.lock().lock();
         try {
             for (int gi = 0; gi < slots.groupCount(); gi++) {
                 int used = slots.groupUsed(gi);
                 if (used > 0) {
-                    out.add(new ReclaimUnitGroups.Group(gi, core.slotOffset(gi * slots.groupSlots()), groupBytes(), used,
-                            used * core.slotBytes, slots.groupOwner(gi), slots.groupOpened(gi), slots.isOpen(gi)));
+                    out.add(new ReclaimUnitGroups.Group(gi, layout.slotOffset(gi * slots.groupSlots()), groupBytes(),
+                            used, used * layout.slotBytes(), slots.groupOwner(gi), slots.groupOpened(gi),
+                            slots.isOpen(gi)));
                 }
             }
         } finally {
-            core.lock.unlock();
+            store.lock().unlock();
         }
         return out;
     }
@@ -93,9 +96,9 @@ public final class SlotGroups {
      * @throws IOException when the slot headers cannot be read (nothing is changed)
      */
     public Eviction evict(int group) throws IOException {
-        SlotAllocator slots = core.slots;
+        SlotAllocator slots = store.slots();
         if (group < 0 || group >= slots.groupCount()) {
-            throw new IllegalArgumentException("slot group " + group + " does not exist: " + core.config.devicePath()
+            throw new IllegalArgumentException("slot group " + group + " does not exist: " + store.config().devicePath()
                     + " has " + slots.groupCount() + " groups" + (slots.groupCount() == 0
                     ? "; it groups slots only with FDP and a known reclaim unit size"
                     : " (0.." + (slots.groupCount() - 1) + ")"));
@@ -105,39 +108,39 @@ public final class SlotGroups {
         String[] keys = new String[g];
         int[] toRead = null;
         Pending done;
-        core.lock.lock();
+        store.lock().lock();
         try {
-            core.checkOpenLocked();
+            store.gate().checkOpenLocked();
             Eviction early = precheckLocked(group, first, g);
             if (early != null) {
                 return early;
             }
-            if (core.index.keepsKeys()) {
+            if (store.index().keepsKeys()) {
                 for (int s = first; s < first + g; s++) {
-                    keys[s - first] = core.index.keyAt(s);
+                    keys[s - first] = store.index().keyAt(s);
                 }
                 done = evictLocked(group, first, keys);
             } else {
                 toRead = usedSlots(first, g);
-                core.ops.add(1); // the header read: close waits for it
+                store.ops().add(1); // the header read: close waits for it
                 done = null;
             }
         } finally {
-            core.lock.unlock();
+            store.lock().unlock();
         }
         if (done == null) {
             try {
                 readKeys(first, toRead, keys);
             } finally {
-                core.ops.done(1);
+                store.ops().done(1);
             }
-            core.lock.lock();
+            store.lock().lock();
             try {
-                core.checkOpenLocked();
+                store.gate().checkOpenLocked();
                 Eviction early = precheckLocked(group, first, g);
                 done = early != null ? new Pending(early, null) : evictLocked(group, first, keys);
             } finally {
-                core.lock.unlock();
+                store.lock().unlock();
             }
         }
         if (done.deletions() != null) {
@@ -151,7 +154,7 @@ public final class SlotGroups {
 
     /** Under the lock: the outcome when the group cannot be evicted whatever its keys are, else null. */
     private Eviction precheckLocked(int group, int first, int g) {
-        SlotAllocator slots = core.slots;
+        SlotAllocator slots = store.slots();
         if (slots.groupUsed(group) == 0) {
             return Eviction.not(ReclaimUnitGroups.Outcome.EMPTY);
         }
@@ -170,7 +173,7 @@ public final class SlotGroups {
         int n = 0;
         int[] used = new int[g];
         for (int s = first; s < first + g; s++) {
-            if (core.slots.state(s) == SlotAllocator.USED) {
+            if (store.slots().state(s) == SlotAllocator.USED) {
                 used[n++] = s;
             }
         }
@@ -182,15 +185,15 @@ public final class SlotGroups {
         if (slots.length == 0) {
             return;
         }
-        int headerBytes = core.headerBytes;
-        long align = Math.max(core.config.blockAlign(), core.device.bufferAlignment());
+        int headerBytes = layout.headerBytes();
+        long align = Math.max(store.config().blockAlign(), store.device().bufferAlignment());
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment headers = arena.allocate((long) slots.length * headerBytes, align);
             IoBatch batch = new IoBatch(slots.length);
             for (int i = 0; i < slots.length; i++) {
-                batch.read(core.slotOffset(slots[i]), headers.asSlice((long) i * headerBytes, headerBytes));
+                batch.read(layout.slotOffset(slots[i]), headers.asSlice((long) i * headerBytes, headerBytes));
             }
-            core.device.execute(batch);
+            store.device().execute(batch);
             for (int i = 0; i < slots.length; i++) {
                 keys[slots[i] - first] = OnDiskFormat.readSlotHeader(
                         headers.asSlice((long) i * headerBytes, headerBytes)).key();
@@ -204,7 +207,7 @@ public final class SlotGroups {
      * header naming none), a load in flight, or a locked key.
      */
     private Pending evictLocked(int group, int first, String[] keys) {
-        SlotAllocator slots = core.slots;
+        SlotAllocator slots = store.slots();
         int g = keys.length;
         StoreIndex.Found[] found = new StoreIndex.Found[g];
         StoreKey[] storeKeys = new StoreKey[g];
@@ -215,21 +218,21 @@ public final class SlotGroups {
             }
             StoreKey key = keys[i] == null ? null : new StoreKey(keys[i]);
             storeKeys[i] = key;
-            StoreIndex.Found f = key == null ? null : core.index.get(key);
-            if (f == null || f.slot() != s || core.inflight.isRead(s)) {
+            StoreIndex.Found f = key == null ? null : store.index().get(key);
+            if (f == null || f.slot() != s || store.inflight().isRead(s)) {
                 return new Pending(Eviction.not(ReclaimUnitGroups.Outcome.BUSY), null); // changed, loaded, or going
             }
-            if (core.index.lockCount(key) > 0) {
+            if (store.index().lockCount(key) > 0) {
                 return new Pending(Eviction.not(ReclaimUnitGroups.Outcome.LOCKED), null);
             }
             found[i] = f;
         }
-        Deletions deletions = new Deletions(core, g);
+        Deletions deletions = new Deletions(store, g);
         List<String> removed = new ArrayList<>(g);
         for (int i = 0; i < g; i++) {
             int s = first + i;
             if (found[i] != null) {
-                deletions.remove(storeKeys[i], found[i], false); // unlocked and unread: its slot is freed with the group's
+                deletions.remove(storeKeys[i], found[i], false); // unlocked, unread: freed with the group's
                 removed.add(keys[i]);
             } else if (slots.claimFree(s)) {
                 deletions.addFree(s);
@@ -237,7 +240,7 @@ public final class SlotGroups {
         }
         slots.groupComing(group); // puts wait for it rather than spill out of their own groups
         deletions.endLocked();
-        return new Pending(new Eviction(ReclaimUnitGroups.Outcome.EVICTED, removed, core.slotOffset(first),
-                g * core.slotBytes), deletions);
+        return new Pending(new Eviction(ReclaimUnitGroups.Outcome.EVICTED, removed, layout.slotOffset(first),
+                g * layout.slotBytes()), deletions);
     }
 }

@@ -7,58 +7,57 @@ import java.util.Map;
 final class StoreStatus {
     private StoreStatus() {}
 
-    static Map<String, Object> of(RawBlockCore core) {
+    static Map<String, Object> of(StoreParts store) {
         Map<String, Object> s = new LinkedHashMap<>();
-        core.lock.lock();
+        store.lock().lock();
         try {
-            s.put("is_healthy", !core.closed && core.meta.lastError() == null && core.recovered.damage() == null);
-            s.put("device_path", core.config.devicePath());
-            s.put("io_engine", core.device.engine().configName());
-            s.put("capacity_bytes", core.capacityBytes);
-            s.put("slot_bytes", core.slotBytes);
-            s.put("max_slots", core.slots.maxSlots());
-            s.put("used_slots", core.slots.usedSlots());
-            s.put("free_slots", core.slots.freeSlots());
-            s.put("next_slot", core.slots.nextSlot());
-            s.put("keys", core.index.size());
-            s.put("locked_keys", core.index.lockedCount());
-            s.put("inflight_keys", core.inflight.writes());
-            s.put("dirty", core.meta.dirty());
-            s.put("index_bytes", core.index.memoryBytes());
-            s.put("index_off_heap_bytes", core.index.offHeapBytes());
-            s.put("slot_affinity_hits", core.slots.affinityHits());
-            s.put("slot_affinity_fallbacks", core.slots.affinityFallbacks());
-            s.put("slots_per_reclaim_unit", core.slots.groupSlots());
+            s.put("is_healthy", !store.gate().closedLocked() && store.meta().lastError() == null
+                    && store.recovered().damage() == null);
+            s.put("device_path", store.config().devicePath());
+            s.put("io_engine", store.device().engine().configName());
+            s.put("capacity_bytes", store.layout().capacityBytes());
+            s.put("slot_bytes", store.layout().slotBytes());
+            s.put("max_slots", store.slots().maxSlots());
+            s.put("used_slots", store.slots().usedSlots());
+            s.put("free_slots", store.slots().freeSlots());
+            s.put("next_slot", store.slots().nextSlot());
+            s.put("keys", store.index().size());
+            s.put("locked_keys", store.index().lockedCount());
+            s.put("inflight_keys", store.inflight().writes());
+            s.put("dirty", store.meta().dirty());
+            s.put("index_bytes", store.index().memoryBytes());
+            s.put("index_off_heap_bytes", store.index().offHeapBytes());
+            s.put("slot_affinity_hits", store.slots().affinityHits());
+            s.put("slot_affinity_fallbacks", store.slots().affinityFallbacks());
+            s.put("slots_per_reclaim_unit", store.slots().groupSlots());
         } finally {
-            core.lock.unlock();
+            store.lock().unlock();
         }
-        s.put("fdp_enabled", core.config.fdpEnabled());
-        s.put("fdp_reported_placement_ids", core.placement.reported());
-        s.put("fdp_data_placement_ids", core.placement.data());
-        s.put("fdp_reclaim_unit_bytes", core.placement.reclaimUnitBytes());
-        s.put("bytes_written_by_placement_id", core.placement.bytesWrittenById());
-        s.put("deallocated_slots", core.releaser.deallocatedSlots());
-        s.put("deallocate_failures", core.releaser.deallocateFailures());
-        core.meta.status(s);
-        StoreReadOnlyException readOnly = core.meta.readOnlyCause();
+        s.put("fdp_enabled", store.config().fdpEnabled());
+        s.put("fdp_reported_placement_ids", store.placement().reported());
+        s.put("fdp_data_placement_ids", store.placement().data());
+        s.put("fdp_reclaim_unit_bytes", store.placement().reclaimUnitBytes());
+        s.put("bytes_written_by_placement_id", store.placement().bytesWrittenById());
+        s.put("deallocated_slots", store.releaser().deallocatedSlots());
+        s.put("deallocate_failures", store.releaser().deallocateFailures());
+        store.meta().status(s);
+        StoreReadOnlyException readOnly = store.meta().readOnlyCause();
         s.put("read_only", readOnly != null);
         s.put("read_only_reason", readOnly == null ? null : readOnly.getMessage());
-        s.put("acknowledged_not_durable_keys", core.meta.acknowledgedNotDurable());
-        s.put("meta_snapshot_epoch", core.meta.snapshotEpoch());
-        s.put("recovery", core.recovered.note());
-        s.put("recovery_fell_back", core.recovered.fellBack());
-        s.put("metadata_damage", core.recovered.damage());
-        s.put("metadata_lost_keys", core.recovered.lostKeys());
-        s.put("recovered_keys", core.recovered.recoveredKeys());
-        s.put("verify_dropped_keys", core.recovered.droppedKeys());
-        s.put("crc_mismatches", core.crcMismatches.get());
-        s.put("rolled_back_keys", core.rolledBackKeys.get());
-        s.put("device_full_rejects", core.deviceFullRejects.get());
-        s.put("slot_waits", core.slotWaits.get());
-        s.put("oversize_rejects", core.oversizeRejects.get());
-        synchronized (core.abandoned) {
-            s.put("abandoned_io_batches", core.abandoned.size());
-        }
+        s.put("acknowledged_not_durable_keys", store.meta().acknowledgedNotDurable());
+        s.put("meta_snapshot_epoch", store.meta().snapshotEpoch());
+        s.put("recovery", store.recovered().note());
+        s.put("recovery_fell_back", store.recovered().fellBack());
+        s.put("metadata_damage", store.recovered().damage());
+        s.put("metadata_lost_keys", store.recovered().lostKeys());
+        s.put("recovered_keys", store.recovered().recoveredKeys());
+        s.put("verify_dropped_keys", store.recovered().droppedKeys());
+        s.put("crc_mismatches", store.counters().crcMismatches.get());
+        s.put("rolled_back_keys", store.counters().rolledBackKeys.get());
+        s.put("device_full_rejects", store.counters().deviceFullRejects.get());
+        s.put("slot_waits", store.counters().slotWaits.get());
+        s.put("oversize_rejects", store.counters().oversizeRejects.get());
+        s.put("abandoned_io_batches", store.quarantine().size());
         return s;
     }
 }

@@ -104,27 +104,37 @@ class CloseSemanticsTest {
                 RawBlockCore core = RawBlockCore.open(config);
                 int threads = 4;
                 CountDownLatch go = new CountDownLatch(1);
+                CountDownLatch putting = new CountDownLatch(threads); // each putter has submitted a put
                 List<Thread> putters = new ArrayList<>();
                 for (int t = 0; t < threads; t++) {
                     int id = t;
                     putters.add(Thread.ofPlatform().start(() -> {
                         MemorySegment data = arena.allocate(4096, 4096).fill((byte) id);
+                        boolean started = false;
                         try {
                             go.await();
                             for (int i = 0; i < 100; i++) {
                                 String k = "m@0x0000000" + id + "@" + String.format("%04x", i);
                                 List<PutRequest> one = List.of(PutRequest.of(k, data));
                                 core.putOutcomesAsync(one, o -> acknowledged.put(k, o[0]));
+                                if (!started) {
+                                    started = true;
+                                    putting.countDown();
+                                }
                             }
                         } catch (IllegalStateException e) {
                             refused.set(true); // closed: refused at submit, nothing was acknowledged
                         } catch (InterruptedException e) {
                             Thread.currentThread().interrupt();
+                        } finally {
+                            if (!started) {
+                                putting.countDown(); // a putter that ended early does not hold close back
+                            }
                         }
                     }));
                 }
                 go.countDown();
-                Thread.sleep(2);
+                putting.await(); // close while every putter is under way
                 core.close();
                 for (Thread p : putters) {
                     p.join();

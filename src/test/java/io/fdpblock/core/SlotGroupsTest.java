@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 import static io.fdpblock.core.CoreFixture.SLOT;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -52,14 +53,6 @@ class SlotGroupsTest {
             reqs.add(PutRequest.of(k, f.payload(k, SLOT - 4096)).withPlacement(placementId));
         }
         assertThat(core.put(reqs)).containsOnly(true);
-    }
-
-    private static void await(String what, java.util.function.BooleanSupplier done) throws InterruptedException {
-        long deadline = System.nanoTime() + WAIT_NANOS;
-        while (!done.getAsBoolean()) {
-            assertThat(System.nanoTime()).as(what).isLessThan(deadline);
-            Thread.sleep(5);
-        }
     }
 
     @ParameterizedTest
@@ -116,7 +109,7 @@ class SlotGroupsTest {
                 MemorySegment into = f.buffer(SLOT - 4096);
                 CompletableFuture<boolean[]> loaded = new CompletableFuture<>();
                 core.loadAsync(List.of(new LoadRequest(a.get(1), into)), loaded::complete);
-                await("the load reached the device", () -> gate.held() == 1);
+                gate.awaitHeld(1);
                 assertThat(groups.evict(0).outcome()).isEqualTo(Outcome.BUSY);
                 gate.release();
                 assertThat(loaded.get(10, TimeUnit.SECONDS)).containsExactly(true);
@@ -126,8 +119,10 @@ class SlotGroupsTest {
                 // durable first)
                 int freeBefore = core.freeSlots();
                 int deallocs = f.device.deallocations().size();
+                int released = gate.deallocationsDone();
                 core.delete(List.of(a.get(3)), false);
-                await("slot 3 released", () -> core.freeSlots() == freeBefore + 1);
+                gate.awaitDeallocationsDone(released + 1); // the slot is free once its deallocation completed
+                assertThat(core.freeSlots()).isEqualTo(freeBefore + 1);
                 assertThat(f.device.deallocations()).hasSize(deallocs + 1);
                 assertThat(f.device.deallocations().get(deallocs)).containsExactly(core.slotOffset(3), SLOT);
 
@@ -143,7 +138,8 @@ class SlotGroupsTest {
                 assertThat(core.keyCount()).isEqualTo(2);
                 assertThat(groups.groupsOf(a)).containsOnly(-1);
                 // released while metadata writes are held: no log commit (or checkpoint) was needed for it
-                await("group 0 released", () -> core.freeSlots() == freeBefore + GROUP);
+                gate.awaitDeallocationsDone(released + 2);
+                assertThat(core.freeSlots()).isEqualTo(freeBefore + GROUP);
                 assertThat(gate.held()).isZero();
                 gate.release();
                 assertThat(f.device.deallocations()).hasSize(deallocs + 1);
@@ -185,6 +181,8 @@ class SlotGroupsTest {
         private long holdSlotOffset = -1;
         private long holdWritesBelow = -1;
         private final List<Runnable> held = new ArrayList<>();
+        /** Deallocation batches whose completion (the store freeing their slots) has returned. */
+        private int deallocationsDone;
 
         LoadGate(BlockDevice inner) {
             this.inner = inner;
@@ -202,6 +200,29 @@ class SlotGroupsTest {
             return held.size();
         }
 
+        /** Waits (bounded) until {@code n} submissions are held. */
+        synchronized void awaitHeld(int n) throws InterruptedException {
+            awaitLocked("submissions held: " + n, () -> held.size() >= n);
+        }
+
+        synchronized int deallocationsDone() {
+            return deallocationsDone;
+        }
+
+        /** Waits (bounded) until {@code n} deallocation batches have completed, their slots freed. */
+        synchronized void awaitDeallocationsDone(int n) throws InterruptedException {
+            awaitLocked("deallocations completed: " + n, () -> deallocationsDone >= n);
+        }
+
+        private void awaitLocked(String what, BooleanSupplier done) throws InterruptedException {
+            long deadline = System.nanoTime() + WAIT_NANOS;
+            while (!done.getAsBoolean()) {
+                long left = deadline - System.nanoTime();
+                assertThat(left).as(what).isPositive();
+                TimeUnit.NANOSECONDS.timedWait(this, left);
+            }
+        }
+
         void release() {
             List<Runnable> go;
             synchronized (this) {
@@ -215,6 +236,17 @@ class SlotGroupsTest {
 
         @Override
         public void submit(IoBatch batch, IoBatch.Callback callback) throws IOException {
+            if (batch.size() > 0 && batch.isDeallocate(0)) { // the store's releases: counted once they completed
+                IoBatch.Callback release = callback;
+                callback = b -> {
+                    release.onComplete(b);
+                    synchronized (this) {
+                        deallocationsDone++;
+                        notifyAll();
+                    }
+                };
+            }
+            IoBatch.Callback then = callback;
             synchronized (this) {
                 for (int i = 0; i < batch.size(); i++) {
                     boolean load = holdSlotOffset >= 0 && batch.isRead(i) && batch.length(i) > 4096
@@ -223,7 +255,7 @@ class SlotGroupsTest {
                     if (load || meta) {
                         held.add(() -> {
                             try {
-                                inner.submit(batch, callback);
+                                inner.submit(batch, then);
                             } catch (IOException e) {
                                 throw new IllegalStateException(e);
                             }
@@ -232,7 +264,7 @@ class SlotGroupsTest {
                     }
                 }
             }
-            inner.submit(batch, callback);
+            inner.submit(batch, then);
         }
 
         @Override public boolean supportsPlacement() { return inner.supportsPlacement(); }
