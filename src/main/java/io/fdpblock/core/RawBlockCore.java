@@ -350,7 +350,7 @@ public final class RawBlockCore implements AutoCloseable {
         return meta.readOnlyCause();
     }
 
-    /** A snapshot of the store's state and counters; documented in the README. */
+    /** A snapshot of the store's state and counters; documented in docs/store.md (Status map). */
     public Map<String, Object> status() {
         return StoreStatus.of(parts);
     }

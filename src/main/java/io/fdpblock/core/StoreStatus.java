@@ -3,7 +3,7 @@ package io.fdpblock.core;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-/** {@link RawBlockCore#status()}: the store's state and counters, documented in the README. */
+/** {@link RawBlockCore#status()}: the store's state and counters, documented in docs/store.md (Status map). */
 final class StoreStatus {
     private StoreStatus() {}
 

@@ -47,7 +47,8 @@ public final class ReadmeExamples {
     /** What every example's file imports. */
     public static final List<String> IMPORTS = List.of(
             "io.fdpblock.l2.*", "io.fdpblock.core.*", "io.fdpblock.device.*", "io.fdpblock.nvme.*",
-            "io.fdpblock.uring.*", "io.fdpblock.linux.*", "io.fdpblock.controller.*",
+            "io.fdpblock.uring.*", "io.fdpblock.linux.*", "io.fdpblock.controller.*", "io.fdpblock.adapter.*",
+            "io.fdpblock.cache.*",
             "java.io.*", "java.lang.foreign.*", "java.nio.file.*", "java.time.*", "java.util.*",
             "java.util.concurrent.*");
 

@@ -96,7 +96,10 @@ class ScaleBenchTest {
 
         JsonNode root = ScaleBench.json().readTree(json.toFile());
         assertThat(root.path("results")).hasSize(2);
-        assertThat(root.path("results").get(0).path("memory").path("index_bytes_per_entry").asDouble()).isPositive();
+        // The JSON carries what the report measured; the heap part of it moves with the shared JVM's GC (it was
+        // negative on a busy machine), so only its arithmetic is pinned above, never its sign.
+        assertThat(root.path("results").get(0).path("memory").path("index_bytes_per_entry").asDouble())
+                .isEqualTo(report.results().get(0).memory().indexBytesPerEntry());
         assertThat(root.path("results").get(1).path("reopen").path("keys_recovered").asLong()).isEqualTo(n);
         assertThat(printed.toString(StandardCharsets.UTF_8)).contains("targets (scale)");
         try (Stream<Path> left = Files.list(dir)) {
