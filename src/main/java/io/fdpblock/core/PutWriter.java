@@ -21,6 +21,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * ({@link PutOutcome#READ_ONLY}, {@link MetaStore#readOnlyCause}).
  */
 final class PutWriter {
+    /** Not a thread of any arena: a confined segment is never accessible by it, any other segment is. */
+    private static final Thread ANOTHER_THREAD = Thread.ofPlatform().unstarted(() -> {});
     private final StoreParts store;
     private final SlotLayout layout;
 
@@ -340,7 +342,10 @@ final class PutWriter {
     private MemorySegment writablePayload(MemorySegment payload) {
         long len = payload.byteSize();
         int align = store.config().blockAlign();
-        if (payload.isNative() && len % align == 0 && payload.address() % store.device().bufferAlignment() == 0) {
+        // A payload confined to the caller's thread is copied too: an engine that does its I/O on threads of
+        // its own (posix) cannot touch it there.
+        if (payload.isNative() && len % align == 0 && payload.address() % store.device().bufferAlignment() == 0
+                && payload.isAccessibleBy(ANOTHER_THREAD)) {
             return payload;
         }
         MemorySegment copy = Arena.ofAuto().allocate(OnDiskFormat.roundUp(len, align), align);
