@@ -1,12 +1,12 @@
 package io.fdpblock.core;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
+import io.fdpblock.core.v1.CheckpointPayloadFuzzTest;
 import io.fdpblock.fuzz.Fuzzing;
 
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.zip.CRC32;
-import io.fdpblock.core.v1.CheckpointPayloadFuzzTest;
 
 /**
  * A checkpoint container as recovery reads it from the meta area: the header in its own block

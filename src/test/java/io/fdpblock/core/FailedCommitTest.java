@@ -1,5 +1,7 @@
 package io.fdpblock.core;
 
+import io.fdpblock.core.v2.V2Layout;
+import io.fdpblock.core.v2.V2Meta;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.FaultInjectingDevice;
@@ -17,8 +19,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import io.fdpblock.core.v2.V2Layout;
-import io.fdpblock.core.v2.V2Meta;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,13 +1,13 @@
 package io.fdpblock.core.tools;
 
+import io.fdpblock.core.OnDiskFormat;
+import io.fdpblock.core.v2.V2Layout;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import io.fdpblock.core.OnDiskFormat;
-import io.fdpblock.core.v2.V2Layout;
 
 /**
  * Which of the two formats a device holds, for the tools that name them (the store's open asks the

@@ -1,9 +1,19 @@
 package io.fdpblock.core.tools;
 
-import io.fdpblock.l2.KeyCodec;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.fdpblock.core.OnDiskFormat;
+import io.fdpblock.core.SaltTable;
+import io.fdpblock.core.v1.CheckpointCodec;
+import io.fdpblock.core.v1.MetadataArea;
+import io.fdpblock.core.v2.CompactIndex;
+import io.fdpblock.core.v2.KeyListing;
+import io.fdpblock.core.v2.MetaLog;
+import io.fdpblock.core.v2.Snapshots;
+import io.fdpblock.core.v2.V2Layout;
+import io.fdpblock.core.v2.V2Recovery;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
+import io.fdpblock.l2.KeyCodec;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -13,16 +23,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import io.fdpblock.core.v1.CheckpointCodec;
-import io.fdpblock.core.v2.CompactIndex;
-import io.fdpblock.core.v2.KeyListing;
-import io.fdpblock.core.v2.MetaLog;
-import io.fdpblock.core.v1.MetadataArea;
-import io.fdpblock.core.OnDiskFormat;
-import io.fdpblock.core.SaltTable;
-import io.fdpblock.core.v2.Snapshots;
-import io.fdpblock.core.v2.V2Layout;
-import io.fdpblock.core.v2.V2Recovery;
 
 /**
  * Reads what a store left on a device without changing it. lmcache_v1 ({@link #inspect}): both

@@ -1,6 +1,23 @@
 package io.fdpblock.core.tools;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.fdpblock.core.OnDiskFormat;
+import io.fdpblock.core.RawBlockCore;
+import io.fdpblock.core.RawBlockCoreConfig;
+import io.fdpblock.core.SaltTable;
+import io.fdpblock.core.StoreContext;
+import io.fdpblock.core.StoreIndex;
+import io.fdpblock.core.StoreInternals;
+import io.fdpblock.core.StoreKey;
+import io.fdpblock.core.StoreRefusedException;
+import io.fdpblock.core.v1.CheckpointCodec;
+import io.fdpblock.core.v1.HeapKeyIndex;
+import io.fdpblock.core.v1.MetadataArea;
+import io.fdpblock.core.v2.CompactIndex;
+import io.fdpblock.core.v2.KeyListing;
+import io.fdpblock.core.v2.Snapshots;
+import io.fdpblock.core.v2.V2Format;
+import io.fdpblock.core.v2.V2Layout;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;
@@ -22,23 +39,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
-import io.fdpblock.core.v1.CheckpointCodec;
-import io.fdpblock.core.v2.CompactIndex;
-import io.fdpblock.core.v1.HeapKeyIndex;
-import io.fdpblock.core.v2.KeyListing;
-import io.fdpblock.core.v1.MetadataArea;
-import io.fdpblock.core.OnDiskFormat;
-import io.fdpblock.core.RawBlockCore;
-import io.fdpblock.core.RawBlockCoreConfig;
-import io.fdpblock.core.SaltTable;
-import io.fdpblock.core.v2.Snapshots;
-import io.fdpblock.core.StoreContext;
-import io.fdpblock.core.StoreIndex;
-import io.fdpblock.core.StoreInternals;
-import io.fdpblock.core.StoreKey;
-import io.fdpblock.core.StoreRefusedException;
-import io.fdpblock.core.v2.V2Format;
-import io.fdpblock.core.v2.V2Layout;
 
 /**
  * Converts a store in place between lmcache_v1 and fdpblock_v2 ({@code fdpblock migrate}): every key

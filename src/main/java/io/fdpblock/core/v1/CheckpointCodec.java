@@ -1,12 +1,13 @@
 package io.fdpblock.core.v1;
 
-import io.fdpblock.l2.ObjectMeta;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.json.JsonWriteFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fdpblock.core.RawBlockCoreConfig;
+import io.fdpblock.l2.ObjectMeta;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -15,7 +16,6 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import io.fdpblock.core.RawBlockCoreConfig;
 
 /**
  * The checkpoint payload, v1: compact UTF-8 JSON with the field order and escaping of LMCache's

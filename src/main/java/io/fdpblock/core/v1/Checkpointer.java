@@ -1,5 +1,8 @@
 package io.fdpblock.core.v1;
 
+import io.fdpblock.core.MetaStore;
+import io.fdpblock.core.RawBlockCore;
+import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.nvme.PlacementId;
 
 import java.io.IOException;
@@ -9,9 +12,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import io.fdpblock.core.MetaStore;
-import io.fdpblock.core.RawBlockCore;
-import io.fdpblock.core.RawBlockCoreConfig;
 
 /**
  * Writes the store's checkpoints (v1: compact JSON in the mirrored containers): on demand, every

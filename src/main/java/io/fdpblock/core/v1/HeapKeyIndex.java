@@ -1,14 +1,14 @@
 package io.fdpblock.core.v1;
 
+import io.fdpblock.core.StoreIndex;
+import io.fdpblock.core.StoreKey;
+import io.fdpblock.core.v2.CompactIndex;
 import io.fdpblock.l2.ObjectMeta;
 
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.function.BiConsumer;
-import io.fdpblock.core.v2.CompactIndex;
-import io.fdpblock.core.StoreIndex;
-import io.fdpblock.core.StoreKey;
 
 /**
  * The v1 index: a map from each key to its entry, on the heap. LMCache's raw_block checkpoints list

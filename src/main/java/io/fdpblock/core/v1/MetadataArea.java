@@ -1,6 +1,7 @@
 package io.fdpblock.core.v1;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.fdpblock.core.OnDiskFormat;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
 import io.fdpblock.nvme.PlacementId;
@@ -15,7 +16,6 @@ import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.zip.CRC32;
-import io.fdpblock.core.OnDiskFormat;
 
 /**
  * The mirrored checkpoint containers at the start of a device (LMCache raw_block state v1): reading

@@ -1,14 +1,5 @@
 package io.fdpblock.core.v1;
 
-import io.fdpblock.device.BlockDevice;
-import io.fdpblock.device.IoBatch;
-
-import java.io.IOException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
 import io.fdpblock.core.OnDiskFormat;
 import io.fdpblock.core.PutRequest;
 import io.fdpblock.core.RawBlockCore;
@@ -19,6 +10,15 @@ import io.fdpblock.core.SlotAllocator;
 import io.fdpblock.core.StoreIndex;
 import io.fdpblock.core.StoreKey;
 import io.fdpblock.core.StoreRefusedException;
+import io.fdpblock.device.BlockDevice;
+import io.fdpblock.device.IoBatch;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 
 /**
  * What open does with what a device holds. Never formats by itself: a new device (metadata area all

@@ -1,12 +1,6 @@
 package io.fdpblock.core.v1;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.fdpblock.device.StripedBlockDevice;
-
-import java.io.IOException;
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-import java.util.List;
 import io.fdpblock.core.Detection;
 import io.fdpblock.core.OnDiskFormat;
 import io.fdpblock.core.ProbeContext;
@@ -14,6 +8,12 @@ import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.core.StoreContext;
 import io.fdpblock.core.StoreFormat;
 import io.fdpblock.core.StoreRefusedException;
+import io.fdpblock.device.StripedBlockDevice;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
 
 /**
  * LMCache's raw_block state v1 ({@code lmcache_v1}): the index as JSON checkpoints in two mirrored

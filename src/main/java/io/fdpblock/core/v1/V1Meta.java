@@ -1,17 +1,18 @@
 package io.fdpblock.core.v1;
 
-import java.io.IOException;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
-import java.util.function.LongConsumer;
 import io.fdpblock.core.MetaStore;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.core.RecoveryResult;
 import io.fdpblock.core.StoreContext;
 import io.fdpblock.core.StoreKey;
 import io.fdpblock.core.StoreReadOnlyException;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.LongConsumer;
 
 /**
  * LMCache raw_block state v1: the whole index as a JSON checkpoint in two mirrored containers,

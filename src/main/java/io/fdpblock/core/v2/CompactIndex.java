@@ -1,15 +1,15 @@
 package io.fdpblock.core.v2;
 
 import com.dynatrace.hash4j.hashing.HashValue128;
+import io.fdpblock.core.KeyHash;
+import io.fdpblock.core.StoreIndex;
+import io.fdpblock.core.StoreKey;
 import io.fdpblock.l2.ObjectMeta;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
-import io.fdpblock.core.KeyHash;
-import io.fdpblock.core.StoreIndex;
-import io.fdpblock.core.StoreKey;
 
 /**
  * The fdpblock_v2 index: one fixed-size entry per key in an off-heap open-addressing table, keyed by

@@ -1,6 +1,9 @@
 package io.fdpblock.core.v2;
 
 import com.dynatrace.hash4j.hashing.HashValue128;
+import io.fdpblock.core.KeyHash;
+import io.fdpblock.core.OnDiskFormat;
+import io.fdpblock.core.StoreContext;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
 
@@ -11,9 +14,6 @@ import java.lang.foreign.ValueLayout;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.locks.Lock;
-import io.fdpblock.core.KeyHash;
-import io.fdpblock.core.OnDiskFormat;
-import io.fdpblock.core.StoreContext;
 
 /**
  * fdpblock_v2 keeps no key in memory: the keys of its entries are read back from the slot headers, which

@@ -1,5 +1,8 @@
 package io.fdpblock.core.v2;
 
+import io.fdpblock.core.OnDiskFormat;
+import io.fdpblock.core.PutRequest;
+import io.fdpblock.core.RawBlockCore;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
 import io.fdpblock.nvme.PlacementId;
@@ -19,9 +22,6 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongConsumer;
 import java.util.zip.CRC32C;
-import io.fdpblock.core.OnDiskFormat;
-import io.fdpblock.core.PutRequest;
-import io.fdpblock.core.RawBlockCore;
 
 /**
  * The fdpblock_v2 metadata log: every committed put and delete is a small checksummed record,

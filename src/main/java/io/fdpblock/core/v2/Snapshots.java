@@ -1,5 +1,7 @@
 package io.fdpblock.core.v2;
 
+import io.fdpblock.core.OnDiskFormat;
+import io.fdpblock.core.SaltTable;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
 import io.fdpblock.nvme.PlacementId;
@@ -15,8 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.zip.CRC32C;
-import io.fdpblock.core.OnDiskFormat;
-import io.fdpblock.core.SaltTable;
 
 /**
  * fdpblock_v2 snapshots: the compact index written out (32 bytes an entry) with the salt table, into the

@@ -1,5 +1,14 @@
 package io.fdpblock.core.v2;
 
+import io.fdpblock.core.Detection;
+import io.fdpblock.core.ProbeContext;
+import io.fdpblock.core.RawBlockCore;
+import io.fdpblock.core.RawBlockCoreConfig;
+import io.fdpblock.core.StoreContext;
+import io.fdpblock.core.StoreFormat;
+import io.fdpblock.core.StoreRefusedException;
+import io.fdpblock.core.v1.CheckpointCodec;
+import io.fdpblock.core.v1.MetadataArea;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
 import io.fdpblock.device.StripedBlockDevice;
@@ -9,15 +18,6 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.security.SecureRandom;
-import io.fdpblock.core.v1.CheckpointCodec;
-import io.fdpblock.core.Detection;
-import io.fdpblock.core.v1.MetadataArea;
-import io.fdpblock.core.ProbeContext;
-import io.fdpblock.core.RawBlockCore;
-import io.fdpblock.core.RawBlockCoreConfig;
-import io.fdpblock.core.StoreContext;
-import io.fdpblock.core.StoreFormat;
-import io.fdpblock.core.StoreRefusedException;
 
 /**
  * fdpblock_v2 ({@code fdpblock_v2}): two superblocks, a metadata log and two snapshot areas, then a data

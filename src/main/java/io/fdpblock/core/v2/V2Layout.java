@@ -1,13 +1,14 @@
 package io.fdpblock.core.v2;
 
+import io.fdpblock.core.OnDiskFormat;
+import io.fdpblock.core.RawBlockCoreConfig;
+import io.fdpblock.core.SaltTable;
+import io.fdpblock.core.v1.CheckpointCodec;
+
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.util.zip.CRC32C;
-import io.fdpblock.core.v1.CheckpointCodec;
-import io.fdpblock.core.OnDiskFormat;
-import io.fdpblock.core.RawBlockCoreConfig;
-import io.fdpblock.core.SaltTable;
 
 /**
  * Where fdpblock_v2 keeps its metadata, and the superblock that says so (docs/on-device-format.md):

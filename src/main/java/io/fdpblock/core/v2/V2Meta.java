@@ -1,7 +1,14 @@
 package io.fdpblock.core.v2;
 
 import com.dynatrace.hash4j.hashing.HashValue128;
-
+import io.fdpblock.core.MetaStore;
+import io.fdpblock.core.RawBlockCore;
+import io.fdpblock.core.RawBlockCoreConfig;
+import io.fdpblock.core.RecoveryResult;
+import io.fdpblock.core.StoreContext;
+import io.fdpblock.core.StoreKey;
+import io.fdpblock.core.StoreReadOnlyException;
+import io.fdpblock.core.StoreRefusedException;
 import io.fdpblock.device.IoBatch;
 
 import java.io.IOException;
@@ -15,14 +22,6 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongConsumer;
-import io.fdpblock.core.MetaStore;
-import io.fdpblock.core.RawBlockCore;
-import io.fdpblock.core.RawBlockCoreConfig;
-import io.fdpblock.core.RecoveryResult;
-import io.fdpblock.core.StoreContext;
-import io.fdpblock.core.StoreKey;
-import io.fdpblock.core.StoreReadOnlyException;
-import io.fdpblock.core.StoreRefusedException;
 
 /**
  * fdpblock_v2 ({@code docs/on-device-format.md}): the compact index ({@link CompactIndex}), every change

@@ -1,11 +1,11 @@
 package io.fdpblock.core.v2;
 
+import io.fdpblock.core.SaltTable;
 import io.fdpblock.device.BlockDevice;
 
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
-import io.fdpblock.core.SaltTable;
 
 /**
  * fdpblock_v2's recovery rules, on what a device holds: the newest snapshot whose body checks out (an

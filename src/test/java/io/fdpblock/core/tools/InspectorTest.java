@@ -1,7 +1,12 @@
 package io.fdpblock.core.tools;
 
-import io.fdpblock.l2.KeyCodec;
+import io.fdpblock.core.CoreFixture;
+import io.fdpblock.core.PutRequest;
+import io.fdpblock.core.RawBlockCore;
+import io.fdpblock.core.RawBlockCoreConfig;
+import io.fdpblock.core.tools.Inspector;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.l2.KeyCodec;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -10,11 +15,6 @@ import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import io.fdpblock.core.tools.Inspector;
-import io.fdpblock.core.CoreFixture;
-import io.fdpblock.core.PutRequest;
-import io.fdpblock.core.RawBlockCore;
-import io.fdpblock.core.RawBlockCoreConfig;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

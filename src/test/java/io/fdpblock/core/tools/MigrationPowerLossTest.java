@@ -1,5 +1,11 @@
 package io.fdpblock.core.tools;
 
+import io.fdpblock.core.CoreFixture;
+import io.fdpblock.core.RawBlockCore;
+import io.fdpblock.core.RawBlockCoreConfig;
+import io.fdpblock.core.tools.Migration;
+import io.fdpblock.core.tools.MigrationRefusedException;
+import io.fdpblock.core.v1.MetadataArea;
 import io.fdpblock.device.PowerLossDevice;
 import io.fdpblock.l2.ObjectMeta;
 import org.junit.jupiter.api.Tag;
@@ -11,12 +17,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import io.fdpblock.core.v1.MetadataArea;
-import io.fdpblock.core.tools.Migration;
-import io.fdpblock.core.tools.MigrationRefusedException;
-import io.fdpblock.core.RawBlockCore;
-import io.fdpblock.core.RawBlockCoreConfig;
-import io.fdpblock.core.CoreFixture;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

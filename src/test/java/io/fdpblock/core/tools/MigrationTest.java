@@ -1,5 +1,14 @@
 package io.fdpblock.core.tools;
 
+import io.fdpblock.core.CoreFixture;
+import io.fdpblock.core.LoadRequest;
+import io.fdpblock.core.PutRequest;
+import io.fdpblock.core.RawBlockCore;
+import io.fdpblock.core.RawBlockCoreConfig;
+import io.fdpblock.core.tools.Inspector;
+import io.fdpblock.core.tools.Migration;
+import io.fdpblock.core.tools.MigrationRefusedException;
+import io.fdpblock.core.v2.V2Layout;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.IoEngine;
@@ -23,15 +32,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.function.Consumer;
-import io.fdpblock.core.tools.Inspector;
-import io.fdpblock.core.tools.Migration;
-import io.fdpblock.core.tools.MigrationRefusedException;
-import io.fdpblock.core.v2.V2Layout;
-import io.fdpblock.core.LoadRequest;
-import io.fdpblock.core.PutRequest;
-import io.fdpblock.core.RawBlockCore;
-import io.fdpblock.core.RawBlockCoreConfig;
-import io.fdpblock.core.CoreFixture;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

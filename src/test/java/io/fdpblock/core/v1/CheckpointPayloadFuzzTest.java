@@ -2,6 +2,8 @@ package io.fdpblock.core.v1;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.fdpblock.core.RawBlockCoreConfig;
+import io.fdpblock.core.v1.CheckpointCodec;
 import io.fdpblock.fuzz.Fuzzing;
 import io.fdpblock.l2.ObjectMeta;
 
@@ -12,8 +14,6 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import io.fdpblock.core.v1.CheckpointCodec;
-import io.fdpblock.core.RawBlockCoreConfig;
 
 /**
  * The checkpoint payload (compact JSON) as recovery reads it: {@link CheckpointCodec#decode}, then

@@ -1,5 +1,8 @@
 package io.fdpblock.core.v2;
 
+import io.fdpblock.core.StoreIndex;
+import io.fdpblock.core.StoreKey;
+import io.fdpblock.core.v2.CompactIndex;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -13,9 +16,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.SplittableRandom;
-import io.fdpblock.core.v2.CompactIndex;
-import io.fdpblock.core.StoreIndex;
-import io.fdpblock.core.StoreKey;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,5 +1,8 @@
 package io.fdpblock.core.v2;
 
+import io.fdpblock.core.RawBlockCoreConfig;
+import io.fdpblock.core.v2.MetaLog;
+import io.fdpblock.core.v2.V2Layout;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.nvme.PlacementId;
@@ -10,9 +13,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import io.fdpblock.core.v2.MetaLog;
-import io.fdpblock.core.v2.V2Layout;
-import io.fdpblock.core.RawBlockCoreConfig;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

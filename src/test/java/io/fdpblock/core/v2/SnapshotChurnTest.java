@@ -1,10 +1,14 @@
 package io.fdpblock.core.v2;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
+import io.fdpblock.core.v2.CompactIndex;
+import io.fdpblock.core.v2.Snapshots;
+import io.fdpblock.core.v2.V2Layout;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.nvme.PlacementId;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -13,11 +17,8 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
-import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.api.Test;
-import io.fdpblock.core.v2.CompactIndex;
-import io.fdpblock.core.v2.Snapshots;
-import io.fdpblock.core.v2.V2Layout;
+
+import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A full fdpblock_v2 store whose index churns while a snapshot copies it (eviction on every put: a key

@@ -1,5 +1,9 @@
 package io.fdpblock.core.v2;
 
+import io.fdpblock.core.RawBlockCore;
+import io.fdpblock.core.RawBlockCoreConfig;
+import io.fdpblock.core.StoreRefusedException;
+import io.fdpblock.core.v2.V2Layout;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.IoBatch;
@@ -14,10 +18,6 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.zip.CRC32C;
-import io.fdpblock.core.v2.V2Layout;
-import io.fdpblock.core.RawBlockCore;
-import io.fdpblock.core.RawBlockCoreConfig;
-import io.fdpblock.core.StoreRefusedException;
 
 /**
  * The device the fdpblock_v2 fuzz targets decode from: a small store (512-byte blocks and slot headers,

@@ -1,5 +1,11 @@
 package io.fdpblock.core.v2;
 
+import io.fdpblock.core.CoreFixture;
+import io.fdpblock.core.PutRequest;
+import io.fdpblock.core.RawBlockCore;
+import io.fdpblock.core.RawBlockCoreConfig;
+import io.fdpblock.core.v2.Snapshots;
+import io.fdpblock.core.v2.V2Layout;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.IoBatch;
@@ -18,12 +24,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import io.fdpblock.core.v2.Snapshots;
-import io.fdpblock.core.v2.V2Layout;
-import io.fdpblock.core.CoreFixture;
-import io.fdpblock.core.PutRequest;
-import io.fdpblock.core.RawBlockCore;
-import io.fdpblock.core.RawBlockCoreConfig;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,6 +1,10 @@
 package io.fdpblock.core.v2;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
+import io.fdpblock.core.PutRequest;
+import io.fdpblock.core.v2.MetaLog;
+import io.fdpblock.core.v2.Snapshots;
+import io.fdpblock.core.v2.V2Layout;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.fuzz.Fuzzing;
 
@@ -12,10 +16,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import io.fdpblock.core.v2.MetaLog;
-import io.fdpblock.core.v2.Snapshots;
-import io.fdpblock.core.v2.V2Layout;
-import io.fdpblock.core.PutRequest;
 
 /**
  * The fdpblock_v2 metadata log as recovery replays it ({@link MetaLog#replay}), on {@link V2FuzzDevice}'s

@@ -1,5 +1,14 @@
 package io.fdpblock.core.v2;
 
+import io.fdpblock.core.CoreFixture;
+import io.fdpblock.core.LoadRequest;
+import io.fdpblock.core.PutRequest;
+import io.fdpblock.core.RawBlockCore;
+import io.fdpblock.core.RawBlockCoreConfig;
+import io.fdpblock.core.StoreRefusedException;
+import io.fdpblock.core.tools.Inspector;
+import io.fdpblock.core.v2.MetaLog;
+import io.fdpblock.core.v2.V2Layout;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
 import io.fdpblock.device.IoEngine;
@@ -13,15 +22,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.List;
-import io.fdpblock.core.tools.Inspector;
-import io.fdpblock.core.v2.MetaLog;
-import io.fdpblock.core.v2.V2Layout;
-import io.fdpblock.core.CoreFixture;
-import io.fdpblock.core.LoadRequest;
-import io.fdpblock.core.PutRequest;
-import io.fdpblock.core.RawBlockCore;
-import io.fdpblock.core.RawBlockCoreConfig;
-import io.fdpblock.core.StoreRefusedException;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,6 +1,9 @@
 package io.fdpblock.core.v2;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
+import io.fdpblock.core.SaltTable;
+import io.fdpblock.core.v2.Snapshots;
+import io.fdpblock.core.v2.V2Layout;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.fuzz.Fuzzing;
 
@@ -11,9 +14,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
-import io.fdpblock.core.v2.Snapshots;
-import io.fdpblock.core.v2.V2Layout;
-import io.fdpblock.core.SaltTable;
 
 /**
  * fdpblock_v2 snapshots as recovery reads them from the device: the headers of both snapshot areas

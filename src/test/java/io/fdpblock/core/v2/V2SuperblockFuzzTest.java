@@ -1,12 +1,12 @@
 package io.fdpblock.core.v2;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
+import io.fdpblock.core.v2.V2Layout;
 import io.fdpblock.fuzz.Fuzzing;
 
 import java.lang.foreign.MemorySegment;
 import java.math.BigInteger;
 import java.util.Arrays;
-import io.fdpblock.core.v2.V2Layout;
 
 /**
  * The fdpblock_v2 superblock as {@code open} reads it from the first two blocks of a device
