@@ -7,7 +7,7 @@ import io.fdpblock.core.v1.CheckpointCodec;
 import io.fdpblock.core.v1.MetadataArea;
 import io.fdpblock.core.v2.CompactIndex;
 import io.fdpblock.core.v2.KeyListing;
-import io.fdpblock.core.v2.MetaLog;
+import io.fdpblock.core.v2.LogReader;
 import io.fdpblock.core.v2.Snapshots;
 import io.fdpblock.core.v2.V2Layout;
 import io.fdpblock.core.v2.V2Recovery;
@@ -212,7 +212,7 @@ public final class Inspector {
                                 h.nextSlot(), Snapshots.bodyChecks(device, layout, h), h.equals(o.snapshot())));
             }
             notes.addAll(o.notes());
-            MetaLog.Replay r = o.log();
+            LogReader.Replay r = o.log();
             Log log = new Log(layout.logOffset(), layout.logBytes(), o.startLsn(), r.endLsn(), r.chunks(), o.records(),
                     o.puts(), o.deletes(), o.saltRecords(), r.stop(), r.torn());
             if (o.snapshot() == null && !headers.isEmpty()) {
@@ -225,7 +225,7 @@ public final class Inspector {
                 return new V2Report(supers, describe(layout), snapshots, log, notes, null, 0, Map.of(), 0, List.of());
             }
             if (o.logDamaged()) {
-                MetaLog.Beyond b = o.beyond();
+                LogReader.Beyond b = o.beyond();
                 notes.add("DAMAGED: the log stops at LSN " + r.endLsn() + " (" + r.stop() + "), yet " + b.chunks()
                         + " intact chunks of later commits follow it (the first at LSN " + b.firstLsn() + ") with "
                         + b.puts() + " puts: recovery would refuse the store (open_damaged opens the " + index.size()

@@ -400,7 +400,7 @@ public final class Snapshots {
                 head.putInt(salts.size());
                 for (Map.Entry<Integer, String> s : salts.entrySet()) {
                     byte[] b = s.getValue().getBytes(StandardCharsets.UTF_8);
-                    head.putShort(s.getKey().shortValue()).putShort((short) b.length).put(b);
+                    LogFormat.putSalt(head, s.getKey(), b);
                 }
                 append(buf, at, head.array(), head.position(), crc);
                 long capacity = source.capacity();

@@ -25,7 +25,7 @@ import java.util.function.LongConsumer;
 
 /**
  * fdpblock_v2 ({@code docs/on-device-format.md}): the compact index ({@link CompactIndex}), every change
- * appended to the metadata log ({@link MetaLog}, group commits), and snapshots of the index written in
+ * appended to the metadata log ({@link LogWriter}, group commits), and snapshots of the index written in
  * the background ({@link Snapshots}) when a quarter of the log is in use since the last one, whose
  * start frees the log before it. Recovery loads the newest valid snapshot and replays the log after it.
  *
@@ -38,7 +38,7 @@ public final class V2Meta implements MetaStore {
     private final CompactIndex index;
     private final boolean created;
     private final String createdNote;
-    private MetaLog log;
+    private LogWriter log;
     private Thread snapshotter;
     private final Object snapshotMutex = new Object();
     private final Object trigger = new Object();
@@ -123,7 +123,7 @@ public final class V2Meta implements MetaStore {
         long lost = 0;
         long resume = -1;
         if (o.logDamaged()) {
-            MetaLog.Beyond b = o.beyond();
+            LogReader.Beyond b = o.beyond();
             String what = "the fdpblock_v2 log stops at LSN " + o.log().endLsn() + " (device offset "
                     + physicalLog(o.log().endLsn()) + ": " + o.log().stop() + "), yet " + b.chunks() + " intact chunks of"
                     + " later commits follow it (the first at LSN " + b.firstLsn() + ", device offset "
@@ -163,7 +163,7 @@ public final class V2Meta implements MetaStore {
         if (resume >= 0) {
             reclaim = snapshotStart; // the damaged log is not kept for a fallback: the snapshot at once replaces it
         }
-        log = new MetaLog(core.device(), layout, end, reclaim, snapshotStart, core.config().metaSyncIntervalMs(),
+        log = new LogWriter(core.device(), layout, end, reclaim, snapshotStart, core.config().metaSyncIntervalMs(),
                 core.metadata(), this::wantSnapshot);
         boolean fellBack = !notes.isEmpty();
         String damageText = damage.isEmpty() ? null : String.join("; ", damage);

@@ -126,10 +126,10 @@ public final class V2Recovery {
      * @param snapshotMillis how long loading the snapshot took
      * @param logMillis how long replaying the log took
      */
-    public record Outcome(Snapshots.Header snapshot, List<String> notes, MetaLog.Replay log, long nextSlot, boolean[] used,
+    public record Outcome(Snapshots.Header snapshot, List<String> notes, LogReader.Replay log, long nextSlot, boolean[] used,
             char[] groups, long puts, long deletes, long saltRecords, long snapshotMillis, long logMillis,
-            MetaLog.Beyond beyond) {
-        /** Whether the log goes on past where the replay stopped ({@link MetaLog#probe}): damaged, not torn. */
+            LogReader.Beyond beyond) {
+        /** Whether the log goes on past where the replay stopped ({@link LogReader#probe}): damaged, not torn. */
         public boolean logDamaged() {
             return beyond != null;
         }
@@ -203,10 +203,10 @@ public final class V2Recovery {
         long t1 = System.nanoTime();
         long[] counts = new long[3]; // puts, deletes, salts
         if (applied == null && !headers.isEmpty()) { // the log before them may be gone: the store is refused
-            return new Outcome(null, notes, new MetaLog.Replay(0, 0, "not replayed: no snapshot could be loaded",
+            return new Outcome(null, notes, new LogReader.Replay(0, 0, "not replayed: no snapshot could be loaded",
                     false), 0, used, groups, 0, 0, 0, (t1 - t0) / 1_000_000, 0, null);
         }
-        MetaLog.Replay log = MetaLog.scan(device, layout, applied == null ? 0 : applied.startLsn(), new MetaLog.Visitor() {
+        LogReader.Replay log = LogReader.scan(device, layout, applied == null ? 0 : applied.startLsn(), new LogFormat.Visitor() {
             @Override
             public void put(long h1, long h2, int slot, int size, int crc, int group, int saltId, String key) {
                 counts[0]++;
@@ -231,7 +231,7 @@ public final class V2Recovery {
         });
         claims.settle();
         // A clean close ends the log with a marker; any other end may hide damage with later commits past it.
-        MetaLog.Beyond beyond = log.closed() ? null : MetaLog.probe(device, layout, log.endLsn());
+        LogReader.Beyond beyond = log.closed() ? null : LogReader.probe(device, layout, log.endLsn());
         long t2 = System.nanoTime();
         return new Outcome(applied, notes, log, nextSlot, used, groups, counts[0], counts[1], counts[2],
                 (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000, beyond);

@@ -2,7 +2,7 @@ package io.fdpblock.core.v2;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.fdpblock.core.PutRequest;
-import io.fdpblock.core.v2.MetaLog;
+import io.fdpblock.core.v2.LogReader;
 import io.fdpblock.core.v2.Snapshots;
 import io.fdpblock.core.v2.V2Layout;
 import io.fdpblock.device.BlockDevice;
@@ -18,7 +18,7 @@ import java.util.Arrays;
 import java.util.List;
 
 /**
- * The fdpblock_v2 metadata log as recovery replays it ({@link MetaLog#replay}), on {@link V2FuzzDevice}'s
+ * The fdpblock_v2 metadata log as recovery replays it ({@link LogReader#replay}), on {@link V2FuzzDevice}'s
  * memory device whose superblocks are valid and whose log ring holds the input.
  *
  * <p>Input: a flags byte, the layout's incarnation (u64), the LSN to replay from (u64, made a
@@ -79,7 +79,7 @@ public class V2LogFuzzTest {
         List<Rec> got = new ArrayList<>();
         long end;
         try {
-            end = MetaLog.replay(device, layout, fromLsn, new MetaLog.Visitor() {
+            end = LogReader.replay(device, layout, fromLsn, new LogFormat.Visitor() {
                 @Override
                 public void put(long h1, long h2, int slot, int size, int crc, int group, int saltId, String key) {
                     if (slot < 0 || slot >= layout.maxSlots() || key.isEmpty()
@@ -122,7 +122,7 @@ public class V2LogFuzzTest {
         while (lsn <= Long.MAX_VALUE - logBytes) {
             int off = (int) (lsn % logBytes);
             long lap = logBytes - off;
-            if (!Arrays.equals(ring, off, off + 8, MetaLog.MAGIC, 0, 8) || Fuzzing.u64(ring, off + 8) != layout.incarnation()
+            if (!Arrays.equals(ring, off, off + 8, LogFormat.MAGIC, 0, 8) || Fuzzing.u64(ring, off + 8) != layout.incarnation()
                     || Fuzzing.u64(ring, off + 16) != lsn
                     || (int) Fuzzing.u32(ring, off + 36) != V2FuzzDevice.crc32c(ring, off, 36)) {
                 break;
@@ -133,12 +133,12 @@ public class V2LogFuzzTest {
                 continue;
             }
             long body = Fuzzing.u32(ring, off + 24);
-            long size = V2Layout.roundUp(MetaLog.CHUNK_HEADER + body, block);
-            if (size > lap || V2FuzzDevice.crc32c(ring, off + MetaLog.CHUNK_HEADER, (int) body)
+            long size = V2Layout.roundUp(LogFormat.CHUNK_HEADER + body, block);
+            if (size > lap || V2FuzzDevice.crc32c(ring, off + LogFormat.CHUNK_HEADER, (int) body)
                     != (int) Fuzzing.u32(ring, off + 32)) {
                 break;
             }
-            List<Rec> recs = records(ring, off + MetaLog.CHUNK_HEADER, (int) body, records, layout);
+            List<Rec> recs = records(ring, off + LogFormat.CHUNK_HEADER, (int) body, records, layout);
             if (recs == null) {
                 break;
             }
@@ -158,7 +158,7 @@ public class V2LogFuzzTest {
                 return null;
             }
             switch (b[p]) {
-                case MetaLog.PUT -> {
+                case LogFormat.PUT -> {
                     if (end - p < 35) {
                         return null;
                     }
@@ -180,7 +180,7 @@ public class V2LogFuzzTest {
                             (int) Fuzzing.u32(b, p + 11), Fuzzing.u16(b, p + 15), Fuzzing.u16(b, p + 17), key));
                     p += 35 + keyLen;
                 }
-                case MetaLog.DELETE -> {
+                case LogFormat.DELETE -> {
                     if (end - p < 21) {
                         return null;
                     }
@@ -191,7 +191,7 @@ public class V2LogFuzzTest {
                     out.add(new Delete(Fuzzing.u64(b, p + 5), Fuzzing.u64(b, p + 13), (int) slot));
                     p += 21;
                 }
-                case MetaLog.SALT -> {
+                case LogFormat.SALT -> {
                     if (end - p < 5) {
                         return null;
                     }
@@ -213,12 +213,12 @@ public class V2LogFuzzTest {
     /** Flag 1: the CRCs of every block of the ring that starts with the chunk magic. */
     private static void fixCrcs(byte[] ring, int block) {
         for (int off = 0; off + block <= ring.length; off += block) {
-            if (!Arrays.equals(ring, off, off + 8, MetaLog.MAGIC, 0, 8)) {
+            if (!Arrays.equals(ring, off, off + 8, LogFormat.MAGIC, 0, 8)) {
                 continue;
             }
             long body = Fuzzing.u32(ring, off + 24);
-            if ((int) Fuzzing.u32(ring, off + 28) != PAD && MetaLog.CHUNK_HEADER + body <= ring.length - off) {
-                V2FuzzDevice.putU32(ring, off + 32, V2FuzzDevice.crc32c(ring, off + MetaLog.CHUNK_HEADER, (int) body));
+            if ((int) Fuzzing.u32(ring, off + 28) != PAD && LogFormat.CHUNK_HEADER + body <= ring.length - off) {
+                V2FuzzDevice.putU32(ring, off + 32, V2FuzzDevice.crc32c(ring, off + LogFormat.CHUNK_HEADER, (int) body));
             }
             V2FuzzDevice.putU32(ring, off + 36, V2FuzzDevice.crc32c(ring, off, 36));
         }

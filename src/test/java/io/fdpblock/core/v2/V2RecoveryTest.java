@@ -7,7 +7,7 @@ import io.fdpblock.core.RawBlockCore;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.core.StoreRefusedException;
 import io.fdpblock.core.tools.Inspector;
-import io.fdpblock.core.v2.MetaLog;
+import io.fdpblock.core.v2.LogReader;
 import io.fdpblock.core.v2.V2Layout;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
@@ -145,7 +145,7 @@ class V2RecoveryTest {
             V2Layout l = layout(f.device);
             // as a crash during k2's commit leaves it: no close marker, k2's chunk torn
             zeroBlock(f.device, l.logOffset() + closeMarker);
-            flip(f.device, l.logOffset() + second + MetaLog.CHUNK_HEADER + 3); // its body, as a torn write leaves it
+            flip(f.device, l.logOffset() + second + LogFormat.CHUNK_HEADER + 3); // its body, as a torn write leaves it
 
             RawBlockCore again = f.open(cfg);
             assertThat(again.exists(List.of(k1, k2), false)).containsExactly(true, false);
