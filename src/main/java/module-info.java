@@ -22,6 +22,7 @@
 module io.fdpblock {
     exports io.fdpblock.l2;
     exports io.fdpblock.core;
+    exports io.fdpblock.core.tools;
     exports io.fdpblock.adapter;
     exports io.fdpblock.device;
     exports io.fdpblock.nvme;
@@ -48,8 +49,8 @@ module io.fdpblock {
             io.fdpblock.adapter.RawBlockL2Adapter.Factory,
             io.fdpblock.l2.MockL2Adapter.Factory;
     provides io.fdpblock.core.StoreFormat with
-            io.fdpblock.core.V1Format,
-            io.fdpblock.core.V2Format;
+            io.fdpblock.core.v1.V1Format,
+            io.fdpblock.core.v2.V2Format;
     provides io.fdpblock.controller.StorePolicyFactory with
             io.fdpblock.controller.DefaultStorePolicy.Factory,
             io.fdpblock.controller.SkipL1StorePolicy.Factory;

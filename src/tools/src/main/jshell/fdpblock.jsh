@@ -12,6 +12,7 @@ import io.fdpblock.uring.*;
 import io.fdpblock.device.*;
 import io.fdpblock.nvme.*;
 import io.fdpblock.core.*;
+import io.fdpblock.core.tools.*;
 import io.fdpblock.l2.*;
 
 /** A shared arena for buffers made in this session. */

@@ -18,7 +18,7 @@ import java.nio.ByteOrder;
  * (most of a 1,000-key lookup's CPU); the byte path is steady and, with the copy, faster. The
  * copy goes through a per-thread scratch buffer so a lookup allocates nothing for it.
  */
-final class KeyHash {
+public final class KeyHash {
     /** Keys up to this many chars are copied to the scratch buffer; longer ones (rare) take the char path. */
     static final int SCRATCH_CHARS = 512;
     private static final Hasher128 XXH3_128 = Hashing.xxh3_128();
@@ -33,7 +33,8 @@ final class KeyHash {
 
     private KeyHash() {}
 
-    static HashValue128 of(String key) {
+    /** The XXH3-128 hash of {@code key}'s chars (as UTF-16LE bytes). */
+    public static HashValue128 of(String key) {
         int n = key.length();
         if (n > SCRATCH_CHARS) {
             return XXH3_128.hashCharsTo128Bits(key);

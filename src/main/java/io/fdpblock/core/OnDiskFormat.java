@@ -23,20 +23,24 @@ import java.util.zip.CRC32C;
  *                                       | 24 u32 CRC32C of the payload | 28 magic "CRC1" (present = checked)
  * </pre>
  */
-final class OnDiskFormat {
+public final class OnDiskFormat {
     private OnDiskFormat() {}
 
-    static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    /** A little-endian 32-bit field, unaligned. */
+    public static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    /** A little-endian 64-bit field, unaligned. */
+    public static final ValueLayout.OfLong U64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
-    static final byte[] CONTAINER_MAGIC = "LMCIDX01".getBytes(StandardCharsets.US_ASCII);
+    /** The magic that opens an lmcache_v1 checkpoint container's header. */
+    public static final byte[] CONTAINER_MAGIC = "LMCIDX01".getBytes(StandardCharsets.US_ASCII);
     static final byte[] SLOT_MAGIC = "LMCBLK01".getBytes(StandardCharsets.US_ASCII);
     static final int CONTAINER_HEADER_BYTES = 32;
     /** "CRC1" little-endian: marks a slot header that carries a payload CRC32C at byte 24. */
     static final int PAYLOAD_CRC_MARKER = 0x31435243;
 
-    static boolean hasMagic(MemorySegment seg, byte[] magic) {
+    /** Whether {@code seg} starts with {@code magic}. */
+    public static boolean hasMagic(MemorySegment seg, byte[] magic) {
         for (int i = 0; i < magic.length; i++) {
             if (seg.get(ValueLayout.JAVA_BYTE, i) != magic[i]) {
                 return false;
@@ -52,13 +56,13 @@ final class OnDiskFormat {
     // ---- slot header ----
 
     /** Where a slot header keeps its key (u16 length, then UTF-8 bytes): after what LMCache reads. */
-    static final int SLOT_KEY_OFFSET = 32;
+    public static final int SLOT_KEY_OFFSET = 32;
 
     /**
      * Writes a slot header; the key goes after byte 32 when it fits (LMCache reads bytes 0..23 and
      * ignores the rest), so the device itself says which key a slot holds.
      */
-    static void writeSlotHeader(MemorySegment header, long identity, long payloadLength, int payloadCrc32c,
+    public static void writeSlotHeader(MemorySegment header, long identity, long payloadLength, int payloadCrc32c,
             byte[] key) {
         header.fill((byte) 0);
         putMagic(header, SLOT_MAGIC);
@@ -73,9 +77,10 @@ final class OnDiskFormat {
     }
 
     /** @param key the key the header names, or null when it names none (LMCache's headers) */
-    record SlotHeader(boolean magicOk, long identity, long payloadLength, boolean hasCrc, int crc32c, String key) {}
+    public record SlotHeader(boolean magicOk, long identity, long payloadLength, boolean hasCrc, int crc32c, String key) {}
 
-    static SlotHeader readSlotHeader(MemorySegment header) {
+    /** Decodes a slot header (its magic checked, not its payload). */
+    public static SlotHeader readSlotHeader(MemorySegment header) {
         boolean magic = hasMagic(header, SLOT_MAGIC);
         boolean hasCrc = header.get(U32, 28) == PAYLOAD_CRC_MARKER;
         String key = null;
@@ -93,17 +98,19 @@ final class OnDiskFormat {
 
     static final byte[] SEAL_MAGIC = "FDBHDR01".getBytes(StandardCharsets.US_ASCII);
     /** Where the seal starts in a container's header block, and its size (magic, copies, CRC32C). */
-    static final int SEAL_OFFSET = 32;
-    static final int SEAL_BYTES = 32;
+    public static final int SEAL_OFFSET = 32;
+    /** Bytes of the seal. */
+    public static final int SEAL_BYTES = 32;
     static final byte[] TRAILER_MAGIC = "FDBCKP01".getBytes(StandardCharsets.US_ASCII);
-    static final int TRAILER_BYTES = 36;
+    /** Bytes of a checkpoint's trailer. */
+    public static final int TRAILER_BYTES = 36;
 
     /**
      * Writes a container header: LMCache's 32 bytes, then fdpblock's seal (a copy of seq, length and
      * CRC under a CRC32C of its own), which LMCache neither writes nor reads: a header whose bytes
      * changed (a flipped seq could make an old checkpoint look newest) no longer matches its seal.
      */
-    static void writeContainerHeader(MemorySegment block, long seq, long payloadLength, int crc32) {
+    public static void writeContainerHeader(MemorySegment block, long seq, long payloadLength, int crc32) {
         block.fill((byte) 0);
         putMagic(block, CONTAINER_MAGIC);
         block.set(U32, 8, RawBlockCoreConfig.META_VERSION);
@@ -118,7 +125,7 @@ final class OnDiskFormat {
      * the container is this store's: once it is there, a header block of zeros is never what a crash
      * leaves, only damage.
      */
-    static void writeReservedHeader(MemorySegment block) {
+    public static void writeReservedHeader(MemorySegment block) {
         block.fill((byte) 0);
         writeSeal(block, 0, 0, 0);
     }
@@ -136,8 +143,9 @@ final class OnDiskFormat {
      *
      * @param intact its magic and CRC32C check out (then seq, length and CRC are what was written)
      */
-    record Seal(boolean intact, long seq, long payloadLength, int crc32) {
-        boolean reserved() {
+    public record Seal(boolean intact, long seq, long payloadLength, int crc32) {
+        /** A seal written for a container reserved but not yet filled. */
+        public boolean reserved() {
             return intact && seq == 0 && payloadLength == 0 && crc32 == 0;
         }
     }
@@ -146,31 +154,32 @@ final class OnDiskFormat {
      * @param headZero bytes 0..31 (LMCache's header) are all zero
      * @param seal fdpblock's seal, or null when its bytes are all zero (LMCache's header, or none)
      */
-    record ContainerHeader(boolean magicOk, int version, long seq, long payloadLength, int crc32, boolean headZero,
+    public record ContainerHeader(boolean magicOk, int version, long seq, long payloadLength, int crc32, boolean headZero,
             Seal seal) {
         ContainerHeader(boolean magicOk, int version, long seq, long payloadLength, int crc32) {
             this(magicOk, version, seq, payloadLength, crc32, false, null);
         }
 
         /** Bytes 0..63 are all zero: no header was ever written there, or it was zeroed. */
-        boolean blank() {
+        public boolean blank() {
             return headZero && seal == null;
         }
 
         /** Magic and version match and the length fits the container's payload area. */
-        boolean plausible(long maxPayload) {
+        public boolean plausible(long maxPayload) {
             return magicOk && version == RawBlockCoreConfig.META_VERSION && payloadLength > 0
                     && payloadLength <= maxPayload && seq > 0;
         }
 
         /** The seal is intact and says what bytes 12..31 say. */
-        boolean sealMatches() {
+        public boolean sealMatches() {
             return seal != null && seal.intact() && seal.seq() == seq && seal.payloadLength() == payloadLength
                     && seal.crc32() == crc32;
         }
     }
 
-    static ContainerHeader readContainerHeader(MemorySegment block) {
+    /** Decodes a container's header block. */
+    public static ContainerHeader readContainerHeader(MemorySegment block) {
         boolean headZero = true;
         for (int i = 0; i < CONTAINER_HEADER_BYTES; i += 8) {
             headZero &= block.get(U64, i) == 0;
@@ -196,7 +205,7 @@ final class OnDiskFormat {
      * Writes the trailer of checkpoint {@code seq} at {@code at}, right after its JSON: what a container
      * whose header is damaged held (which checkpoint, complete or not) can then still be told.
      */
-    static void writeTrailer(MemorySegment buf, long at, long seq, long jsonLength, int jsonCrc32) {
+    public static void writeTrailer(MemorySegment buf, long at, long seq, long jsonLength, int jsonCrc32) {
         MemorySegment t = buf.asSlice(at, TRAILER_BYTES);
         t.fill((byte) 0);
         putMagic(t.asSlice(4), TRAILER_MAGIC);
@@ -207,10 +216,10 @@ final class OnDiskFormat {
     }
 
     /** A trailer as read: only returned when its magic and CRC32C check out. */
-    record Trailer(long seq, long jsonLength, int jsonCrc32) {}
+    public record Trailer(long seq, long jsonLength, int jsonCrc32) {}
 
     /** @return the trailer in the first {@link #TRAILER_BYTES} of {@code t}, or null when there is none intact */
-    static Trailer readTrailer(MemorySegment t) {
+    public static Trailer readTrailer(MemorySegment t) {
         if (t.byteSize() < TRAILER_BYTES || t.get(U32, 0) != 0 || !hasMagic(t.asSlice(4), TRAILER_MAGIC)
                 || t.get(U32, 32) != crc32c(t.asSlice(4, 28))) {
             return null;
@@ -226,13 +235,15 @@ final class OnDiskFormat {
         return (int) c.getValue();
     }
 
-    static int crc32c(MemorySegment data) {
+    /** The CRC32C of {@code data}. */
+    public static int crc32c(MemorySegment data) {
         CRC32C c = new CRC32C();
         c.update(data.asByteBuffer());
         return (int) c.getValue();
     }
 
-    static long roundUp(long v, long align) {
+    /** {@code v} rounded up to a multiple of {@code align}. */
+    public static long roundUp(long v, long align) {
         return (v + align - 1) / align * align;
     }
 
@@ -241,7 +252,7 @@ final class OnDiskFormat {
      *
      * @return null when magic, identity and length agree, else what differs
      */
-    static String slotHeaderProblem(SlotHeader h, String key, long size) {
+    public static String slotHeaderProblem(SlotHeader h, String key, long size) {
         if (!h.magicOk()) {
             return "no LMCBLK01 magic";
         }

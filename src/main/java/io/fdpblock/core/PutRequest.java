@@ -54,7 +54,7 @@ public record PutRequest(String key, MemorySegment payload, ObjectMeta meta, Pla
      * so its slot identity and checkpoint entry would not match), at most {@value #MAX_KEY_BYTES} UTF-8
      * bytes.
      */
-    static void checkKey(String key) {
+    public static void checkKey(String key) {
         if (key == null || key.isEmpty()) {
             throw new IllegalArgumentException("put: key must be a non-empty encoded key");
         }

@@ -38,7 +38,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * All methods are thread-safe. The index lock is never held across I/O.
  */
 public final class RawBlockCore implements AutoCloseable {
-    static final System.Logger LOG = System.getLogger("io.fdpblock.core");
+    /** The store's logger, which its formats log to as well. */
+    public static final System.Logger LOG = System.getLogger("io.fdpblock.core");
 
     /** Receives per-key results, once; on the device's I/O thread or the caller's. */
     @FunctionalInterface

@@ -321,18 +321,16 @@ public final class RawBlockCoreConfig {
      * {@code capacity_bytes} to it plus {@code slots * slot_bytes} for a device of exactly that many slots.
      */
     public static long v2MetaBytesFor(int blockAlign, long slots) {
-        return V2Layout.requiredMetaBytes(blockAlign, slots, 1 << 20);
+        return StoreFormats.named(MetaFormat.FDPBLOCK_V2.configName()).metaBytesFor(blockAlign, slots, 1 << 20);
     }
 
     /**
      * The {@code meta_total_bytes} an lmcache_v1 store of {@code slots} slots needs for the checkpoint of
-     * a full device to fit a container, estimated at {@value Checkpointer#ESTIMATED_BYTES_PER_ENTRY}
-     * bytes of JSON per key (keys of about 110 characters; longer keys need more). The store warns at
-     * open when its metadata area is smaller.
+     * a full device to fit a container, estimated at 260 bytes of JSON per key (keys of about 110
+     * characters; longer keys need more). The store warns at open when its metadata area is smaller.
      */
     public static long v1MetaBytesFor(int blockAlign, long slots) {
-        // two containers, each a header block and room for the whole JSON
-        return 2 * (OnDiskFormat.roundUp(slots * Checkpointer.ESTIMATED_BYTES_PER_ENTRY, blockAlign) + blockAlign);
+        return StoreFormats.named(MetaFormat.LMCACHE_V1.configName()).metaBytesFor(blockAlign, slots, blockAlign);
     }
 
     public static Builder builder(String devicePath, long slotBytes) {

@@ -16,7 +16,7 @@ public final class SaltTable {
      * Salt ids at most, id 0 (no salt) included: tenants are few, and the snapshot areas are sized for
      * this many. A put of a key whose salt would need one more is refused ({@link PutOutcome#TOO_MANY_SALTS}).
      */
-    static final int MAX_IDS = 4_096;
+    public static final int MAX_IDS = 4_096;
 
     private final Map<String, Integer> ids = new HashMap<>();
     /** New salts of puts accepted but not yet committed, with how many: each will take an id. */
@@ -24,7 +24,8 @@ public final class SaltTable {
     private final List<String> salts = new ArrayList<>();
     private long[] keys = new long[16];
 
-    SaltTable() {
+    /** A table that knows only id 0, the empty salt. */
+    public SaltTable() {
         idOf(""); // id 0: no salt
     }
 
@@ -48,7 +49,7 @@ public final class SaltTable {
     }
 
     /** @return the id of {@code salt}, given one now when it is new; -1 when every id is taken */
-    int idOf(String salt) {
+    public int idOf(String salt) {
         Integer id = ids.get(salt);
         if (id != null) {
             return id;
@@ -85,7 +86,7 @@ public final class SaltTable {
     }
 
     /** Records a persisted id (recovery). */
-    int define(int id, String salt) {
+    public int define(int id, String salt) {
         while (salts.size() <= id) {
             salts.add(null);
         }
@@ -97,7 +98,8 @@ public final class SaltTable {
         return id;
     }
 
-    String salt(int id) {
+    /** The salt of {@code id}, or null when it is not defined. */
+    public String salt(int id) {
         return id < salts.size() ? salts.get(id) : null;
     }
 
@@ -105,7 +107,7 @@ public final class SaltTable {
      * Counts a key of salt {@code id}, defined or not yet: a snapshot may hold a key put while it was
      * copied, whose salt is defined only by the log replayed after it.
      */
-    void added(int id) {
+    public void added(int id) {
         if (id < 0) {
             return;
         }
@@ -115,7 +117,8 @@ public final class SaltTable {
         keys[id]++;
     }
 
-    void removed(int id) {
+    /** Uncounts a key of salt {@code id}. */
+    public void removed(int id) {
         if (id >= 0 && id < keys.length && keys[id] > 0) {
             keys[id]--;
         }
@@ -133,7 +136,7 @@ public final class SaltTable {
     }
 
     /** Every defined id and its salt, in id order (for snapshots). */
-    Map<Integer, String> definitions() {
+    public Map<Integer, String> definitions() {
         Map<Integer, String> out = new LinkedHashMap<>();
         for (int i = 0; i < salts.size(); i++) {
             if (salts.get(i) != null) {

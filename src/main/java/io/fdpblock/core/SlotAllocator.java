@@ -71,11 +71,13 @@ public final class SlotAllocator {
         Arrays.fill(groupOwner, -1);
     }
 
-    int maxSlots() {
+    /** Slots the data area holds. */
+    public int maxSlots() {
         return maxSlots;
     }
 
-    int nextSlot() {
+    /** The first slot never handed out. */
+    public int nextSlot() {
         return nextSlot;
     }
 
@@ -275,7 +277,7 @@ public final class SlotAllocator {
     }
 
     /** The placement group a slot was last taken for (0 without affinity, or for none). */
-    int groupOf(int slot) {
+    public int groupOf(int slot) {
         return affinity ? lastPlacement[slot] : 0;
     }
 
@@ -336,7 +338,7 @@ public final class SlotAllocator {
      * Rebuilds from recovered state: {@code used[k]} marks slots holding entries; every other slot below
      * {@code nextSlot} is free.
      */
-    void rebuild(int recoveredNextSlot, boolean[] used, char[] placements) {
+    public void rebuild(int recoveredNextSlot, boolean[] used, char[] placements) {
         Arrays.fill(state, FREE);
         shared = new IntStack();
         byPlacement.clear();

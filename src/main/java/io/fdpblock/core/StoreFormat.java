@@ -32,6 +32,23 @@ public interface StoreFormat {
     /** {@code "format": true}: makes whatever of this format the device holds unrecognizable. */
     void erase(ProbeContext probe) throws IOException;
 
+    /**
+     * The metadata area a new store of this format needs for {@code slots} slots, its data area aligned to
+     * {@code align} (where the format aligns it).
+     */
+    long metaBytesFor(int blockAlign, long slots, long align);
+
+    /** What {@code found} ({@link #detect}) is, in a phrase for messages, e.g. "an fdpblock_v2 superblock". */
+    default String describe(Detection found) {
+        return "a " + name() + " store at offset " + found.offset();
+    }
+
+    /**
+     * A striped device built without member labels: refuses (writing nothing) members that are not the
+     * ones the store on them was created over, where what this format records tells. Nothing by default.
+     */
+    default void checkUnlabelledMembers(ProbeContext probe) throws IOException {}
+
     /** A store of a format, opened far enough to say where its data area starts. */
     interface Opening {
         /** Bytes of the metadata area: the data area starts here. */

@@ -55,31 +55,46 @@ final class StoreFormats {
             return opening;
         }
         refuseStripeMember(probe.device());
-        StoreFormat store = null;
-        long storeAt = Long.MAX_VALUE;
-        StoreFormat traces = null;
-        Detection damaged = null;
+        Found found = find(probe);
+        if (found == null) {
+            return configured.create(probe);
+        }
+        if (found.detection().kind() == Detection.Kind.DAMAGED) {
+            throw new StoreRefusedException(StoreRefusedException.Reason.UNREADABLE, found.detection().problem());
+        }
+        return found.format().open(probe);
+    }
+
+    /** The formats, in the order the service files list them. */
+    static List<StoreFormat> all() {
+        return ALL;
+    }
+
+    /** What one format found: the one that opens the device. */
+    record Found(StoreFormat format, Detection detection) {}
+
+    /**
+     * What the device holds, as its open sees it: a header nearer the device's start wins over another
+     * format's; else a damaged one; else a trace (a second copy); null when nothing of any format.
+     */
+    static Found find(ProbeContext probe) throws IOException {
+        Found store = null;
+        Found damaged = null;
+        Found traces = null;
         for (StoreFormat f : ALL) {
             Detection d = f.detect(probe);
             switch (d.kind()) {
                 case STORE -> {
-                    if (d.offset() < storeAt) {
-                        store = f;
-                        storeAt = d.offset();
+                    if (store == null || d.offset() < store.detection().offset()) {
+                        store = new Found(f, d);
                     }
                 }
-                case DAMAGED -> damaged = damaged == null ? d : damaged;
-                case TRACES -> traces = traces == null ? f : traces;
+                case DAMAGED -> damaged = damaged == null ? new Found(f, d) : damaged;
+                case TRACES -> traces = traces == null ? new Found(f, d) : traces;
                 case NONE -> { }
             }
         }
-        if (store != null) {
-            return store.open(probe);
-        }
-        if (damaged != null) {
-            throw new StoreRefusedException(StoreRefusedException.Reason.UNREADABLE, damaged.problem());
-        }
-        return traces != null ? traces.open(probe) : configured.create(probe);
+        return store != null ? store : damaged != null ? damaged : traces;
     }
 
     /**

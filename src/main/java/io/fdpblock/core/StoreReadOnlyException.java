@@ -10,7 +10,8 @@ import java.io.IOException;
 public final class StoreReadOnlyException extends IOException {
     private static final long serialVersionUID = 1L;
 
-    StoreReadOnlyException(String message, Throwable cause) {
+    /** A store made read-only by {@code cause}. */
+    public StoreReadOnlyException(String message, Throwable cause) {
         super(message, cause);
     }
 }

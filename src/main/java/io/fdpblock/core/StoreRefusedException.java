@@ -32,7 +32,8 @@ public final class StoreRefusedException extends IOException {
 
     private final Reason reason;
 
-    StoreRefusedException(Reason reason, String message) {
+    /** A refusal for {@code reason}, saying what to do in {@code message}. */
+    public StoreRefusedException(Reason reason, String message) {
         super(message);
         this.reason = reason;
     }

@@ -5,6 +5,7 @@ import io.fdpblock.device.DeviceOptions;
 import io.fdpblock.device.IoBatch;
 import io.fdpblock.device.MemberLabel;
 import io.fdpblock.device.StripedBlockDevice;
+import io.fdpblock.nvme.PlacementId;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -288,24 +289,14 @@ public final class StripeMembers {
     }
 
     /**
-     * Members written before labels cannot be checked one by one, but the size an lmcache_v1 store
-     * records can: when these members make another, one was added, taken away or replaced, and its
-     * recovery's advice to open with the recorded capacity would map slots to the wrong members.
-     * (fdpblock_v2's superblock is compared the same way by {@link FormatProbe}.)
+     * Members written before labels cannot be checked one by one, but the size a store records can
+     * (each format checks what it records): when these members make another, one was added, taken away or
+     * replaced, and opening the rest with the recorded capacity would map slots to the wrong members.
      */
     private static void refuseOtherMembers(RawBlockCoreConfig config, StripedBlockDevice device) throws IOException {
-        if (config.capacityBytes() != 0 || FormatProbe.detect(device, config.blockAlign()).kind()
-                != FormatProbe.Found.Kind.LMCACHE_V1 || config.metaTotalBytes() >= device.memberBytes()) {
-            return;
-        }
-        Inspector.Report r = Inspector.inspect(device, config.blockAlign(), config.metaTotalBytes(), false);
-        if (r.winner() != null && r.layout().get("capacity_bytes") instanceof Number stored
-                && stored.longValue() != device.sizeBytes()) {
-            throw refused("raw_block on " + device.path() + ": the striped lmcache_v1 store was created over members"
-                    + " of " + stored + " bytes in all, these " + device.members().size() + " make "
-                    + device.sizeBytes() + " (in whole slot_bytes of the smallest): a member was added, taken away"
-                    + " or replaced by one of another size. Nothing was changed: give exactly the devices the store"
-                    + " was created over, in its order (members written before labels cannot be checked)");
+        ProbeContext probe = probeOf(config, device);
+        for (StoreFormat f : StoreFormats.all()) {
+            f.checkUnlabelledMembers(probe);
         }
     }
 
@@ -315,39 +306,18 @@ public final class StripeMembers {
                 + " order, cannot be checked; give them exactly as the store was created");
     }
 
-    /** What of a store the start of {@code device} holds (either format), or null when nothing. */
+    /** What of a store the start of {@code device} holds (any format), or null when nothing. */
     private static String legacyStore(RawBlockCoreConfig config, BlockDevice device) throws IOException {
-        int blockAlign = config.blockAlign();
-        if (device.sizeBytes() < 2L * blockAlign) {
+        if (device.sizeBytes() < 2L * config.blockAlign()) {
             return null;
         }
-        FormatProbe.Found found = FormatProbe.detect(device, blockAlign);
-        switch (found.kind()) {
-            case LMCACHE_V1 -> {
-                return "an lmcache_v1 container header";
-            }
-            case FDPBLOCK_V2 -> {
-                return "an fdpblock_v2 superblock";
-            }
-            case FDPBLOCK_V2_DAMAGED -> {
-                return "a damaged fdpblock_v2 superblock";
-            }
-            default -> { }
-        }
-        long c1 = config.containerBytes();
-        long limit = device instanceof StripedBlockDevice s ? s.memberBytes() : device.sizeBytes();
-        if (c1 > 0 && c1 + blockAlign <= limit) {
-            try (Arena arena = Arena.ofShared()) {
-                MemorySegment block = arena.allocate(blockAlign, 4096);
-                IoBatch b = new IoBatch(1);
-                b.read(c1, block);
-                device.execute(b);
-                if (OnDiskFormat.hasMagic(block, OnDiskFormat.CONTAINER_MAGIC)) {
-                    return "an lmcache_v1 container header at offset " + c1;
-                }
-            }
-        }
-        return null;
+        StoreFormats.Found found = StoreFormats.find(probeOf(config, device));
+        return found == null ? null : found.format().describe(found.detection());
+    }
+
+    /** What the formats look at on {@code device}, which may be one member: all of it, written to nowhere. */
+    private static ProbeContext probeOf(RawBlockCoreConfig config, BlockDevice device) {
+        return new ProbeContext(config, device, device.sizeBytes(), 1 << 20, PlacementId.NONE);
     }
 
     /**
@@ -367,9 +337,9 @@ public final class StripeMembers {
         int n = d.members().size();
         long need = (metaBytes / stripe + 1) * stripe; // the smallest share that holds the metadata
         if (align > 0 && !config.metaTotalBytesSet()) { // fdpblock_v2 sizes its metadata from the capacity
+            StoreFormat v2 = StoreFormats.named(RawBlockCoreConfig.MetaFormat.FDPBLOCK_V2.configName());
             for (int i = 0; i < 64; i++) {
-                long meta = V2Layout.create(config.blockAlign(), config.headerBytes(), stripe, n * need, 0, align, 0)
-                        .metaTotalBytes();
+                long meta = v2.metaBytesFor(config.blockAlign(), n * need / stripe, align);
                 if (meta < need) {
                     break;
                 }

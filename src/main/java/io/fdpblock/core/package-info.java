@@ -5,7 +5,8 @@
  * {@link io.fdpblock.core.StoreFormat} (LMCache's {@code lmcache_v1} checkpoints, or
  * {@code fdpblock_v2}'s log and snapshots), found through {@link java.util.ServiceLoader} by name, so
  * that the engine names no format; the formats are given a narrow
- * {@link io.fdpblock.core.StoreContext}, not the store. Migration and inspection of a device's
- * metadata are here too.
+ * {@link io.fdpblock.core.StoreContext}, not the store. The formats live in {@code core.v1} and
+ * {@code core.v2}; migration between them and inspection of a device's metadata in
+ * {@code io.fdpblock.core.tools}.
  */
 package io.fdpblock.core;

@@ -1,6 +1,7 @@
 package io.fdpblock.core;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
+import io.fdpblock.core.v1.CheckpointPayloadFuzzTest;
 import io.fdpblock.fuzz.Fuzzing;
 
 import java.lang.foreign.MemorySegment;

@@ -1,5 +1,6 @@
 package io.fdpblock.core;
 
+import io.fdpblock.core.tools.Inspector;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;

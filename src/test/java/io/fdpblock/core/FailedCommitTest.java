@@ -1,5 +1,7 @@
 package io.fdpblock.core;
 
+import io.fdpblock.core.v2.V2Layout;
+import io.fdpblock.core.v2.V2Meta;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.FaultInjectingDevice;

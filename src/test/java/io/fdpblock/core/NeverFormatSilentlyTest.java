@@ -1,5 +1,6 @@
 package io.fdpblock.core;
 
+import io.fdpblock.core.v1.MetadataArea;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
 import io.fdpblock.device.IoEngine;
@@ -81,7 +82,7 @@ class NeverFormatSilentlyTest {
     void foreignBytesInTheMetadataAreaAreRefusedUntilFormatIsAsked(IoEngine engine) throws Exception {
         try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
             // e.g. a file system's superblock 1 KiB into the device
-            RecoveryTest.patch(f.device, 0, 4096, s -> s.asSlice(1024, 4).fill((byte) 0x53));
+            CoreFixture.patch(f.device, 0, 4096, s -> s.asSlice(1024, 4).fill((byte) 0x53));
             byte[] before = image(f.device);
             assertThatThrownBy(f::open).isInstanceOf(StoreRefusedException.class)
                     .hasMessageContaining("holds data this store did not write")
@@ -106,7 +107,7 @@ class NeverFormatSilentlyTest {
             storeOne(f);
             // break the payloads of both checkpoints (the new store's empty seq 1 and seq 2 with the key)
             for (long container : new long[] {0, CONTAINER_1}) {
-                RecoveryTest.patch(f.device, container + 4096, 4096, s -> s.set(ValueLayout.JAVA_BYTE, 5, (byte) '#'));
+                CoreFixture.patch(f.device, container + 4096, 4096, s -> s.set(ValueLayout.JAVA_BYTE, 5, (byte) '#'));
             }
             byte[] before = image(f.device);
             assertThatThrownBy(f::open).isInstanceOf(StoreRefusedException.class)
@@ -139,7 +140,7 @@ class NeverFormatSilentlyTest {
             assertThat(fresh.status()).containsEntry("checkpoint_seq", 1L); // the empty first checkpoint
             fresh.close();
             // the empty first checkpoint's payload landed, its header did not: nothing was committed yet
-            RecoveryTest.patch(f.device, 0, 4096, s -> s.fill((byte) 0));
+            CoreFixture.patch(f.device, 0, 4096, s -> s.fill((byte) 0));
             RawBlockCore again = f.open();
             assertThat((String) again.status().get("recovery")).contains("cut off before its header");
             assertThat(again.keyCount()).isZero();
@@ -153,7 +154,7 @@ class NeverFormatSilentlyTest {
             String key = storeOne(f); // seq 1 (container 0, empty), seq 2 (container 1) with the key
             byte[] intact = image(f.device);
             for (long container : new long[] {0, CONTAINER_1}) {
-                RecoveryTest.patch(f.device, container, 4096, s -> s.fill((byte) 0));
+                CoreFixture.patch(f.device, container, 4096, s -> s.fill((byte) 0));
             }
             byte[] before = image(f.device);
             assertThatThrownBy(f::open).isInstanceOf(StoreRefusedException.class)
@@ -166,7 +167,7 @@ class NeverFormatSilentlyTest {
 
             // the newest checkpoint in container 0 (seq 3), container 1's payload lost as well
             for (long container : new long[] {0, CONTAINER_1}) {
-                RecoveryTest.patch(f.device, container, 4096,
+                CoreFixture.patch(f.device, container, 4096,
                         s -> s.copyFrom(MemorySegment.ofArray(intact).asSlice(container, 4096)));
             }
             RawBlockCore core = f.open();
@@ -175,8 +176,8 @@ class NeverFormatSilentlyTest {
             core.put(List.of(PutRequest.of(second, f.payload(second, 100))));
             core.close();
             assertThat(f.open().status()).containsEntry("checkpoint_seq", 3L);
-            RecoveryTest.patch(f.device, 0, 4096, s -> s.fill((byte) 0));
-            RecoveryTest.patch(f.device, CONTAINER_1, 2 * 4096, s -> s.fill((byte) 0));
+            CoreFixture.patch(f.device, 0, 4096, s -> s.fill((byte) 0));
+            CoreFixture.patch(f.device, CONTAINER_1, 2 * 4096, s -> s.fill((byte) 0));
             assertThatThrownBy(f::open).isInstanceOf(StoreRefusedException.class)
                     .hasMessageContaining("container 0's payload area holds a checkpoint of 2 keys without its header");
         }
@@ -202,7 +203,7 @@ class NeverFormatSilentlyTest {
             String json = new String(after, 4096, 4096, java.nio.charset.StandardCharsets.US_ASCII);
             assertThat(json).doesNotContain(key).contains("\"entries\":{}");
             // and if its header goes, the device still opens as a new store, not as the old one or a refusal
-            RecoveryTest.patch(f.device, 0, 4096, s -> s.fill((byte) 0));
+            CoreFixture.patch(f.device, 0, 4096, s -> s.fill((byte) 0));
             RawBlockCore again = f.open();
             assertThat(again.keyCount()).isZero();
             assertThat((String) again.status().get("recovery")).contains("cut off before its header");

@@ -36,22 +36,6 @@ class RecoveryTest {
     @TempDir
     Path dir;
 
-    /** Read-modify-write of whole 4 KiB blocks, straight on the device (what a crash or bit rot leaves). */
-    static void patch(BlockDevice dev, long offset, int length, Consumer<MemorySegment> edit) throws IOException {
-        long start = offset / 4096 * 4096;
-        long len = (offset + length + 4095) / 4096 * 4096 - start;
-        try (Arena arena = Arena.ofShared()) {
-            MemorySegment buf = arena.allocate(len, 4096);
-            IoBatch b = new IoBatch();
-            b.read(start, buf);
-            dev.execute(b);
-            edit.accept(buf.asSlice(offset - start, length));
-            b.reset();
-            b.write(start, buf);
-            dev.execute(b);
-        }
-    }
-
     private static MemorySegment bytes(String s) {
         return MemorySegment.ofArray(s.getBytes(StandardCharsets.UTF_8));
     }
@@ -73,8 +57,8 @@ class RecoveryTest {
             CRC32 crc = new CRC32();
             crc.update(payload);
             // seq 1 -> container 0: payload after the header block, then the header
-            patch(f.device, 4096, payload.length, s -> MemorySegment.copy(MemorySegment.ofArray(payload), 0, s, 0, payload.length));
-            patch(f.device, 0, 32, s -> {
+            CoreFixture.patch(f.device, 4096, payload.length, s -> MemorySegment.copy(MemorySegment.ofArray(payload), 0, s, 0, payload.length));
+            CoreFixture.patch(f.device, 0, 32, s -> {
                 MemorySegment.copy(bytes("LMCIDX01"), 0, s, 0, 8);
                 s.set(U32, 8, 1);
                 s.set(U64, 12, 1L);
@@ -82,13 +66,13 @@ class RecoveryTest {
                 s.set(U32, 28, (int) crc.getValue());
             });
             // LMCache's slot header has no CRC tail: magic, BLAKE2b-64 identity, length
-            patch(f.device, slot1, 24, s -> {
+            CoreFixture.patch(f.device, slot1, 24, s -> {
                 MemorySegment.copy(bytes("LMCBLK01"), 0, s, 0, 8);
                 s.set(U64, 8, SlotIdentity.of(key));
                 s.set(U64, 16, 1024L);
             });
             MemorySegment data = f.payload(key, 1024);
-            patch(f.device, slot1 + 4096, 1024, s -> s.copyFrom(data));
+            CoreFixture.patch(f.device, slot1 + 4096, 1024, s -> s.copyFrom(data));
 
             RawBlockCore core = f.open();
             assertThat(core.status()).containsEntry("recovered_keys", 1).containsEntry("verify_dropped_keys", 0)
@@ -131,14 +115,14 @@ class RecoveryTest {
     /** The payload of the container at {@code offset} after checking its LMCache header: magic, version, seq, CRC-32. */
     private static String containerJson(CoreFixture f, long offset, long seq) throws Exception {
         byte[][] header = new byte[1][];
-        patch(f.device, offset, 32, s -> header[0] = s.toArray(ValueLayout.JAVA_BYTE));
+        CoreFixture.patch(f.device, offset, 32, s -> header[0] = s.toArray(ValueLayout.JAVA_BYTE));
         MemorySegment h = MemorySegment.ofArray(header[0]);
         assertThat(new String(header[0], 0, 8, StandardCharsets.US_ASCII)).isEqualTo("LMCIDX01");
         assertThat(h.get(U32, 8)).isEqualTo(1);
         assertThat(h.get(U64, 12)).isEqualTo(seq);
         int len = (int) h.get(U64, 20);
         byte[][] payload = new byte[1][];
-        patch(f.device, offset + 4096, len, s -> payload[0] = s.toArray(ValueLayout.JAVA_BYTE));
+        CoreFixture.patch(f.device, offset + 4096, len, s -> payload[0] = s.toArray(ValueLayout.JAVA_BYTE));
         CRC32 crc = new CRC32();
         crc.update(payload[0]);
         assertThat(h.get(U32, 28)).isEqualTo((int) crc.getValue());
@@ -164,8 +148,8 @@ class RecoveryTest {
     void corruptedPayloadLengthOrIdentityInASlotHeaderDropsTheKeyOnOpen(IoEngine engine) throws Exception {
         try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
             List<String> keys = storeThree(f);
-            patch(f.device, CoreFixture.META + 16, 8, s -> s.set(U64, 0, 4999L)); // key 0: length
-            patch(f.device, CoreFixture.META + CoreFixture.SLOT + 8, 1,
+            CoreFixture.patch(f.device, CoreFixture.META + 16, 8, s -> s.set(U64, 0, 4999L)); // key 0: length
+            CoreFixture.patch(f.device, CoreFixture.META + CoreFixture.SLOT + 8, 1,
                     s -> s.set(ValueLayout.JAVA_BYTE, 0, (byte) (s.get(ValueLayout.JAVA_BYTE, 0) ^ 1))); // key 1: identity
             RawBlockCore core = f.open();
             assertThat(core.exists(keys, false)).containsExactly(false, false, true);
@@ -182,7 +166,7 @@ class RecoveryTest {
     void corruptedPayloadBytesLoadAsAMiss(IoEngine engine) throws Exception {
         try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
             List<String> keys = storeThree(f);
-            patch(f.device, CoreFixture.META + 2 * CoreFixture.SLOT + 4096 + 1234, 1,
+            CoreFixture.patch(f.device, CoreFixture.META + 2 * CoreFixture.SLOT + 4096 + 1234, 1,
                     s -> s.set(ValueLayout.JAVA_BYTE, 0, (byte) (s.get(ValueLayout.JAVA_BYTE, 0) + 1)));
             RawBlockCore core = f.open();
             assertThat(core.exists(keys, false)).containsOnly(true);
@@ -227,7 +211,7 @@ class RecoveryTest {
     }
 
     private static void flip(BlockDevice dev, long offset, int mask) throws IOException {
-        patch(dev, offset, 1, s -> s.set(ValueLayout.JAVA_BYTE, 0, (byte) (s.get(ValueLayout.JAVA_BYTE, 0) ^ mask)));
+        CoreFixture.patch(dev, offset, 1, s -> s.set(ValueLayout.JAVA_BYTE, 0, (byte) (s.get(ValueLayout.JAVA_BYTE, 0) ^ mask)));
     }
 
     private static void assertLoads(CoreFixture f, RawBlockCore core, List<String> keys) throws IOException {
@@ -255,7 +239,7 @@ class RecoveryTest {
     void aZeroedHeaderOfTheNewestCheckpointIsRefusedNotTakenForTheOlderOne(IoEngine engine) throws Exception {
         try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
             List<String> keys = threeCheckpoints(f);
-            patch(f.device, 0, 4096, s -> s.fill((byte) 0)); // seq 3's header
+            CoreFixture.patch(f.device, 0, 4096, s -> s.fill((byte) 0)); // seq 3's header
             assertRefusedUnchanged(f, "container 0 (header at offset 0): no header (its bytes are all zeros)",
                     "payload (offset 4096", "complete checkpoint seq 3, newer than container 1's seq 2");
 
@@ -311,7 +295,7 @@ class RecoveryTest {
             List<String> keys = threeCheckpoints(f);
             // a digit of a size in seq 3's JSON: it still parses, and fails its CRC-32
             byte[][] json = new byte[1][];
-            patch(f.device, 4096, 4096, s -> json[0] = s.toArray(ValueLayout.JAVA_BYTE));
+            CoreFixture.patch(f.device, 4096, 4096, s -> json[0] = s.toArray(ValueLayout.JAVA_BYTE));
             int at = new String(json[0], StandardCharsets.US_ASCII).indexOf("\"size\":100,") + 9;
             flip(f.device, 4096 + at, 0x01); // "100" -> "101"
             assertRefusedUnchanged(f, "container 0 (header at offset 0) commits checkpoint seq 3",
@@ -336,7 +320,7 @@ class RecoveryTest {
             core.put(List.of(PutRequest.of(CoreFixture.key(5), f.payload(CoreFixture.key(5), 500))));
             core.close(); // seq 4 into container 1
             // what a crash after seq 4's payload and before its header leaves
-            patch(f.device, CONTAINER_1, 4096, s -> s.copyFrom(MemorySegment.ofArray(seq2Header)
+            CoreFixture.patch(f.device, CONTAINER_1, 4096, s -> s.copyFrom(MemorySegment.ofArray(seq2Header)
                     .asSlice(CONTAINER_1, 4096)));
             RawBlockCore reopened = f.open();
             assertLoads(f, reopened, keys);
@@ -353,8 +337,8 @@ class RecoveryTest {
     void bothHeadersZeroedAreRefusedAndOpenDamagedOpensTheNewestCompletePayload(IoEngine engine) throws Exception {
         try (CoreFixture f = new CoreFixture(engine, dir, 8, V1)) {
             List<String> keys = threeCheckpoints(f);
-            patch(f.device, 0, 4096, s -> s.fill((byte) 0));
-            patch(f.device, CONTAINER_1, 4096, s -> s.fill((byte) 0));
+            CoreFixture.patch(f.device, 0, 4096, s -> s.fill((byte) 0));
+            CoreFixture.patch(f.device, CONTAINER_1, 4096, s -> s.fill((byte) 0));
             byte[] before = image(f.device, CoreFixture.META + 8 * CoreFixture.SLOT);
             assertThatThrownBy(f::open).isInstanceOf(StoreRefusedException.class)
                     .satisfies(e -> assertThat(((StoreRefusedException) e).reason())
@@ -373,7 +357,7 @@ class RecoveryTest {
     /** LMCache's container headers: bytes 32.. of the header block stay zero. */
     private static void asLmcacheWroteIt(CoreFixture f) throws IOException {
         for (long c : new long[] {0, CONTAINER_1}) {
-            patch(f.device, c + OnDiskFormat.SEAL_OFFSET, OnDiskFormat.SEAL_BYTES, s -> s.fill((byte) 0));
+            CoreFixture.patch(f.device, c + OnDiskFormat.SEAL_OFFSET, OnDiskFormat.SEAL_BYTES, s -> s.fill((byte) 0));
         }
     }
 
@@ -415,14 +399,14 @@ class RecoveryTest {
             threeCheckpoints(f);
             asLmcacheWroteIt(f);
             // and LMCache's payloads have no trailer either
-            patch(f.device, 4096, 4096, s -> {
+            CoreFixture.patch(f.device, 4096, 4096, s -> {
                 int end = 0;
                 while (s.get(ValueLayout.JAVA_BYTE, end) != 0) {
                     end++;
                 }
                 s.asSlice(end).fill((byte) 0);
             });
-            patch(f.device, 0, 4096, s -> s.fill((byte) 0));
+            CoreFixture.patch(f.device, 0, 4096, s -> s.fill((byte) 0));
             RawBlockCore again = f.open();
             assertThat(again.status()).containsEntry("checkpoint_seq", 2L).containsEntry("recovery_fell_back", true);
             assertThat((String) again.status().get("recovery")).contains("fell back")

@@ -1,5 +1,6 @@
 package io.fdpblock.core;
 
+import io.fdpblock.core.v1.CheckpointCodec;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.FaultInjectingDevice;

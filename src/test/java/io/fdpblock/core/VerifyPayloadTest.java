@@ -62,7 +62,7 @@ class VerifyPayloadTest {
         try (CoreFixture f = new CoreFixture(IoEngine.IO_URING, dir, 8, format)) {
             long[] slot = store(f, 2);
             long at = slot[1] + RawBlockCoreConfig.DEFAULT_HEADER_BYTES + 1234;
-            RecoveryTest.patch(f.device, at, 1, s -> s.set(ValueLayout.JAVA_BYTE, 0,
+            CoreFixture.patch(f.device, at, 1, s -> s.set(ValueLayout.JAVA_BYTE, 0,
                     (byte) (s.get(ValueLayout.JAVA_BYTE, 0) ^ 0x5A)));
             MemorySegment buf = f.buffer(8192);
 
@@ -78,7 +78,7 @@ class VerifyPayloadTest {
             assertThat(recovery.status()).containsEntry("crc_mismatches", 1L);
             assertThat(load(f, recovery, 0, buf)).as("an intact key, verified by its first load").isTrue();
             // damage key 0's payload now: verified in this open, its loads no longer compute the CRC32C
-            RecoveryTest.patch(f.device, slot[0] + RawBlockCoreConfig.DEFAULT_HEADER_BYTES + 1234, 1,
+            CoreFixture.patch(f.device, slot[0] + RawBlockCoreConfig.DEFAULT_HEADER_BYTES + 1234, 1,
                     s -> s.set(ValueLayout.JAVA_BYTE, 0, (byte) (s.get(ValueLayout.JAVA_BYTE, 0) ^ 0x5A)));
             MemorySegment want = f.payload(CoreFixture.key(0), SIZE);
             assertThat(load(f, recovery, 0, buf)).as("recovery: no CRC32C on a verified slot, the header is the key's")
@@ -100,9 +100,9 @@ class VerifyPayloadTest {
             long[] slot = store(f, 2);
             // key 1's whole slot (its header, naming key 1, and its payload, same length) over key 0's
             byte[] other = new byte[RawBlockCoreConfig.DEFAULT_HEADER_BYTES + SIZE];
-            RecoveryTest.patch(f.device, slot[1], other.length, s -> MemorySegment.copy(s, ValueLayout.JAVA_BYTE, 0,
+            CoreFixture.patch(f.device, slot[1], other.length, s -> MemorySegment.copy(s, ValueLayout.JAVA_BYTE, 0,
                     other, 0, other.length));
-            RecoveryTest.patch(f.device, slot[0], other.length, s -> MemorySegment.copy(other, 0, s,
+            CoreFixture.patch(f.device, slot[0], other.length, s -> MemorySegment.copy(other, 0, s,
                     ValueLayout.JAVA_BYTE, 0, other.length));
             MemorySegment buf = f.buffer(8192);
             // lmcache_v1 checks slot headers at open (meta_verify_on_load): off, so that the load path meets it

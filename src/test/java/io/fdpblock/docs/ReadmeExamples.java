@@ -48,7 +48,7 @@ public final class ReadmeExamples {
     public static final List<String> IMPORTS = List.of(
             "io.fdpblock.l2.*", "io.fdpblock.core.*", "io.fdpblock.device.*", "io.fdpblock.nvme.*",
             "io.fdpblock.uring.*", "io.fdpblock.linux.*", "io.fdpblock.controller.*", "io.fdpblock.adapter.*",
-            "io.fdpblock.cache.*",
+            "io.fdpblock.cache.*", "io.fdpblock.core.tools.*",
             "java.io.*", "java.lang.foreign.*", "java.nio.file.*", "java.time.*", "java.util.*",
             "java.util.concurrent.*");
 

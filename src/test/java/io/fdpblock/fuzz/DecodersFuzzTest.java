@@ -2,12 +2,12 @@ package io.fdpblock.fuzz;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.fdpblock.core.CheckpointContainerFuzzTest;
-import io.fdpblock.core.CheckpointPayloadFuzzTest;
+import io.fdpblock.core.v1.CheckpointPayloadFuzzTest;
 import io.fdpblock.core.RawBlockCoreConfigFuzzTest;
 import io.fdpblock.core.SlotHeaderFuzzTest;
-import io.fdpblock.core.V2LogFuzzTest;
-import io.fdpblock.core.V2SnapshotFuzzTest;
-import io.fdpblock.core.V2SuperblockFuzzTest;
+import io.fdpblock.core.v2.V2LogFuzzTest;
+import io.fdpblock.core.v2.V2SnapshotFuzzTest;
+import io.fdpblock.core.v2.V2SuperblockFuzzTest;
 import io.fdpblock.l2.KeyCodecFuzzTest;
 import io.fdpblock.l2.L2AdapterConfigFuzzTest;
 import io.fdpblock.nvme.FdpLogPagesFuzzTest;

@@ -2,7 +2,7 @@ package io.fdpblock.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import io.fdpblock.core.Inspector;
+import io.fdpblock.core.tools.Inspector;
 import io.fdpblock.core.StripeMembers;
 import io.fdpblock.device.MemberLabel;
 import io.fdpblock.device.BlockDevice;

@@ -2,8 +2,8 @@ package io.fdpblock.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
-import io.fdpblock.core.Migration;
-import io.fdpblock.core.MigrationRefusedException;
+import io.fdpblock.core.tools.Migration;
+import io.fdpblock.core.tools.MigrationRefusedException;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.IoEngine;
 import io.fdpblock.tools.util.Sizes;

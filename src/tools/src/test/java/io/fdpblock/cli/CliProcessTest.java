@@ -2,7 +2,7 @@ package io.fdpblock.cli;
 
 import io.fdpblock.core.RawBlockCore;
 import io.fdpblock.core.RawBlockCoreConfig;
-import io.fdpblock.core.Inspector;
+import io.fdpblock.core.tools.Inspector;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.testing.DiskTempDirFactory;
