@@ -60,7 +60,7 @@ public final class RawBlockCore implements AutoCloseable {
     }
 
     /** The parts its paths share; the fields below are the ones the package's tools and tests read. */
-    private final StoreParts parts;
+    final StoreParts parts;
     private final boolean ownsDevice;
     final RawBlockCoreConfig config;
     final BlockDevice device;

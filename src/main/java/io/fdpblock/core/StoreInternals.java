@@ -12,8 +12,8 @@ package io.fdpblock.core;
 public record StoreInternals(StoreContext context, StoreIndex index, RecoveryResult recovered) {
     /** The parts of an open store. */
     public static StoreInternals of(RawBlockCore core) {
-        return new StoreInternals(new StoreContext(core.config, core.device, core.lock, core.slots, core.salts,
-                core.placement.metadata(), core.capacityBytes, core.dataBase, core.slotBytes, core.headerBytes),
+        return new StoreInternals(new StoreContext(core.config, core.device, core.lock, core.slots, core.parts.salts(),
+                core.parts.placement().metadata(), core.capacityBytes, core.dataBase, core.slotBytes, core.headerBytes),
                 core.index, core.recovered);
     }
 }
