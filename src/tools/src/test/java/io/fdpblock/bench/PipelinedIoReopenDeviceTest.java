@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Tag("device")
 @Tag(DeviceGuest.WRITE_STREAMS_TAG)
 class PipelinedIoReopenDeviceTest {
-    /** Raw writes of this class go here and above: the range of WriteStreamDeviceTest, which runs apart from it. */
+    /** Raw writes of this class go here and above: the range of WriteStreamBlockDeviceNvmeDeviceTest, which runs apart from it. */
     private static final long BASE = DeviceGuest.RAW_BASE + (128L << 20);
 
     @Test

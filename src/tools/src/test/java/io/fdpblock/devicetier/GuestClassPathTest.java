@@ -38,7 +38,7 @@ class GuestClassPathTest {
         assertThat(p.exitValue()).as("launcher exit code; output:%n%s", out).isZero();
         assertThat(out).as("the tools' device tests and the library's")
                 .contains("OperatorSurfaceDeviceTest", "PipelinedIoReopenDeviceTest", "SimDeviceTest",
-                        "GuestSmokeTest", "FdpDeviceTest", "WriteStreamDeviceTest")
+                        "GuestSmokeTest", "FdpNvmeDeviceTest", "WriteStreamBlockDeviceNvmeDeviceTest")
                 .doesNotContain("GuestVerdictTest", "CliBadInputTest"); // not device tests
     }
 }
