@@ -22,7 +22,7 @@ import static io.fdpblock.l2.L2AdapterContractTest.awaitLoad;
 import static io.fdpblock.l2.L2AdapterContractTest.awaitStore;
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Issue 12.4: the raw_block adapter over device_paths works as over one device, across a reopen. */
+/** The raw_block adapter over device_paths works as over one device, across a reopen. */
 @Tag("host")
 class StripedAdapterTest {
     @TempDir(factory = DiskTempDirFactory.class)

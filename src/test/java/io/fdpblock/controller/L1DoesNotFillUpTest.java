@@ -33,7 +33,7 @@ import static io.fdpblock.controller.Fixtures.payload;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Issue 9 point 8: with the README's StorageManager and the default store policy (which keeps what it
+ * With the README's StorageManager and the default store policy (which keeps what it
  * stored in L1), L1 never reaches a state where every later store or prefetch does nothing.
  */
 @Tag("host")

@@ -27,7 +27,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * Issue 9.1 and 9.2: interrupts never abandon I/O, close never interrupts it, waits with a bound, and
+ * Interrupts never abandon I/O, close never interrupts it, waits with a bound, and
  * never acknowledges a put it then loses.
  */
 @Tag("host")

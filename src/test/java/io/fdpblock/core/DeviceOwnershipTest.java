@@ -23,7 +23,7 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** Issue 9.3: one store owns a device at a time, in this process or across processes. */
+/** One store owns a device at a time, in this process or across processes. */
 @Tag("host")
 class DeviceOwnershipTest {
     @TempDir(factory = DiskTempDirFactory.class)

@@ -19,7 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * Issue 9.4: open never formats by itself. A checkpoint of another layout, foreign bytes in the
+ * Open never formats by itself. A checkpoint of another layout, foreign bytes in the
  * metadata area, unreadable checkpoints, or a request to start empty over a store, refuse the open
  * with an error naming what differs, and leave every byte of the device as it was; only
  * {@code "format": true} discards.

@@ -19,7 +19,7 @@ import java.util.SplittableRandom;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Issue 9.5: the store through thousands of simulated power losses. Each run writes, deletes, loads
+ * The store through thousands of simulated power losses. Each run writes, deletes, loads
  * and checkpoints at random on a {@link PowerLossDevice}, loses power at a random operation (writes
  * not covered by a completed flush dropped or torn at random), then reopens what survived and checks:
  * recovery succeeds, no key that was never stored appears, every key that was stored before the

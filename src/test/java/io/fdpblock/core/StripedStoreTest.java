@@ -40,7 +40,7 @@ import java.util.stream.Stream;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** Issue 12.4: one store over several files (device_paths), real io_uring on each. */
+/** One store over several files (device_paths), real io_uring on each. */
 @Tag("host")
 class StripedStoreTest {
     static final long SLOT = 64 << 10;

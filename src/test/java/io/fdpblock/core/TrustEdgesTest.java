@@ -24,7 +24,7 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** Issue 9.7, 9.10 and 9.11: the smaller edges where data could go astray or a mistake went unexplained. */
+/** The smaller edges where data could go astray or a mistake went unexplained. */
 @Tag("host")
 class TrustEdgesTest {
     private static final long SLOT = 16 << 10;

@@ -30,7 +30,7 @@ import static org.assertj.core.api.Assertions.within;
 @Tag("unit")
 class FdpSsdModelValidationTest {
     private static final int UNIT = 4096;
-    /** The bound: the model within 5 % of the analytic result. */
+    /** The bound this validation holds the model to: within 5 % of the analytic result. */
     private static final double TOLERANCE = 0.05;
     private static final double[] OP_LEVELS = {0.10, 0.25, 0.50, 1.00};
 
