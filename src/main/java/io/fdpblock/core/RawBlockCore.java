@@ -9,8 +9,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * A durable store of KV-cache chunks on a raw device, a file, or an NVMe namespace: LMCache's
- * raw_block state v1 on the device ({@code docs/on-device-format.md}), with these rules:
+ * A durable store of KV-cache chunks on a raw device, a file, or an NVMe namespace, in one of its
+ * on-device formats (fdpblock_v2 by default, or LMCache's raw_block state v1: {@code
+ * docs/on-device-format.md}), with these rules:
  *
  * <ul>
  * <li>one store owns a device: open takes an exclusive lock on it (a second opener fails at once);</li>
