@@ -1,5 +1,7 @@
 package io.fdpblock.core;
 
+import io.fdpblock.util.Segments;
+
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -8,8 +10,6 @@ import java.lang.foreign.MemorySegment;
  * {@code block_align}; otherwise through an aligned bounce buffer.
  */
 public record LoadRequest(String key, MemorySegment destination) {
-    /** Not a thread of any arena: a confined segment is never accessible by it, any other segment is. */
-    private static final Thread ANOTHER_THREAD = Thread.ofPlatform().unstarted(() -> {});
 
     /**
      * @throws IllegalArgumentException for a destination the load could not fill: read-only, of a closed
@@ -22,7 +22,7 @@ public record LoadRequest(String key, MemorySegment destination) {
         }
         String problem = destination.isReadOnly() ? "is read-only"
                 : !destination.scope().isAlive() ? "belongs to an arena that is closed"
-                : !destination.isAccessibleBy(ANOTHER_THREAD) ? "is confined to one thread (Arena.ofConfined()),"
+                : Segments.isConfined(destination) ? "is confined to one thread (Arena.ofConfined()),"
                         + " and the I/O thread that completes the load cannot touch it"
                 : null;
         if (problem != null) {

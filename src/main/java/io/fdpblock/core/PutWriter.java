@@ -2,6 +2,7 @@ package io.fdpblock.core;
 
 import io.fdpblock.device.IoBatch;
 import io.fdpblock.nvme.PlacementId;
+import io.fdpblock.util.Segments;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -21,8 +22,6 @@ import java.util.concurrent.atomic.AtomicInteger;
  * ({@link PutOutcome#READ_ONLY}, {@link MetaStore#readOnlyCause}).
  */
 final class PutWriter {
-    /** Not a thread of any arena: a confined segment is never accessible by it, any other segment is. */
-    private static final Thread ANOTHER_THREAD = Thread.ofPlatform().unstarted(() -> {});
     private final StoreParts store;
     private final SlotLayout layout;
 
@@ -345,7 +344,7 @@ final class PutWriter {
         // A payload confined to the caller's thread is copied too: an engine that does its I/O on threads of
         // its own (posix) cannot touch it there.
         if (payload.isNative() && len % align == 0 && payload.address() % store.device().bufferAlignment() == 0
-                && payload.isAccessibleBy(ANOTHER_THREAD)) {
+                && !Segments.isConfined(payload)) {
             return payload;
         }
         MemorySegment copy = Arena.ofAuto().allocate(OnDiskFormat.roundUp(len, align), align);

@@ -2,6 +2,7 @@ package io.fdpblock.device;
 
 import io.fdpblock.linux.Errno;
 import io.fdpblock.linux.NativeFile;
+import io.fdpblock.util.Segments;
 import io.fdpblock.util.Threads;
 
 import java.io.IOException;
@@ -22,8 +23,6 @@ final class PosixBlockDevice extends AbstractBlockDevice {
     private static final int MAX_THREADS = 4;
     /** How long close waits for the batches still queued or running. */
     private static final long CLOSE_WAIT_SECONDS = 60;
-    /** Not a thread of any arena: a confined segment is never accessible by it, any other segment is. */
-    private static final Thread ANOTHER_THREAD = Thread.ofPlatform().unstarted(() -> {});
 
     private final NativeFile file;
     private final ExecutorService io;
@@ -77,7 +76,7 @@ final class PosixBlockDevice extends AbstractBlockDevice {
     private static void refuseConfinedBuffers(IoBatch batch) throws IOException {
         for (int i = 0; i < batch.size(); i++) {
             byte kind = batch.kind(i);
-            if ((kind == IoBatch.READ || kind == IoBatch.WRITE) && !batch.buffer(i).isAccessibleBy(ANOTHER_THREAD)) {
+            if ((kind == IoBatch.READ || kind == IoBatch.WRITE) && Segments.isConfined(batch.buffer(i))) {
                 throw new IOException(batch.describe(i) + ": its buffer is confined to one thread (Arena.ofConfined()),"
                         + " and the posix engine does its I/O on threads of its own: allocate I/O buffers from a shared"
                         + " or global arena (Arena.ofShared(), IoMemory.allocate)");
