@@ -1,23 +1,23 @@
 package io.fdpblock.adapter;
 
-import io.fdpblock.l2.ObjectKey;
-import io.fdpblock.l2.MemoryObj;
-import io.fdpblock.l2.Bitmap;
-import io.fdpblock.l2.L2StoreResult;
-import io.fdpblock.l2.L2AdapterFactory;
-import io.fdpblock.l2.L2DeleteResult;
-import io.fdpblock.l2.L2Adapter;
-import io.fdpblock.l2.AbstractL2Adapter;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.fdpblock.l2.ReclaimUnitGroups;
+import io.fdpblock.core.DeleteOutcome;
 import io.fdpblock.core.LoadRequest;
 import io.fdpblock.core.PutRequest;
 import io.fdpblock.core.RawBlockCore;
 import io.fdpblock.core.RawBlockCoreConfig;
-import io.fdpblock.core.DeleteOutcome;
 import io.fdpblock.core.SaltTable;
 import io.fdpblock.core.SlotGroups;
 import io.fdpblock.device.BlockDevice;
+import io.fdpblock.l2.AbstractL2Adapter;
+import io.fdpblock.l2.Bitmap;
+import io.fdpblock.l2.L2Adapter;
+import io.fdpblock.l2.L2AdapterFactory;
+import io.fdpblock.l2.L2DeleteResult;
+import io.fdpblock.l2.L2StoreResult;
+import io.fdpblock.l2.MemoryObj;
+import io.fdpblock.l2.ObjectKey;
+import io.fdpblock.l2.ReclaimUnitGroups;
 
 import io.fdpblock.nvme.PlacementId;
 
@@ -258,7 +258,7 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
         try {
             held = core.keySizes();
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException("reading the held keys back from " + core.config().devicePath(), e);
+            throw new UncheckedIOException("reading the held keys back from " + core.config().devicePath(), e);
         }
         held.forEach((k, size) -> {
             try {

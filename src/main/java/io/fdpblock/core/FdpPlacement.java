@@ -5,12 +5,14 @@ import io.fdpblock.nvme.PlacementId;
 
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -27,7 +29,7 @@ final class FdpPlacement {
     private final long reclaimUnitBytes;
     private final String devicePath;
     private final ConcurrentHashMap<Integer, LongAdder> bytesWritten = new ConcurrentHashMap<>();
-    private final java.util.concurrent.atomic.AtomicBoolean warnedIgnored = new java.util.concurrent.atomic.AtomicBoolean();
+    private final AtomicBoolean warnedIgnored = new AtomicBoolean();
     /** Without FDP: why the device drops a write's placement id (null when it carries it, or unknown). */
     private String ignoredBecause;
 
@@ -170,7 +172,7 @@ final class FdpPlacement {
     Map<String, Long> bytesWrittenById() {
         Map<Integer, Long> byId = new TreeMap<>();
         bytesWritten.forEach((id, v) -> byId.put(id, v.sum()));
-        Map<String, Long> out = new java.util.LinkedHashMap<>();
+        Map<String, Long> out = new LinkedHashMap<>();
         byId.forEach((id, v) -> out.put(PlacementId.ofRaw(id).toString(), v));
         return out;
     }

@@ -1,6 +1,7 @@
 package io.fdpblock.core;
 
 import java.util.HashMap;
+import java.util.HashSet;
 
 /**
  * What the store has in flight, beside its index: keys whose write is in flight (invisible to
@@ -22,7 +23,7 @@ final class InFlight {
     private final HashMap<String, Write> writes = new HashMap<>();
     private final HashMap<Integer, int[]> readers = new HashMap<>();
     /** Slots deleted while read. */
-    private final java.util.HashSet<Integer> freedWhileRead = new java.util.HashSet<>();
+    private final HashSet<Integer> freedWhileRead = new HashSet<>();
 
     boolean isWriting(String key) {
         return writes.containsKey(key);

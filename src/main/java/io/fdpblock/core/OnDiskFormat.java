@@ -88,7 +88,7 @@ public final class OnDiskFormat {
             int len = Short.toUnsignedInt(header.get(U16, SLOT_KEY_OFFSET));
             if (len > 0 && SLOT_KEY_OFFSET + 2L + len <= header.byteSize()) {
                 key = new String(header.asSlice(SLOT_KEY_OFFSET + 2, len).toArray(ValueLayout.JAVA_BYTE),
-                        java.nio.charset.StandardCharsets.UTF_8);
+                        StandardCharsets.UTF_8);
             }
         }
         return new SlotHeader(magic, header.get(U64, 8), header.get(U64, 16), hasCrc, header.get(U32, 24), key);

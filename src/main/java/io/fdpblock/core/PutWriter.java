@@ -7,6 +7,7 @@ import io.fdpblock.util.Segments;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -199,7 +200,7 @@ final class PutWriter {
                 int crc = OnDiskFormat.crc32c(payload);
                 headers[k] = store.headers().acquire();
                 OnDiskFormat.writeSlotHeader(headers[k], SlotIdentity.of(p.key().text()), len, crc,
-                        p.key().text().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                        p.key().text().getBytes(StandardCharsets.UTF_8));
                 long off = layout.slotOffset(p.inflight().slot);
                 batch.write(off, headers[k], p.request().placement());
                 batch.write(off + layout.headerBytes(), writablePayload(payload), p.request().placement());

@@ -1,6 +1,7 @@
 package io.fdpblock.core;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -93,7 +94,7 @@ public final class SaltTable {
         salts.set(id, salt);
         ids.put(salt, id);
         if (keys.length <= id) {
-            keys = java.util.Arrays.copyOf(keys, Math.max(id + 1, keys.length * 2));
+            keys = Arrays.copyOf(keys, Math.max(id + 1, keys.length * 2));
         }
         return id;
     }
@@ -112,7 +113,7 @@ public final class SaltTable {
             return;
         }
         if (keys.length <= id) {
-            keys = java.util.Arrays.copyOf(keys, Math.max(id + 1, keys.length * 2));
+            keys = Arrays.copyOf(keys, Math.max(id + 1, keys.length * 2));
         }
         keys[id]++;
     }

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -177,7 +178,7 @@ public final class SlotGroups {
                 used[n++] = s;
             }
         }
-        return java.util.Arrays.copyOf(used, n);
+        return Arrays.copyOf(used, n);
     }
 
     /** Reads the slot headers of {@code slots} in one batch; each names its key ({@code keys[slot - first]}). */

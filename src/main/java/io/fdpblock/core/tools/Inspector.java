@@ -23,6 +23,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Reads what a store left on a device without changing it. lmcache_v1 ({@link #inspect}): both
@@ -237,7 +238,7 @@ public final class Inspector {
             long[] totals = new long[2]; // payload bytes, slots checked
             long[] reused = {0};
             KeyListing.forEach(device, layout.dataBase(), layout.slotBytes(), layout.headerBytes(), index,
-                    new java.util.concurrent.locks.ReentrantLock(), verify, (h1, h2, slot, size, crc, saltId, h) -> {
+                    new ReentrantLock(), verify, (h1, h2, slot, size, crc, saltId, h) -> {
                         String salt = salts.salt(saltId);
                         long[] v = bySalt.computeIfAbsent(salt == null ? "?" : salt, k -> new long[2]);
                         v[0]++;

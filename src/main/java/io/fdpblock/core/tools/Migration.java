@@ -35,6 +35,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
@@ -601,7 +602,7 @@ public final class Migration {
         int hb = parts(core).headerBytes();
         long maxPayload = OnDiskFormat.roundUp(core.maxPayloadBytes(), ba);
         int perBatch = (int) Math.max(1, Math.min(BATCH, (64L << 20) / maxPayload));
-        Map<Integer, Integer> crcs = new java.util.HashMap<>();
+        Map<Integer, Integer> crcs = new HashMap<>();
         MemorySegment payloads = arena.allocate(perBatch * maxPayload, 4096);
         MemorySegment headers = arena.allocate((long) perBatch * hb, 4096);
         for (int from = 0; from < entries.size(); from += perBatch) {

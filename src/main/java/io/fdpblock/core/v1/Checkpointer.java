@@ -5,6 +5,7 @@ import io.fdpblock.core.RawBlockCore;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.nvme.PlacementId;
 
+import io.fdpblock.util.Threads;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
@@ -12,6 +13,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongConsumer;
+import java.util.function.Supplier;
 
 /**
  * Writes the store's checkpoints (v1: compact JSON in the mirrored containers): on demand, every
@@ -32,9 +35,9 @@ final class Checkpointer {
     private final CheckpointCodec.Layout layout;
     private final PlacementId placement;
     /** The state to write, taken under the core's lock; null when nothing changed since the last checkpoint. */
-    private final java.util.function.Supplier<Snapshot> snapshots;
+    private final Supplier<Snapshot> snapshots;
     /** Told that the checkpoint of a given change count is durable. */
-    private final java.util.function.LongConsumer persisted;
+    private final LongConsumer persisted;
     private final String devicePath;
     private final Object mutex = new Object();
     private long seq;
@@ -48,7 +51,7 @@ final class Checkpointer {
     private volatile long epoch;
 
     Checkpointer(MetadataArea area, CheckpointCodec.Layout layout, PlacementId placement,
-            java.util.function.Supplier<Snapshot> snapshots, java.util.function.LongConsumer persisted, long seq) {
+            Supplier<Snapshot> snapshots, LongConsumer persisted, long seq) {
         this.area = area;
         this.layout = layout;
         this.placement = placement;
@@ -150,7 +153,7 @@ final class Checkpointer {
         if (periodic == null) {
             return true;
         }
-        return io.fdpblock.util.Threads.shutdownAndAwait(periodic, TimeUnit.MILLISECONDS.toNanos(timeoutMillis));
+        return Threads.shutdownAndAwait(periodic, TimeUnit.MILLISECONDS.toNanos(timeoutMillis));
     }
 
     long epoch() {

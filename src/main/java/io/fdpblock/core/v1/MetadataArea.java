@@ -6,12 +6,14 @@ import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
 import io.fdpblock.nvme.PlacementId;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
@@ -137,7 +139,7 @@ public final class MetadataArea {
                     + h.payloadLength() + " of at most " + payloadRoom() + ")");
         }
         byte[] read = read(off + blockAlign, Math.min(payloadRoom(), h.payloadLength() + OnDiskFormat.TRAILER_BYTES));
-        byte[] payload = java.util.Arrays.copyOf(read, (int) h.payloadLength());
+        byte[] payload = Arrays.copyOf(read, (int) h.payloadLength());
         CRC32 crc = new CRC32();
         crc.update(payload);
         boolean crcOk = (int) crc.getValue() == h.crc32();
@@ -188,7 +190,7 @@ public final class MetadataArea {
     Orphan orphan(int c) throws IOException {
         long base = containerOffset(c) + blockAlign;
         long room = payloadRoom();
-        java.io.ByteArrayOutputStream json = new java.io.ByteArrayOutputStream();
+        ByteArrayOutputStream json = new ByteArrayOutputStream();
         long end = -1;
         for (long pos = 0; pos < room && end < 0; pos += SCAN_CHUNK) {
             byte[] chunk = read(base + pos, Math.min(SCAN_CHUNK, room - pos));

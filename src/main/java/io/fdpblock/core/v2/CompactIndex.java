@@ -10,6 +10,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.List;
+import java.util.function.IntUnaryOperator;
 
 /**
  * The fdpblock_v2 index: one fixed-size entry per key in an off-heap open-addressing table, keyed by
@@ -314,7 +315,7 @@ public final class CompactIndex implements StoreIndex {
      *
      * @return how many entries were copied
      */
-    int copyLive(long from, long count, MemorySegment out, java.util.function.IntUnaryOperator group) {
+    int copyLive(long from, long count, MemorySegment out, IntUnaryOperator group) {
         int n = 0;
         long end = Math.min(capacity, from + count);
         for (long pos = from; pos < end; pos++) {

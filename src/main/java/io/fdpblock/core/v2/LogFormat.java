@@ -7,6 +7,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.util.zip.CRC32C;
 
@@ -142,19 +143,19 @@ final class LogFormat {
         if (v != null) { // parsed already: whatever the visitor throws is its own failure, never "does not parse"
             try {
                 return walk(body, records, layout, v);
-            } catch (java.nio.charset.CharacterCodingException e) {
+            } catch (CharacterCodingException e) {
                 throw new IllegalStateException("a log chunk that parsed does not decode", e); // only the check decodes
             }
         }
         try {
             return walk(body, records, layout, null);
-        } catch (RuntimeException | java.nio.charset.CharacterCodingException e) {
+        } catch (RuntimeException | CharacterCodingException e) {
             return false; // a record cut off, or a key that is not UTF-8
         }
     }
 
     private static boolean walk(byte[] body, int records, V2Layout layout, Visitor v)
-            throws java.nio.charset.CharacterCodingException {
+            throws CharacterCodingException {
         ByteBuffer b = ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN);
         for (int r = 0; r < records; r++) {
             byte type = b.get();

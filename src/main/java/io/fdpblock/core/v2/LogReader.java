@@ -8,6 +8,8 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.zip.CRC32C;
 
 /**
@@ -146,7 +148,7 @@ public final class LogReader {
      * @param keys the distinct keys of those PUTs, by h1
      * @param resumeLsn past the highest of them: where a store opened anyway writes on, clear of them
      */
-    public record Beyond(long firstLsn, long chunks, long puts, java.util.Set<Long> keys, long resumeLsn) {}
+    public record Beyond(long firstLsn, long chunks, long puts, Set<Long> keys, long resumeLsn) {}
 
     /**
      * Looks over the whole ring for chunks that prove the log goes on past {@code stopLsn} (a read of the
@@ -161,7 +163,7 @@ public final class LogReader {
         long first = Long.MAX_VALUE;
         long chunks = 0;
         long[] puts = {0};
-        java.util.Set<Long> keys = new java.util.HashSet<>();
+        Set<Long> keys = new HashSet<>();
         long resume = -1;
         try (Arena arena = Arena.ofShared()) {
             MemorySegment buf = arena.allocate(window, 4096);

@@ -6,6 +6,7 @@ import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
 import io.fdpblock.nvme.PlacementId;
 
+import io.fdpblock.util.Threads;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -659,7 +660,7 @@ final class LogWriter {
         } finally {
             lock.unlock();
         }
-        return writer == null || io.fdpblock.util.Threads.joinUninterruptibly(writer,
+        return writer == null || Threads.joinUninterruptibly(writer,
                 TimeUnit.MILLISECONDS.toNanos(timeoutMillis));
     }
 

@@ -16,6 +16,11 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Lock;
+import java.util.function.IntUnaryOperator;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import java.util.zip.CRC32C;
 
 /**
@@ -324,8 +329,8 @@ public final class Snapshots {
          *
          * @param group the allocator group of a slot
          */
-        static Source of(CompactIndex index, java.util.function.Supplier<Map<Integer, String>> salts,
-                java.util.function.LongSupplier nextSlot, java.util.function.IntUnaryOperator group) {
+        static Source of(CompactIndex index, Supplier<Map<Integer, String>> salts,
+                LongSupplier nextSlot, IntUnaryOperator group) {
             return new Source() {
                 @Override
                 public Map<Integer, String> salts() {
@@ -368,7 +373,7 @@ public final class Snapshots {
      * @return its header
      */
     public static Header write(BlockDevice device, V2Layout layout, int area, long seq, long startLsn, Source source,
-            java.util.concurrent.locks.Lock lock, PlacementId placement, java.util.concurrent.atomic.AtomicLong written,
+            Lock lock, PlacementId placement, AtomicLong written,
             Pacer pacer) throws IOException {
         int blockAlign = layout.blockAlign();
         long base = layout.snapshotOffset(area) + blockAlign;
@@ -395,8 +400,8 @@ public final class Snapshots {
             }
             long entries = 0;
             try {
-                java.nio.ByteBuffer head = java.nio.ByteBuffer.allocate(4 + salts.size() * (4 + 3 * 128))
-                        .order(java.nio.ByteOrder.LITTLE_ENDIAN);
+                ByteBuffer head = ByteBuffer.allocate(4 + salts.size() * (4 + 3 * 128))
+                        .order(ByteOrder.LITTLE_ENDIAN);
                 head.putInt(salts.size());
                 for (Map.Entry<Integer, String> s : salts.entrySet()) {
                     byte[] b = s.getValue().getBytes(StandardCharsets.UTF_8);
@@ -462,7 +467,7 @@ public final class Snapshots {
 
     /** Writes the whole blocks of {@code buf} (all of it, zero-padded, when {@code last}); keeps the rest. */
     private static void flushBuffer(BlockDevice device, MemorySegment buf, long[] at, long[] out, long base, long room,
-            int blockAlign, boolean last, PlacementId placement, java.util.concurrent.atomic.AtomicLong written)
+            int blockAlign, boolean last, PlacementId placement, AtomicLong written)
             throws IOException {
         long whole = last ? V2Layout.roundUp(at[0], blockAlign) : at[0] / blockAlign * blockAlign;
         if (whole == 0) {

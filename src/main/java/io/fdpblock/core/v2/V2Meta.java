@@ -11,16 +11,19 @@ import io.fdpblock.core.StoreReadOnlyException;
 import io.fdpblock.core.StoreRefusedException;
 import io.fdpblock.device.IoBatch;
 
+import io.fdpblock.util.Threads;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongConsumer;
 
 /**
@@ -289,9 +292,9 @@ public final class V2Meta implements MetaStore {
 
     @Override
     public void startBackground() {
-        log.start(java.nio.file.Path.of(core.config().devicePath()).getFileName().toString());
+        log.start(Path.of(core.config().devicePath()).getFileName().toString());
         snapshotter = Thread.ofPlatform().daemon().name("fdpblock-snapshot-"
-                + java.nio.file.Path.of(core.config().devicePath()).getFileName()).start(this::snapshotLoop);
+                + Path.of(core.config().devicePath()).getFileName()).start(this::snapshotLoop);
         if (snapshotAtStart) {
             try {
                 snapshot(false);
@@ -376,7 +379,7 @@ public final class V2Meta implements MetaStore {
             }
         }
         if (log.bytesSinceSnapshot() < layout.logBytes() / 2) {
-            java.util.concurrent.locks.LockSupport.parkNanos(stepNanos * SNAPSHOT_REST);
+            LockSupport.parkNanos(stepNanos * SNAPSHOT_REST);
         }
     }
 
@@ -396,7 +399,7 @@ public final class V2Meta implements MetaStore {
             trigger.notifyAll();
         }
         return snapshotter == null
-                || io.fdpblock.util.Threads.joinUninterruptibly(snapshotter, TimeUnit.MILLISECONDS.toNanos(timeoutMillis));
+                || Threads.joinUninterruptibly(snapshotter, TimeUnit.MILLISECONDS.toNanos(timeoutMillis));
     }
 
     @Override

@@ -4,8 +4,13 @@ import io.fdpblock.core.SaltTable;
 import io.fdpblock.device.BlockDevice;
 
 import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * fdpblock_v2's recovery rules, on what a device holds: the newest snapshot whose body checks out (an
@@ -32,7 +37,7 @@ public final class V2Recovery {
         private final SaltTable salts;
         private final boolean[] used;
         /** Slots claimed more than once: the hash of the latest claim, or null once that key let go. */
-        private final java.util.Map<Integer, long[]> contested = new java.util.HashMap<>();
+        private final Map<Integer, long[]> contested = new HashMap<>();
 
         SlotClaims(CompactIndex index, SaltTable salts, boolean[] used) {
             this.index = index;
@@ -87,15 +92,15 @@ public final class V2Recovery {
             }
             List<long[]> losers = new ArrayList<>();
             int step = 16_384;
-            try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
-                java.lang.foreign.MemorySegment out = arena.allocate((long) step * CompactIndex.ENTRY_BYTES, 8);
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment out = arena.allocate((long) step * CompactIndex.ENTRY_BYTES, 8);
                 for (long pos = 0; pos < index.capacity(); pos += step) {
                     int n = index.copyLive(pos, step, out, s -> 0);
                     for (int i = 0; i < n; i++) {
                         long at = (long) i * CompactIndex.ENTRY_BYTES;
-                        long h1 = out.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, at);
-                        long h2 = out.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, at + 8);
-                        int slot = out.get(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED, at + 16);
+                        long h1 = out.get(ValueLayout.JAVA_LONG_UNALIGNED, at);
+                        long h2 = out.get(ValueLayout.JAVA_LONG_UNALIGNED, at + 8);
+                        int slot = out.get(ValueLayout.JAVA_INT_UNALIGNED, at + 16);
                         if (contested.containsKey(slot)) {
                             long[] owner = contested.get(slot);
                             if (owner == null || owner[0] != h1 || owner[1] != h2) {

@@ -16,6 +16,7 @@ import io.fdpblock.uring.Uring;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 
+import com.sun.management.OperatingSystemMXBean;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -26,6 +27,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.zip.CRC32C;
 
 /**
  * {@code fdpblock bench}: our engines and the RawBlock adapter side by side with fio, on the same file (or
@@ -97,7 +99,7 @@ public final class Bench {
     }
 
     static final String CPU_ACCOUNTING = "CPU time = user + system of each process over its measured window: ours ="
-            + " delta of com.sun.management.OperatingSystemMXBean.getProcessCpuTime() (every JVM thread: submitter,"
+            + " delta of OperatingSystemMXBean.getProcessCpuTime() (every JVM thread: submitter,"
             + " io_uring reactor, GC, JIT); fio = (usr_cpu + sys_cpu)% x job_runtime from its JSON (getrusage of the"
             + " job process, reset by fio at the end of ramp_time)";
 
@@ -499,7 +501,7 @@ public final class Bench {
         if (cases.stream().anyMatch(c -> c.kind() == BenchCase.Kind.ADAPTER_LOAD
                 || c.kind() == BenchCase.Kind.ADAPTER_LOAD_VERIFY_RECOVERY)) {
             crcAlone = Crc32cAlone.measure(BenchCase.MIB, Crc32cAlone.REGION_BYTES, 1_000_000_000L);
-            out.printf(Locale.ROOT, "adapter: CRC32C alone (java.util.zip.CRC32C, 1 MiB chunks, one thread): %,.0f MB"
+            out.printf(Locale.ROOT, "adapter: CRC32C alone (CRC32C, 1 MiB chunks, one thread): %,.0f MB"
                     + " per CPU-second from memory, %,.0f from cache%n", crcBytesPerCpuSecond() / 1e6,
                     crcAlone.extra().get("cached_mb_per_cpu_sec") instanceof Number n ? n.doubleValue() : Double.NaN);
         }

@@ -2,6 +2,7 @@ package io.fdpblock.bench;
 
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
+import java.lang.management.OperatingSystemMXBean;
 import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,7 +13,7 @@ import java.nio.file.Path;
  * and the submitting thread all count; and the calling thread's own CPU time and page faults.
  */
 final class CpuClock {
-    private static final java.lang.management.OperatingSystemMXBean OS = ManagementFactory.getOperatingSystemMXBean();
+    private static final OperatingSystemMXBean OS = ManagementFactory.getOperatingSystemMXBean();
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
     private CpuClock() {}
