@@ -1,7 +1,7 @@
 package io.fdpblock.core;
 
-import io.fdpblock.l2.KeyCodec;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.l2.KeyCodec;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -21,6 +21,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import org.assertj.core.api.Assertions;
 
 /** Periodic checkpoints, the core opening its own device, and many threads at once. */
 @Tag("host")
@@ -56,7 +57,7 @@ class CoreBehaviourTest {
                     .containsEntry("io_engine", "io_uring").containsEntry("max_slots", 1023);
         }
         RawBlockCoreConfig missing = RawBlockCoreConfig.builder(dir.resolve("none.img").toString(), 64 << 10).build();
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> RawBlockCore.open(missing))
+        Assertions.assertThatThrownBy(() -> RawBlockCore.open(missing))
                 .hasMessageContaining("does not exist").hasMessageContaining("capacity_bytes");
     }
 

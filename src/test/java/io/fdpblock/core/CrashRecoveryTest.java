@@ -27,6 +27,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
+import java.util.Arrays;
 
 /**
  * Kills a JVM that is storing keys into a {@link RawBlockCore} with SIGKILL at a random moment, then
@@ -202,7 +203,7 @@ class CrashRecoveryTest {
                     }
                     byte[] got = loads.get(i - from).destination().asSlice(0, expected.length)
                             .toArray(ValueLayout.JAVA_BYTE);
-                    if (!java.util.Arrays.equals(got, expected)) {
+                    if (!Arrays.equals(got, expected)) {
                         wrongBytes.add(key);
                     }
                 }

@@ -22,6 +22,7 @@ import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import java.lang.foreign.Arena;
 
 /** One store owns a device at a time, in this process or across processes. */
 @Tag("host")
@@ -40,7 +41,7 @@ class DeviceOwnershipTest {
     void aSecondStoreOnTheSameFileInThisProcessFailsAtOnceSayingItIsInUse(IoEngine engine) throws Exception {
         Path file = dir.resolve("dev.img");
         try (RawBlockCore first = RawBlockCore.open(config(file, engine))) {
-            first.put(List.of(PutRequest.of("m@0x00000000@01", java.lang.foreign.Arena.ofAuto().allocate(4096, 4096))));
+            first.put(List.of(PutRequest.of("m@0x00000000@01", Arena.ofAuto().allocate(4096, 4096))));
             assertThatThrownBy(() -> RawBlockCore.open(config(file, engine)))
                     .isInstanceOf(DeviceInUseException.class)
                     .hasMessageContaining(file.toString()).hasMessageContaining("is in use")

@@ -15,6 +15,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import java.io.UncheckedIOException;
+import org.assertj.core.api.Assertions;
 
 /**
  * A load whose completion cannot touch its destination on the io_uring reactor (here: a confined
@@ -53,7 +55,7 @@ class LoadCompletionTest {
 
             try (Arena confined = Arena.ofConfined()) { // refused before any I/O, naming the key and the rule
                 for (String k : List.of(aligned, unaligned)) {
-                    org.assertj.core.api.Assertions.assertThatThrownBy(() -> new LoadRequest(k,
+                    Assertions.assertThatThrownBy(() -> new LoadRequest(k,
                             confined.allocate(CrashChild.MAX_PAYLOAD, 4096)))
                             .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("load " + k)
                             .hasMessageContaining("confined to one thread");
@@ -74,7 +76,7 @@ class LoadCompletionTest {
                 try {
                     core.close();
                 } catch (IOException e) {
-                    throw new java.io.UncheckedIOException(e);
+                    throw new UncheckedIOException(e);
                 }
             });
             closed.get(30, TimeUnit.SECONDS); // close() waits for loads in flight: none may be left behind

@@ -17,6 +17,7 @@ import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import java.nio.charset.StandardCharsets;
 
 /**
  * Open never formats by itself. A checkpoint of another layout, foreign bytes in the
@@ -200,7 +201,7 @@ class NeverFormatSilentlyTest {
                     .asSlice(CONTAINER_1, 4096));
             assertThat(reserved.magicOk()).isFalse();
             assertThat(reserved.seal().reserved()).isTrue();
-            String json = new String(after, 4096, 4096, java.nio.charset.StandardCharsets.US_ASCII);
+            String json = new String(after, 4096, 4096, StandardCharsets.US_ASCII);
             assertThat(json).doesNotContain(key).contains("\"entries\":{}");
             // and if its header goes, the device still opens as a new store, not as the old one or a refusal
             CoreFixture.patch(f.device, 0, 4096, s -> s.fill((byte) 0));

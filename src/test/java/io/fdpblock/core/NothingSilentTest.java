@@ -24,6 +24,9 @@ import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import io.fdpblock.l2.L2Adapter;
+import java.nio.ByteBuffer;
+import java.nio.file.StandardOpenOption;
 
 /**
  * What the store does where it used to do something silently: a refused open that had created its
@@ -49,7 +52,7 @@ class NothingSilentTest {
         assertThat(made).as("the file this open created, fallocated to capacity_bytes").doesNotExist();
 
         Path found = BlockDevices.createFile(dir.resolve("found.img"), 32L << 20);
-        Files.write(found, new byte[] {42}, java.nio.file.StandardOpenOption.WRITE);
+        Files.write(found, new byte[] {42}, StandardOpenOption.WRITE);
         assertThatThrownBy(() -> RawBlockCore.open(config(found).fdpEnabled(true).build()))
                 .isInstanceOf(IllegalArgumentException.class);
         assertThat(found).as("a file the open found").exists().hasSize(32L << 20);
@@ -57,7 +60,7 @@ class NothingSilentTest {
     }
 
     private static String key(int n, String salt) {
-        return KeyCodec.encode("silent/model", 0, java.nio.ByteBuffer.allocate(8).putLong(n).array(), salt, 0);
+        return KeyCodec.encode("silent/model", 0, ByteBuffer.allocate(8).putLong(n).array(), salt, 0);
     }
 
     @Test
@@ -119,7 +122,7 @@ class NothingSilentTest {
     void aLoadIntoABufferTheIoThreadCannotWriteIsRefusedAtSubmit() throws Exception {
         String json = "{\"type\":\"raw_block\",\"device_path\":\"" + dir.resolve("load.img") + "\",\"capacity_bytes\":"
                 + (32L << 20) + ",\"slot_bytes\":65536,\"meta_enable_periodic\":false}";
-        try (io.fdpblock.l2.L2Adapter a = L2Adapters.create(json); Arena shared = Arena.ofShared();
+        try (L2Adapter a = L2Adapters.create(json); Arena shared = Arena.ofShared();
                 Arena confined = Arena.ofConfined()) {
             ObjectKey k = ObjectKey.of("silent/model", 0, new byte[] {1});
             MemorySegment readOnly = IoMemory.allocate(shared, 65536).asReadOnly();

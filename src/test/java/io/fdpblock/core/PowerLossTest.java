@@ -17,6 +17,11 @@ import java.util.Set;
 import java.util.SplittableRandom;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import java.nio.ByteBuffer;
+import java.util.TreeMap;
+import java.util.function.Supplier;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * The store through thousands of simulated power losses. Each run writes, deletes, loads
@@ -81,7 +86,7 @@ class PowerLossTest {
 
     static {
         // thousands of opens and crashes: keep the console to the figures (failures are asserted)
-        java.util.logging.Logger.getLogger("io.fdpblock.core").setLevel(java.util.logging.Level.OFF);
+        Logger.getLogger("io.fdpblock.core").setLevel(Level.OFF);
     }
 
     private static int runs() {
@@ -123,10 +128,10 @@ class PowerLossTest {
     @Test
     void aPowerLossInsideFormatLeavesTheOldStoreARefusalOrAnEmptyStore() throws Exception {
         long size = META + SLOTS * SLOT;
-        java.util.function.Supplier<RawBlockCoreConfig.Builder> config = () -> RawBlockCoreConfig
+        Supplier<RawBlockCoreConfig.Builder> config = () -> RawBlockCoreConfig
                 .builder("power-loss", SLOT).capacityBytes(size).metaTotalBytes(META).metaEnablePeriodic(false)
                 .metaFormat(RawBlockCoreConfig.MetaFormat.LMCACHE_V1);
-        Map<String, Integer> outcomes = new java.util.TreeMap<>();
+        Map<String, Integer> outcomes = new TreeMap<>();
         List<String> failures = new ArrayList<>();
         int runs = runs();
         for (int run = 0; run < runs; run++) {
@@ -212,7 +217,7 @@ class PowerLossTest {
         int size = 1 + sizes.nextInt((int) (SLOT - 4096));
         byte[] b = new byte[size];
         SplittableRandom r = new SplittableRandom(key.hashCode());
-        java.nio.ByteBuffer bb = java.nio.ByteBuffer.wrap(b);
+        ByteBuffer bb = ByteBuffer.wrap(b);
         while (bb.remaining() >= 8) {
             bb.putLong(r.nextLong());
         }

@@ -4,6 +4,7 @@ import com.code_intelligence.jazzer.junit.FuzzTest;
 import io.fdpblock.fuzz.Fuzzing;
 
 import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
@@ -44,7 +45,7 @@ public class SlotHeaderFuzzTest {
         }
         // What the writer makes of these fields reads back as the same fields.
         MemorySegment again = MemorySegment.ofArray(new byte[HEADER_BYTES]);
-        byte[] key = h.key() == null ? null : h.key().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        byte[] key = h.key() == null ? null : h.key().getBytes(StandardCharsets.UTF_8);
         OnDiskFormat.writeSlotHeader(again, h.identity(), h.payloadLength(), h.crc32c(), key);
         OnDiskFormat.SlotHeader back = OnDiskFormat.readSlotHeader(again);
         String keyBack = key == null || 34 + key.length > HEADER_BYTES ? null : h.key();

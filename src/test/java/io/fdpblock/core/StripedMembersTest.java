@@ -29,6 +29,10 @@ import java.util.SplittableRandom;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import io.fdpblock.device.DeviceOptions;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.zip.CRC32C;
 
 /**
  * The members of a striped store know their store: a list of device_paths that is not the store's
@@ -286,20 +290,20 @@ class StripedMembersTest {
         }
         // the bytes themselves, as docs/on-device-format.md gives them
         byte[] b = readAt(files.get(1), 0, 4096);
-        ByteBuffer le = ByteBuffer.wrap(b).order(java.nio.ByteOrder.LITTLE_ENDIAN);
-        assertThat(new String(b, 0, 8, java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo("FDPBML01");
+        ByteBuffer le = ByteBuffer.wrap(b).order(ByteOrder.LITTLE_ENDIAN);
+        assertThat(new String(b, 0, 8, StandardCharsets.US_ASCII)).isEqualTo("FDPBML01");
         assertThat(le.getInt(8)).isEqualTo(1);
         assertThat(le.getInt(12)).isEqualTo(2);
         assertThat(le.getInt(32)).isEqualTo(1);
         assertThat(le.getInt(36)).isEqualTo(3);
-        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        CRC32C crc = new CRC32C();
         crc.update(b, 0, 72);
         assertThat(le.getInt(72)).isEqualTo((int) crc.getValue());
         for (int i = 76; i < 4096; i++) {
             assertThat(b[i]).isZero();
         }
         // the fdpblock_v2 superblock follows member 0's label
-        assertThat(new String(readAt(files.get(0), 4096, 8), java.nio.charset.StandardCharsets.US_ASCII))
+        assertThat(new String(readAt(files.get(0), 4096, 8), StandardCharsets.US_ASCII))
                 .isEqualTo("FDPBSB02");
     }
 
@@ -408,7 +412,7 @@ class StripedMembersTest {
                 assertThat(core.dataBase).isEqualTo(f == RawBlockCoreConfig.MetaFormat.LMCACHE_V1 ? 1 << 20
                         : core.dataBase);
             }
-            assertThat(new String(readAt(p, 0, 8), java.nio.charset.StandardCharsets.US_ASCII))
+            assertThat(new String(readAt(p, 0, 8), StandardCharsets.US_ASCII))
                     .isEqualTo(f == RawBlockCoreConfig.MetaFormat.LMCACHE_V1 ? "LMCIDX01" : "FDPBSB02");
         }
     }
@@ -441,7 +445,7 @@ class StripedMembersTest {
     }
 
     static void writeLabel(Path file, MemberLabel l) throws IOException {
-        try (var d = BlockDevices.open(file, io.fdpblock.device.DeviceOptions.of(IoEngine.POSIX).withBuffers(1 << 20, 0))) {
+        try (var d = BlockDevices.open(file, DeviceOptions.of(IoEngine.POSIX).withBuffers(1 << 20, 0))) {
             l.write(d);
         }
     }

@@ -39,6 +39,7 @@ import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import java.util.Arrays;
 
 /** One store over several files (device_paths), real io_uring on each. */
 @Tag("host")
@@ -289,7 +290,7 @@ class StripedStoreTest {
     void fdpEnabledRefusesAMemberWithoutPlacementNamingIt() throws Exception {
         List<Path> files = files(2);
         List<FaultInjectingDevice> members = new ArrayList<>();
-        StripedBlockDevice device = striped(files, java.util.Arrays.asList(List.of(0, 1, 2), null), members);
+        StripedBlockDevice device = striped(files, Arrays.asList(List.of(0, 1, 2), null), members);
         assertThatThrownBy(() -> RawBlockCore.open(config(files, RawBlockCoreConfig.MetaFormat.FDPBLOCK_V2)
                 .fdpEnabled(true).build(), device)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("fdp_enabled").hasMessageContaining("member " + files.get(1));

@@ -21,6 +21,9 @@ import java.util.SplittableRandom;
 import java.util.TreeMap;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import java.util.Arrays;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * lmcache_v1 metadata damage, block by block: for every 4 KiB block of the metadata area that holds
@@ -39,7 +42,7 @@ class V1MetadataDamageSweepTest {
 
     static {
         // a hundred opens of damaged metadata: keep the console to the figures (outcomes are asserted)
-        java.util.logging.Logger.getLogger("io.fdpblock.core").setLevel(java.util.logging.Level.OFF);
+        Logger.getLogger("io.fdpblock.core").setLevel(Level.OFF);
     }
 
     private static RawBlockCoreConfig.Builder config() {
@@ -180,7 +183,7 @@ class V1MetadataDamageSweepTest {
                             + " ^ 0x" + Integer.toHexString(mask) + ")" : "");
                     byte[] damaged = pristine.clone();
                     if (how.equals("zeroed")) {
-                        java.util.Arrays.fill(damaged, (int) off, (int) off + 4096, (byte) 0);
+                        Arrays.fill(damaged, (int) off, (int) off + 4096, (byte) 0);
                     } else {
                         damaged[(int) off + at] ^= (byte) mask;
                     }
@@ -204,7 +207,7 @@ class V1MetadataDamageSweepTest {
                                 && e.reason() != StoreRefusedException.Reason.UNREADABLE) {
                             failures.add(trial + ": refused as " + e.reason() + ": " + e.getMessage());
                         }
-                        if (!java.util.Arrays.equals(image(device), damaged)) {
+                        if (!Arrays.equals(image(device), damaged)) {
                             failures.add(trial + ": the refused open changed the device");
                         }
                         openDamaged(device, durable, everStored, failures, trial);

@@ -15,6 +15,7 @@ import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import org.junit.jupiter.api.Test;
 
 /**
  * {@code verify_payload}: "always" computes the CRC32C of every loaded payload, "recovery" only on the first
@@ -153,7 +154,7 @@ class VerifyPayloadTest {
         }
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void theSettingIsReadFromJsonAndABadValueIsRefusedNamingIt() {
         String base = "{\"device_path\":\"/tmp/x.img\",\"slot_bytes\":1048576";
         assertThat(RawBlockCoreConfig.fromJson(base + "}").verifyPayload()).isEqualTo(ALWAYS);

@@ -1,5 +1,6 @@
 package io.fdpblock.jmh;
 
+import io.fdpblock.adapter.RawBlockL2Adapter;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
@@ -10,7 +11,6 @@ import io.fdpblock.l2.L2StoreResult;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.MockL2Adapter;
 import io.fdpblock.l2.ObjectKey;
-import io.fdpblock.adapter.RawBlockL2Adapter;
 import io.fdpblock.linux.EventFd;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -26,6 +26,7 @@ import org.openjdk.jmh.annotations.TearDown;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -74,7 +75,7 @@ public class AdapterLookupBench {
         List<MemoryObj> objs = new ArrayList<>(KEYS);
         for (int i = 0; i < KEYS; i++) {
             byte[] hash = new byte[16];
-            java.nio.ByteBuffer.wrap(hash).putLong(8, i);
+            ByteBuffer.wrap(hash).putLong(8, i);
             k.add(ObjectKey.of("jmh/model", 0, hash));
             objs.add(MemoryObj.of(payload));
         }

@@ -1,12 +1,12 @@
 package io.fdpblock.jmh;
 
-import io.fdpblock.l2.KeyCodec;
 import io.fdpblock.core.PutRequest;
 import io.fdpblock.core.RawBlockCore;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.l2.KeyCodec;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
@@ -20,6 +20,7 @@ import org.openjdk.jmh.annotations.TearDown;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -55,7 +56,7 @@ public class CoreExistsBench {
         List<PutRequest> puts = new ArrayList<>(KEYS);
         for (int i = 0; i < KEYS; i++) {
             byte[] hash = new byte[16];
-            java.nio.ByteBuffer.wrap(hash).putLong(8, i);
+            ByteBuffer.wrap(hash).putLong(8, i);
             String k = KeyCodec.encode("jmh/model", 0, hash, "", 0);
             keys.add(k);
             puts.add(PutRequest.of(k, payload));
@@ -70,7 +71,7 @@ public class CoreExistsBench {
     }
 
     @TearDown(Level.Trial)
-    public void close() throws java.io.IOException {
+    public void close() throws IOException {
         core.close();
         device.close();
         arena.close();

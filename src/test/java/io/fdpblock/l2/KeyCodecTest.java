@@ -5,6 +5,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import org.assertj.core.api.Assertions;
 
 @Tag("unit")
 class KeyCodecTest {
@@ -49,7 +50,7 @@ class KeyCodecTest {
         assertThat(p.cacheSalt()).isEqualTo("rag:app1");
         assertThat(p.objectGroupId()).isEqualTo(3);
         assertThat(KeyCodec.decode("m@0x00000001@ab").cacheSalt()).isEmpty();
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> KeyCodec.decode("nonsense"))
+        Assertions.assertThatThrownBy(() -> KeyCodec.decode("nonsense"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("nonsense");
     }
 }

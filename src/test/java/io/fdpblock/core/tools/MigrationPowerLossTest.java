@@ -19,6 +19,8 @@ import java.util.List;
 import java.util.Map;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * {@link Migration} through power losses: the power goes at every device operation a migration makes
@@ -37,7 +39,7 @@ class MigrationPowerLossTest {
     private static final int SEEDS_PER_POINT = 2;
 
     static {
-        java.util.logging.Logger.getLogger("io.fdpblock.core").setLevel(java.util.logging.Level.OFF);
+        Logger.getLogger("io.fdpblock.core").setLevel(Level.OFF);
     }
 
     private static RawBlockCoreConfig config(RawBlockCoreConfig.MetaFormat format) {

@@ -35,6 +35,11 @@ import java.util.function.Consumer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import io.fdpblock.device.IoBatch;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * {@link Migration} on a real file through io_uring: a round trip lmcache_v1 -> fdpblock_v2 -> lmcache_v1
@@ -53,7 +58,7 @@ class MigrationTest {
     Path dir;
 
     static {
-        java.util.logging.Logger.getLogger("io.fdpblock.core").setLevel(java.util.logging.Level.WARNING);
+        Logger.getLogger("io.fdpblock.core").setLevel(Level.WARNING);
     }
 
     private Path file;
@@ -172,7 +177,7 @@ class MigrationTest {
                 assertThat(slice(afterV2, off, SLOT)).as("slot %d", s).isEqualTo(slice(before, off, SLOT));
             }
         }
-        assertThat(new String(afterV2, 0, 8, java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo("FDPBSB02");
+        assertThat(new String(afterV2, 0, 8, StandardCharsets.US_ASCII)).isEqualTo("FDPBSB02");
 
         try (BlockDevice ro = BlockDevices.openReadOnly(file)) {
             Inspector.V2Report r = Inspector.inspectV2(ro, 4096, true);
@@ -394,10 +399,10 @@ class MigrationTest {
     private static byte[] image(BlockDevice device, long size) throws IOException {
         try (Arena arena = Arena.ofShared()) {
             MemorySegment buf = arena.allocate(size, 4096);
-            io.fdpblock.device.IoBatch b = new io.fdpblock.device.IoBatch(1);
+            IoBatch b = new IoBatch(1);
             b.read(0, buf);
             device.execute(b);
-            return buf.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+            return buf.toArray(ValueLayout.JAVA_BYTE);
         }
     }
 }

@@ -19,6 +19,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import java.lang.foreign.Arena;
+import java.lang.foreign.ValueLayout;
 
 /**
  * A full fdpblock_v2 store whose index churns while a snapshot copies it (eviction on every put: a key
@@ -123,22 +125,22 @@ class SnapshotChurnTest {
 
     @Test
     void dropSlotsTakenKeepsTheFirstEntryOfEachSlotInOrder() {
-        try (var arena = java.lang.foreign.Arena.ofConfined()) {
+        try (var arena = Arena.ofConfined()) {
             MemorySegment step = arena.allocate(5L * V2Layout.SNAPSHOT_ENTRY_BYTES, 8);
             int[] slots = {3, 64, 3, 129, 64};
             for (int i = 0; i < slots.length; i++) {
-                step.set(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, (long) i * 32, 100 + i); // h1: the order
-                step.set(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED, (long) i * 32 + 16, slots[i]);
+                step.set(ValueLayout.JAVA_LONG_UNALIGNED, (long) i * 32, 100 + i); // h1: the order
+                step.set(ValueLayout.JAVA_INT_UNALIGNED, (long) i * 32 + 16, slots[i]);
             }
             MemorySegment taken = arena.allocate(3 * 8, 8);
             assertThat(Snapshots.dropSlotsTaken(step, 5, taken, 130)).isEqualTo(3);
             List<Long> kept = new ArrayList<>();
             for (int i = 0; i < 3; i++) {
-                kept.add(step.get(java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED, (long) i * 32));
+                kept.add(step.get(ValueLayout.JAVA_LONG_UNALIGNED, (long) i * 32));
             }
             assertThat(kept).containsExactly(100L, 101L, 103L);
             // a later step sees the slots taken by this one
-            step.set(java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED, 16, 129);
+            step.set(ValueLayout.JAVA_INT_UNALIGNED, 16, 129);
             assertThat(Snapshots.dropSlotsTaken(step, 1, taken, 130)).isZero();
         }
     }

@@ -17,6 +17,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import java.util.zip.CRC32C;
 
 /**
@@ -40,7 +42,7 @@ final class V2FuzzDevice {
     private static BlockDevice device;
     private static MemorySegment buffer;
     /** Kept so that the level set on it stays (java.util.logging holds its loggers weakly). */
-    private static final java.util.logging.Logger CORE_LOG = java.util.logging.Logger.getLogger("io.fdpblock.core");
+    private static final Logger CORE_LOG = Logger.getLogger("io.fdpblock.core");
 
     private V2FuzzDevice() {}
 
@@ -109,7 +111,7 @@ final class V2FuzzDevice {
      * record is durable) opens with the latest claim of each slot only.
      */
     static void openStore() {
-        CORE_LOG.setLevel(java.util.logging.Level.OFF); // a recovery note per input would flood the run
+        CORE_LOG.setLevel(Level.OFF); // a recovery note per input would flood the run
         RawBlockCore core;
         try {
             core = RawBlockCore.open(config(), device);

@@ -26,6 +26,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import io.fdpblock.device.IoEngine;
+import java.util.ArrayDeque;
+import java.util.Arrays;
 
 /**
  * Writes the seed inputs of the fdpblock_v2 fuzz targets from real stores: a store of
@@ -60,7 +63,7 @@ class V2FuzzSeeds {
             byte[] meta = read(device);
             V2Layout layout = V2Layout.read(MemorySegment.ofArray(meta).asSlice(0, V2FuzzDevice.BLOCK));
             assertThat(layout).isEqualTo(V2FuzzDevice.layout(layout.incarnation()));
-            byte[] superblock = java.util.Arrays.copyOf(meta, V2FuzzDevice.BLOCK);
+            byte[] superblock = Arrays.copyOf(meta, V2FuzzDevice.BLOCK);
             writeSeed("V2SuperblockFuzzTest", "superblock", "seed-store", concat(new byte[] {0}, superblock));
             byte[] log = logInput(meta, layout, 0);
             assertThat(V2LogFuzzTest.replay(ring(meta, layout), layout, 0).records()).hasSizeGreaterThan(8);
@@ -80,7 +83,7 @@ class V2FuzzSeeds {
             List<Snapshots.Header> headers = Snapshots.headers(device, layout);
             assertThat(headers).hasSize(2);
             assertThat(headers.getFirst().entries()).isGreaterThan(3);
-            byte[] areas = java.util.Arrays.copyOfRange(meta, (int) layout.snapshotOffset(0), (int) layout.logOffset());
+            byte[] areas = Arrays.copyOfRange(meta, (int) layout.snapshotOffset(0), (int) layout.logOffset());
             byte[] snapshot = concat(new byte[] {0}, le(layout.incarnation()), trimmed(areas));
             writeSeed("V2SnapshotFuzzTest", "snapshot", "seed-store-two", snapshot);
             writeSeed("V2SnapshotFuzzTest", "snapshot", "seed-store-two-open", withFlags(snapshot, V2SnapshotFuzzTest.OPEN));
@@ -91,7 +94,7 @@ class V2FuzzSeeds {
             // Puts and deletes until the log ring has wrapped (a padding chunk at its end) with snapshots
             // freeing it; the replay from the older snapshot crosses the end of the ring.
             try (RawBlockCore core = RawBlockCore.open(config, device)) {
-                java.util.ArrayDeque<String> live = new java.util.ArrayDeque<>();
+                ArrayDeque<String> live = new ArrayDeque<>();
                 for (int i = 0; i < 10; i++) {
                     if (core.exists(List.of(key(i)), false)[0]) {
                         live.add(key(i));
@@ -118,18 +121,18 @@ class V2FuzzSeeds {
             assertThat(wrapped.records()).isNotEmpty();
             assertThat(wrapped.end() / layout.logBytes()).isGreaterThan(oldest / layout.logBytes());
             writeSeed("V2LogFuzzTest", "log", "seed-store-wrapped", logInput(meta, layout, oldest));
-            byte[] wrappedAreas = java.util.Arrays.copyOfRange(meta, (int) layout.snapshotOffset(0),
+            byte[] wrappedAreas = Arrays.copyOfRange(meta, (int) layout.snapshotOffset(0),
                     (int) layout.logOffset());
             writeSeed("V2SnapshotFuzzTest", "snapshot", "seed-store-after-wrap",
                     concat(new byte[] {0}, le(layout.incarnation()), trimmed(wrappedAreas)));
         }
         // The default geometry's superblock: 4 KiB blocks, the metadata area sized from the capacity.
-        try (CoreFixture f = new CoreFixture(io.fdpblock.device.IoEngine.MEMORY, null, 64)) {
+        try (CoreFixture f = new CoreFixture(IoEngine.MEMORY, null, 64)) {
             f.open().close();
             byte[] block = read(f.device, 0, 4096);
             assertThat(V2Layout.read(MemorySegment.ofArray(block))).isNotNull();
             writeSeed("V2SuperblockFuzzTest", "superblock", "seed-store-4k", concat(new byte[] {0},
-                    java.util.Arrays.copyOf(block, V2SuperblockFuzzTest.BLOCK)));
+                    Arrays.copyOf(block, V2SuperblockFuzzTest.BLOCK)));
         }
     }
 
@@ -160,7 +163,7 @@ class V2FuzzSeeds {
     }
 
     private static byte[] ring(byte[] meta, V2Layout layout) {
-        return java.util.Arrays.copyOfRange(meta, (int) layout.logOffset(), (int) (layout.logOffset() + layout.logBytes()));
+        return Arrays.copyOfRange(meta, (int) layout.logOffset(), (int) (layout.logOffset() + layout.logBytes()));
     }
 
     /** The log target's input: flags 0, the incarnation, the LSN to replay from, the ring without its trailing zeros. */
@@ -179,7 +182,7 @@ class V2FuzzSeeds {
         while (n > 0 && b[n - 1] == 0) {
             n--;
         }
-        return java.util.Arrays.copyOf(b, n);
+        return Arrays.copyOf(b, n);
     }
 
     private static byte[] le(long v) {

@@ -11,6 +11,7 @@ import io.fdpblock.fuzz.Fuzzing;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -227,7 +228,7 @@ public class V2LogFuzzTest {
     /** Snapshot seq 1 in area 0: no salt, no entry, the log from {@code startLsn} (what recovery replays). */
     private static void writeEmptySnapshot(byte[] meta, V2Layout layout, long startLsn) {
         int at = (int) layout.snapshotOffset(0);
-        ByteBuffer h = ByteBuffer.wrap(meta, at, layout.blockAlign()).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer h = ByteBuffer.wrap(meta, at, layout.blockAlign()).order(ByteOrder.LITTLE_ENDIAN);
         h.put(Snapshots.MAGIC).putLong(layout.incarnation()).putLong(1).putLong(startLsn).putLong(0).putLong(4)
                 .putLong(0);
         int body = at + layout.blockAlign();

@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import io.fdpblock.core.RawBlockCoreConfig;
 
 /** The bench's pieces on a real file through io_uring (O_DIRECT: a disk-backed temp dir). */
 @Tag("host")
@@ -111,7 +112,7 @@ class BenchHostTest {
         }
         // verify_payload "recovery": the same loads, every chunk served (its slot header is read with it)
         try (AdapterWorkload w = AdapterWorkload.open(f, 96L << 20, 1 << 20, 16, 4,
-                io.fdpblock.core.RawBlockCoreConfig.VerifyPayload.RECOVERY)) {
+                RawBlockCoreConfig.VerifyPayload.RECOVERY)) {
             w.populate();
             Measurement l = w.load(0, 200_000_000L);
             assertThat(l.ops()).isPositive();

@@ -5,14 +5,16 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import javax.imageio.ImageIO;
 import java.awt.image.BufferedImage;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import javax.imageio.ImageIO;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
+import java.util.EnumMap;
+import java.util.Map;
 
 /** Medians, ratios, targets, fio's JSON and command line, and the chart, without running any I/O. */
 @Tag("unit")
@@ -138,7 +140,7 @@ class BenchReportTest {
 
     @Test
     void cpuPerByteIsJudgedForStoresAndTheRecoveryLoadNotForTheLoadThatChecksEveryCrc() {
-        java.util.Map<BenchCase.Kind, List<String>> judged = new java.util.EnumMap<>(BenchCase.Kind.class);
+        Map<BenchCase.Kind, List<String>> judged = new EnumMap<>(BenchCase.Kind.class);
         for (BenchCase c : BenchCase.adapterCases()) {
             judged.put(c.kind(), new CaseResult(c).targets().stream().map(CaseResult.Target::name).toList());
         }
@@ -159,14 +161,14 @@ class BenchReportTest {
         CaseResult r = new CaseResult(lookup);
         // a slow round (faulting in heap pages) and a fast one: the median is of all samples together
         r.lookup(List.of(
-                new AdapterWorkload.LookupResult(new long[] {170_000, 180_000, 190_000}, 1000, 2, java.util.Map.of(),
+                new AdapterWorkload.LookupResult(new long[] {170_000, 180_000, 190_000}, 1000, 2, Map.of(),
                         "here", 178.0, 10.5, 1.25),
-                new AdapterWorkload.LookupResult(new long[] {70_000, 80_000}, 1000, 1, java.util.Map.of(),
+                new AdapterWorkload.LookupResult(new long[] {70_000, 80_000}, 1000, 1, Map.of(),
                         "here", 76.0, 0.0, 1.05)));
         assertThat(r.lookup().medianMicros()).isCloseTo(170.0, within(1e-9)); // nearest rank, 3rd of 5
         assertThat(r.lookup().misses()).isEqualTo(3);
         assertThat(r.targets()).singleElement().satisfies(t -> assertThat(t.met()).isFalse()); // 170 us, not < 100
-        java.util.Map<String, Object> l = (java.util.Map<String, Object>) r.toMap().get("lookup");
+        Map<String, Object> l = (Map<String, Object>) r.toMap().get("lookup");
         assertThat(l).containsEntry("round_medians_us", List.of(180.0, 70.0))
                 .containsEntry("round_thread_cpu_medians_us", List.of(178.0, 76.0))
                 .containsEntry("round_minor_faults_per_lookup", List.of(10.5, 0.0))
@@ -198,7 +200,7 @@ class BenchReportTest {
         PlacementResult r = new PlacementResult(c);
         double[][] iops = {{1000, 900, 800}, {1200, 1000, 900}, {1100, 950, 1000}}; // plain, stream, passthru per round
         for (int round = 0; round < 3; round++) {
-            java.util.Map<PlacementResult.Side, Measurement> m = PlacementResult.perSide();
+            Map<PlacementResult.Side, Measurement> m = PlacementResult.perSide();
             PlacementResult.Side[] sides = PlacementResult.Side.values();
             for (int s = 0; s < 3; s++) {
                 long ops = (long) iops[round][s];
@@ -216,10 +218,10 @@ class BenchReportTest {
         assertThat(r.cpuMicrosPerOp(PlacementResult.Side.STREAM)).isCloseTo(20, within(1e-9));
         assertThat(r.cpuRatio(PlacementResult.Side.STREAM, PlacementResult.Side.PASSTHRU)).isCloseTo(2 / 3.0, within(1e-9));
         assertThat(r.row()).contains("placement randwrite 4k QD32").contains("1,100").contains("0.86x").contains("1.06x");
-        java.util.Map<String, Object> json = r.toMap();
+        Map<String, Object> json = r.toMap();
         assertThat(json).containsKeys("rounds", "median", "ratios").doesNotContainKey("skipped");
         @SuppressWarnings("unchecked")
-        java.util.Map<String, Object> ratios = (java.util.Map<String, Object>) json.get("ratios");
+        Map<String, Object> ratios = (Map<String, Object>) json.get("ratios");
         assertThat(ratios).containsEntry("throughput_stream_over_plain", 0.8636);
 
         PlacementResult skipped = new PlacementResult(c);

@@ -17,6 +17,8 @@ import java.util.List;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * The bad-input sweep of docs/cli-bad-input.md, the cases a machine can replay anywhere: each is
@@ -160,8 +162,8 @@ class CliBadInputTest {
     }
 
     /** A FIFO: every open of it for reading waits for a writer, so each command must refuse it before opening it. */
-    @org.junit.jupiter.api.Test
-    @org.junit.jupiter.api.Timeout(value = 120, threadMode = org.junit.jupiter.api.Timeout.ThreadMode.SEPARATE_THREAD)
+    @Test
+    @Timeout(value = 120, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
     void aFifoIsRefusedByNameBeforeAnythingOpensIt() throws Exception {
         Path fifo = dir.resolve("a-fifo");
         assertThat(new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start().waitFor()).isZero();

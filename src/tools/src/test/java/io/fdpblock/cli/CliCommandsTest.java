@@ -19,6 +19,9 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
 
 /** `fdpblock run`, `inspect` and `selftest` doing their job in this JVM, on files in a temp dir. */
 @Tag("host")
@@ -142,12 +145,12 @@ class CliCommandsTest {
         CliRunner.Outcome first = CliRunner.run("run", "--device", file.toString(), "--size", "67108864", "--requests",
                 "10", "--no-progress");
         assertThat(first.code()).as(first.all()).isZero();
-        byte[] before = java.nio.file.Files.readAllBytes(file);
+        byte[] before = Files.readAllBytes(file);
         CliRunner.Outcome other = CliRunner.run("run", "--device", file.toString(), "--size", "67108864", "--requests",
                 "10", "--no-progress", "--chunk-tokens", "32");
         assertThat(other.code()).as(other.all()).isNotZero();
         assertThat(other.err()).contains("slot_bytes").contains("--format").doesNotContain("VERIFIED");
-        assertThat(java.nio.file.Files.readAllBytes(file)).as("the store is untouched").isEqualTo(before);
+        assertThat(Files.readAllBytes(file)).as("the store is untouched").isEqualTo(before);
         CliRunner.Outcome formatted = CliRunner.run("run", "--device", file.toString(), "--size", "67108864",
                 "--requests", "10", "--no-progress", "--chunk-tokens", "32", "--format");
         assertThat(formatted.code()).as(formatted.all()).isZero();
@@ -204,9 +207,9 @@ class CliCommandsTest {
 
         CliRunner.Outcome j = CliRunner.run("inspect", file.toString(), "--json");
         assertThat(j.code()).as(j.all()).isZero();
-        com.fasterxml.jackson.databind.JsonNode root = new com.fasterxml.jackson.databind.ObjectMapper().readTree(j.out());
+        JsonNode root = new ObjectMapper().readTree(j.out());
         assertThat(root.path("format").asText()).isEqualTo("fdpblock_v2");
-        com.fasterxml.jackson.databind.JsonNode r = root.path("report");
+        JsonNode r = root.path("report");
         assertThat(r.path("keys").asInt()).isEqualTo(7);
         assertThat(r.path("log").path("puts").asInt()).isEqualTo(3);
         assertThat(r.path("log").path("deletes").asInt()).isEqualTo(1);
@@ -275,7 +278,7 @@ class CliCommandsTest {
 
         CliRunner.Outcome json = CliRunner.run("migrate", "--device", f, "--to", "fdpblock_v2", "--json");
         assertThat(json.code()).as(json.all()).isZero();
-        com.fasterxml.jackson.databind.JsonNode r = new com.fasterxml.jackson.databind.ObjectMapper().readTree(json.out());
+        JsonNode r = new ObjectMapper().readTree(json.out());
         assertThat(r.path("from").asText()).isEqualTo("lmcache_v1");
         assertThat(r.path("to").asText()).isEqualTo("fdpblock_v2");
         assertThat(r.path("keys").asInt()).isEqualTo(3);

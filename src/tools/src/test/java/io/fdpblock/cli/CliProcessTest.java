@@ -25,6 +25,8 @@ import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 
 /**
  * `fdpblock` as a separate process, for what only a process shows: the temp dirs it leaves in its
@@ -111,7 +113,7 @@ class CliProcessTest {
     void aSignalWhileTheTempDirIsBeingMadeLeavesNothing() throws Exception {
         Path parent = Files.createDirectories(dir.resolve("parent"));
         Process p = java(ScratchChild.class.getName(), parent.toString()).start();
-        java.io.BufferedReader out = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(),
+        BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(),
                 StandardCharsets.UTF_8));
         String first = out.readLine();
         assertThat(first).as("the child's first line").startsWith("making ");

@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -68,7 +69,7 @@ class DamagedStoreToolsTest {
             for (long off = 0; off < metaBytes; off += 4096) {
                 f.seek(off);
                 f.readFully(block);
-                if (new String(block, 0, 8, java.nio.charset.StandardCharsets.US_ASCII).equals("FDPBLG02")) {
+                if (new String(block, 0, 8, StandardCharsets.US_ASCII).equals("FDPBLG02")) {
                     out.add(off);
                 }
             }

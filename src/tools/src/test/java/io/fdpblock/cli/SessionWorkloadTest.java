@@ -13,6 +13,7 @@ import java.util.Set;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
+import java.util.Arrays;
 
 /** The request stream of {@code fdpblock waf --workloads sessions}: its distributions, its sessions, its seed. */
 @Tag("unit")
@@ -105,7 +106,7 @@ class SessionWorkloadTest {
                 assertThat(t.sessionChunks() - prev.sessionChunks()).isBetween(1, 3);
                 // the earlier turn's chunks are the start of this one's: a prefix reloaded
                 assertThat(SessionWorkload.chunks(t).subList(0, prev.documentChunks() + prev.sessionChunks()))
-                        .usingElementComparator((x, y) -> java.util.Arrays.equals(x, y) ? 0 : 1)
+                        .usingElementComparator((x, y) -> Arrays.equals(x, y) ? 0 : 1)
                         .containsExactlyElementsOf(SessionWorkload.chunks(prev));
             }
             assertThat(lastOf.size() - ended.size()).as("sessions open at once").isLessThanOrEqualTo(20);

@@ -19,6 +19,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -97,7 +98,7 @@ class StripedInspectTest {
     }
 
     /** A member of another store, a blank one, or the right ones out of order: reported by name, exit 1. */
-    @org.junit.jupiter.api.Test
+    @Test
     void membersThatAreNotTheStoresInItsOrderAreReported() throws Exception {
         List<Path> one = store("one", 2, 30);
         List<Path> other = store("other", 2, 30);

@@ -12,6 +12,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import io.fdpblock.device.BlockDevices;
+import java.nio.file.Files;
 
 /**
  * The comparison of {@code fdpblock waf}, small: the multi-tenant job on a 32 MiB file that acts as an FDP
@@ -38,14 +40,14 @@ class WafComparisonTest {
                 .orElseThrow();
         WafCommand.Case groups = WafCommand.CASES.stream().filter(c -> c.name().equals("groups")).findFirst().orElseThrow();
 
-        Path devices = io.fdpblock.device.BlockDevices.directIoTempDir("fdpblock-waf-test-");
+        Path devices = BlockDevices.directIoTempDir("fdpblock-waf-test-");
         WafCommand.Row lru;
         WafCommand.Row grouped;
         try {
             lru = cmd.runCase(w, reference, 12288, devices, () -> false);
             grouped = cmd.runCase(w, groups, 12288, devices, () -> false);
         } finally {
-            java.nio.file.Files.deleteIfExists(devices);
+            Files.deleteIfExists(devices);
         }
 
         for (WafCommand.Row r : List.of(lru, grouped)) {

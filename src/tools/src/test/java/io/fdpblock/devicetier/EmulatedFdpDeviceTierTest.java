@@ -17,8 +17,8 @@ import org.testcontainers.utility.DockerImageName;
 import org.w3c.dom.Element;
 import org.w3c.dom.NodeList;
 
-import javax.xml.parsers.DocumentBuilderFactory;
 import java.io.IOException;
+import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,7 +31,10 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import javax.xml.parsers.DocumentBuilderFactory;
 
 /**
  * The device test tier, driven from the host: boots the emulated NVMe FDP guests of {@code test-images/}
@@ -186,7 +189,7 @@ class EmulatedFdpDeviceTierTest {
         String console = readOrEmpty(work.resolve("console.log"));
         String exitCode = readOrEmpty(work.resolve("exit-code")).strip();
         Properties info = new Properties();
-        info.load(new java.io.StringReader(readOrEmpty(work.resolve("guest.properties"))));
+        info.load(new StringReader(readOrEmpty(work.resolve("guest.properties"))));
         String title = "guest " + guest.id + " (kernel " + info.getProperty("running_kernel",
                 info.getProperty("kernel", "unknown")) + ", " + qemuVersion(info) + ")";
         System.out.printf("[device tier] %s: container finished in %.1f s; guest JUnit exit code: %s%n", title, seconds,
@@ -249,7 +252,7 @@ class EmulatedFdpDeviceTierTest {
     /** "QEMU 10.0.2" from run-guest's {@code qemu=QEMU emulator version 10.0.2 (Debian ...)}. */
     private static String qemuVersion(Properties info) {
         String q = info.getProperty("qemu", "");
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("version (\\S+)").matcher(q);
+        Matcher m = Pattern.compile("version (\\S+)").matcher(q);
         return m.find() ? "QEMU " + m.group(1) : "QEMU unknown";
     }
 

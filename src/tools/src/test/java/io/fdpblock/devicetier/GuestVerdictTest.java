@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Properties;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import org.assertj.core.api.Assertions;
 
 /** The device tier cannot pass empty: the rules that judge one guest's run beyond its test results. */
 @Tag("unit")
@@ -98,7 +99,7 @@ class GuestVerdictTest {
         assertThat(Guest.byId("base").tags).isEqualTo("device");
         assertThat(Guest.byId("streams").tags).isEqualTo("device & " + DeviceGuest.WRITE_STREAMS_TAG);
         assertThat(Guest.STREAMS.id).isEqualTo(DeviceGuest.STREAMS_GUEST);
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Guest.byId("trixie"))
+        Assertions.assertThatThrownBy(() -> Guest.byId("trixie"))
                 .hasMessageContaining("'trixie'").hasMessageContaining("base and streams");
     }
 }

@@ -8,6 +8,8 @@ import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import java.util.SplittableRandom;
+import java.util.stream.IntStream;
 
 /** The model's rules one at a time, on devices small enough to follow by hand. */
 @Tag("unit")
@@ -17,7 +19,7 @@ class FdpSsdModelTest {
     /** 32 blocks of namespace, reclaim units of 4 blocks, 50 % over-provisioning: 12 units. */
     private static ModelConfig tiny(int handles, HandleType type, GcPolicy gc) {
         return new ModelConfig(32L * B, B, 4L * B, 1, Collections.nCopies(handles, type), 0,
-                java.util.stream.IntStream.range(0, handles).boxed().toList(), 0.5, gc);
+                IntStream.range(0, handles).boxed().toList(), 0.5, gc);
     }
 
     private static void write(FdpSsdModel m, int block, int pid) {
@@ -185,7 +187,7 @@ class FdpSsdModelTest {
         for (int b = 0; b < 32; b++) {
             write(m, b, b < 8 ? 1 : 2);
         }
-        java.util.SplittableRandom r = new java.util.SplittableRandom(3);
+        SplittableRandom r = new SplittableRandom(3);
         for (int i = 0; i < 2000; i++) {
             write(m, r.nextInt(8), 1); // handle 1 rewrites its 8 blocks; handle 2's 24 never change
         }

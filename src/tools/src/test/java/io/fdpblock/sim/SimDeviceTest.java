@@ -1,6 +1,5 @@
 package io.fdpblock.sim;
 
-import io.fdpblock.nvme.PlacementId;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;
@@ -8,6 +7,7 @@ import io.fdpblock.device.IoBatch;
 import io.fdpblock.device.IoEngine;
 import io.fdpblock.nvme.FdpRecords;
 import io.fdpblock.nvme.NvmeNamespace;
+import io.fdpblock.nvme.PlacementId;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -19,6 +19,7 @@ import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import java.io.IOException;
 
 /** The model's parameters read from a real FDP namespace, and a trace of NVMe passthru writes. */
 @Tag("device")
@@ -79,8 +80,8 @@ class SimDeviceTest {
     }
 
     /** Deallocates through a batch, as the store does, and waits. */
-    private static void deallocate(io.fdpblock.device.BlockDevice dev, long offset, long length) throws java.io.IOException {
-        io.fdpblock.device.IoBatch d = new io.fdpblock.device.IoBatch(1);
+    private static void deallocate(BlockDevice dev, long offset, long length) throws IOException {
+        IoBatch d = new IoBatch(1);
         d.deallocate(offset, length);
         dev.execute(d);
     }

@@ -19,6 +19,8 @@ import java.util.concurrent.CountDownLatch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import java.nio.charset.StandardCharsets;
+import org.assertj.core.api.Assertions;
 
 /** The trace file: what the writer puts down from many threads, what the reader accepts and refuses. */
 @Tag("unit")
@@ -74,7 +76,7 @@ class TraceFileTest {
             assertThat(h.reclaimUnitBytes()).isEqualTo(8L << 20);
             assertThat(h.placementIdCount()).isEqualTo(8);
             assertThat(h.startEpochNanos() / 1_000_000).isCloseTo(System.currentTimeMillis(),
-                    org.assertj.core.api.Assertions.within(60_000L));
+                    Assertions.within(60_000L));
             long[] next = new long[threads];
             long lastTime = -1;
             int flushes = 0;
@@ -116,7 +118,7 @@ class TraceFileTest {
         }
         ByteBuffer b = ByteBuffer.wrap(Files.readAllBytes(f)).order(ByteOrder.LITTLE_ENDIAN);
         assertThat(b.capacity()).isEqualTo(96);
-        assertThat(new String(b.array(), 0, 8, java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo("FDPBTRCE");
+        assertThat(new String(b.array(), 0, 8, StandardCharsets.US_ASCII)).isEqualTo("FDPBTRCE");
         assertThat(b.getShort(8)).isEqualTo((short) 1); // version
         assertThat(b.getShort(10)).isEqualTo((short) 64); // header bytes
         assertThat(b.getShort(12)).isEqualTo((short) 32); // record bytes

@@ -1,11 +1,11 @@
 package io.fdpblock.sim;
 
-import io.fdpblock.nvme.PlacementId;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;
 import io.fdpblock.device.FaultInjectingDevice;
 import io.fdpblock.device.IoBatch;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.nvme.PlacementId;
 import io.fdpblock.testing.DiskTempDirFactory;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -23,6 +23,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import io.fdpblock.device.BlockDevice;
+import java.io.IOException;
 
 /**
  * From a real device to a WAF: a 64 MiB file on the io_uring engine, made to look like an FDP device
@@ -180,8 +182,8 @@ class TraceToWafTest {
     }
 
     /** Deallocates through a batch, as the store does, and waits. */
-    private static void deallocate(io.fdpblock.device.BlockDevice dev, long offset, long length) throws java.io.IOException {
-        io.fdpblock.device.IoBatch d = new io.fdpblock.device.IoBatch(1);
+    private static void deallocate(BlockDevice dev, long offset, long length) throws IOException {
+        IoBatch d = new IoBatch(1);
         d.deallocate(offset, length);
         dev.execute(d);
     }

@@ -1,10 +1,10 @@
 package io.fdpblock.sim;
 
-import io.fdpblock.nvme.PlacementId;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.FaultInjectingDevice;
 import io.fdpblock.device.IoBatch;
+import io.fdpblock.nvme.PlacementId;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -111,8 +111,8 @@ class TracingBlockDeviceTest {
     }
 
     /** Deallocates through a batch, as the store does, and waits. */
-    private static void deallocate(io.fdpblock.device.BlockDevice dev, long offset, long length) throws java.io.IOException {
-        io.fdpblock.device.IoBatch d = new io.fdpblock.device.IoBatch(1);
+    private static void deallocate(BlockDevice dev, long offset, long length) throws IOException {
+        IoBatch d = new IoBatch(1);
         d.deallocate(offset, length);
         dev.execute(d);
     }
