@@ -1,5 +1,7 @@
 package io.fdpblock.device;
 
+import java.util.function.Consumer;
+
 /**
  * How to open a {@link BlockDevice}.
  *
@@ -55,38 +57,67 @@ public record DeviceOptions(IoEngine engine, int queueDepth, boolean direct, int
     }
 
     public DeviceOptions withQueueDepth(int qd) {
-        return new DeviceOptions(engine, qd, direct, bufferSize, bufferCount, sqPollIdleMillis, exclusive, ioRings,
-                submitPolicy);
+        return edit(c -> c.queueDepth = qd);
     }
 
     public DeviceOptions withDirect(boolean on) {
-        return new DeviceOptions(engine, queueDepth, on, bufferSize, bufferCount, sqPollIdleMillis, exclusive, ioRings,
-                submitPolicy);
+        return edit(c -> c.direct = on);
     }
 
     public DeviceOptions withBuffers(int size, int count) {
-        return new DeviceOptions(engine, queueDepth, direct, size, count, sqPollIdleMillis, exclusive, ioRings,
-                submitPolicy);
+        return edit(c -> {
+            c.bufferSize = size;
+            c.bufferCount = count;
+        });
     }
 
     public DeviceOptions withSqPoll(int idleMillis) {
-        return new DeviceOptions(engine, queueDepth, direct, bufferSize, bufferCount, idleMillis, exclusive, ioRings,
-                submitPolicy);
+        return edit(c -> c.sqPollIdleMillis = idleMillis);
     }
 
     public DeviceOptions withExclusive(boolean on) {
-        return new DeviceOptions(engine, queueDepth, direct, bufferSize, bufferCount, sqPollIdleMillis, on, ioRings,
-                submitPolicy);
+        return edit(c -> c.exclusive = on);
     }
 
     /** Rings (and reactor threads) per device for the io_uring engines; 1..cores. */
     public DeviceOptions withIoRings(int rings) {
-        return new DeviceOptions(engine, queueDepth, direct, bufferSize, bufferCount, sqPollIdleMillis, exclusive, rings,
-                submitPolicy);
+        return edit(c -> c.ioRings = rings);
     }
 
     public DeviceOptions withSubmitPolicy(SubmitPolicy policy) {
-        return new DeviceOptions(engine, queueDepth, direct, bufferSize, bufferCount, sqPollIdleMillis, exclusive,
-                ioRings, policy);
+        return edit(c -> c.submitPolicy = policy);
+    }
+
+    /** A copy with {@code change} applied, checked by the canonical constructor like any other. */
+    private DeviceOptions edit(Consumer<Copy> change) {
+        Copy c = new Copy(this);
+        change.accept(c);
+        return new DeviceOptions(c.engine, c.queueDepth, c.direct, c.bufferSize, c.bufferCount, c.sqPollIdleMillis,
+                c.exclusive, c.ioRings, c.submitPolicy);
+    }
+
+    /** The components, mutable, for one {@link #edit}. */
+    private static final class Copy {
+        IoEngine engine;
+        int queueDepth;
+        boolean direct;
+        int bufferSize;
+        int bufferCount;
+        int sqPollIdleMillis;
+        boolean exclusive;
+        int ioRings;
+        SubmitPolicy submitPolicy;
+
+        Copy(DeviceOptions o) {
+            engine = o.engine;
+            queueDepth = o.queueDepth;
+            direct = o.direct;
+            bufferSize = o.bufferSize;
+            bufferCount = o.bufferCount;
+            sqPollIdleMillis = o.sqPollIdleMillis;
+            exclusive = o.exclusive;
+            ioRings = o.ioRings;
+            submitPolicy = o.submitPolicy;
+        }
     }
 }
