@@ -1,7 +1,5 @@
 package io.fdpblock.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import io.fdpblock.core.tools.Inspector;
 import io.fdpblock.core.StripeMembers;
 import io.fdpblock.device.MemberLabel;
@@ -201,7 +199,7 @@ public final class InspectCommand implements Callable<Integer> {
             m.put("devices", devices.stream().map(Path::toString).toList());
             m.put("members_agree", false);
             m.put("problems", problems);
-            System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(m));
+            Json.print(m);
         } else {
             System.out.println(String.join(" ", devices.stream().map(Path::toString).toList())
                     + ": not the members of one striped store in its order");
@@ -324,7 +322,7 @@ public final class InspectCommand implements Callable<Integer> {
             m.put("device", device.toString());
             m.put("notes", notes);
             m.put("valid_checkpoint", false);
-            System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(m));
+            Json.print(m);
         } else {
             System.out.println(device);
             System.out.println("  " + why + ": no store here");
@@ -340,7 +338,7 @@ public final class InspectCommand implements Callable<Integer> {
             m.put("format", "fdpblock_v2");
             m.put("healthy", r.healthy());
             m.put("report", r);
-            System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(m));
+            Json.print(m);
             return code;
         }
         System.out.println(device + ": fdpblock_v2");
@@ -392,7 +390,7 @@ public final class InspectCommand implements Callable<Integer> {
             m.put("notes", notes);
             m.put("valid_checkpoint", r.winner() != null);
             m.put("report", r);
-            System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(m));
+            Json.print(m);
             return r.badSlots().isEmpty() && r.winner() != null && r.damage().isEmpty() ? 0 : 1;
         }
         System.out.println(device);

@@ -1,7 +1,5 @@
 package io.fdpblock.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import io.fdpblock.core.tools.Migration;
 import io.fdpblock.core.tools.MigrationRefusedException;
 import io.fdpblock.core.RawBlockCoreConfig;
@@ -157,7 +155,7 @@ public final class MigrateCommand implements Callable<Integer> {
             m.put("slot_headers_completed", r.slotHeadersCompleted());
             m.put("object_meta_dropped", r.objectMetaDropped());
             m.put("steps", r.steps());
-            out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(m));
+            out.println(Json.indented(m));
             return;
         }
         out.printf("migrated %s from %s to %s: %d keys (%s of payload), each in the slot it had%n", r.device(),

@@ -15,8 +15,6 @@ import io.fdpblock.linux.EventFd;
 import io.fdpblock.linux.IoMemory;
 import io.fdpblock.tools.util.Sizes;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import org.HdrHistogram.Histogram;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -162,7 +160,6 @@ public final class RunCommand implements Callable<Integer> {
                     + " chat:s=0.5/0.7/50,rag:d=0.3/0.6/0,batch:j=0.2/0/0")
     List<String> tenants;
 
-    private static final ObjectMapper JSON = new ObjectMapper();
     /** Set by {@link #validate()}. */
     private Supplier<EvictionPolicy> evictionPolicy;
     private List<KvCacheJob.Tenant> tenantList = List.of();
@@ -336,7 +333,7 @@ public final class RunCommand implements Callable<Integer> {
             Verdict v = verdict(r, again, keysAtClose);
             report(out, r, status, managerStatus, again, keysAtClose, v);
             if (printStatus) {
-                out.println(JSON.copy().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(status));
+                out.println(Json.indented(status));
             }
             return v.exitCode();
         }
