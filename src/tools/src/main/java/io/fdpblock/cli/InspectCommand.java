@@ -76,10 +76,7 @@ public final class InspectCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         device = devices.get(0);
-        if (blockAlign < 512 || blockAlign > (1 << 20) || Integer.bitCount(blockAlign) != 1) {
-            throw Cli.bad(spec, "--block-align " + blockAlign + " is out of range: it must be a power of two in"
-                    + " 512..1048576 (the store's block_align, usually 4096)");
-        }
+        Cli.blockAlign(spec, blockAlign);
         if (metaTotalBytes != null) {
             Cli.longIn(spec, "--meta-total-bytes", metaTotalBytes, 4L * blockAlign, Long.MAX_VALUE,
                     "the meta area (two containers of a header block and a payload)");
