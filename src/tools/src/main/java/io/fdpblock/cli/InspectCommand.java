@@ -219,20 +219,8 @@ public final class InspectCommand implements Callable<Integer> {
         long slotBytes;
         long dataBase;
         try (BlockDevice first = BlockDevices.openReadOnly(device)) {
-            Map<String, Object> layout = Map.of();
-            Inspector.V2Report v2 = first.sizeBytes() >= 4L * blockAlign ? Inspector.inspectV2(first, blockAlign, false)
-                    : null;
-            if (v2 != null) {
-                layout = v2.layout();
-            } else if (first.sizeBytes() >= 4L * blockAlign) {
-                long meta = metaTotalBytes != null ? metaTotalBytes
-                        : first.sizeBytes() / (2L * blockAlign) * (2L * blockAlign);
-                Inspector.Report r = Inspector.inspect(first, blockAlign, meta, false);
-                if (r.winner() != null) {
-                    layout = new LinkedHashMap<>(r.layout());
-                    layout.put("data_base", r.layout().get("data_base_offset"));
-                }
-            }
+            Map<String, Object> layout = first.sizeBytes() >= 4L * blockAlign ? layout(first, first.sizeBytes())
+                    : Map.of();
             if (!(layout.get("slot_bytes") instanceof Number sb) || !(layout.get("data_base") instanceof Number db)) {
                 throw Cli.bad(spec, "the first DEVICE " + device + " holds no readable metadata that names the store's"
                         + " slot_bytes and data base, which striping across " + devices.size() + " devices needs:"
@@ -274,20 +262,7 @@ public final class InspectCommand implements Callable<Integer> {
         StripedBlockDevice striped = StripedBlockDevice.labelled(members, storeLabel,
                 DeviceOptions.of(IoEngine.POSIX).withBuffers(1 << 20, 0));
         try {
-            Map<String, Object> layout = Map.of();
-            Inspector.V2Report v2 = Inspector.inspectV2(striped, blockAlign, false);
-            if (v2 != null) {
-                layout = v2.layout();
-            } else {
-                long meta = metaTotalBytes != null ? metaTotalBytes
-                        : striped.memberBytes() / (2L * blockAlign) * (2L * blockAlign);
-                Inspector.Report r = Inspector.inspect(striped, blockAlign, meta, false);
-                if (r.winner() != null) {
-                    layout = new LinkedHashMap<>(r.layout());
-                    layout.put("data_base", r.layout().get("data_base_offset"));
-                }
-            }
-            if (layout.get("data_base") instanceof Number db) {
+            if (layout(striped, striped.memberBytes()).get("data_base") instanceof Number db) {
                 striped.startDataAt(db.longValue());
             } // else no readable metadata: reported as such by what reads it
             return striped;
@@ -295,6 +270,26 @@ public final class InspectCommand implements Callable<Integer> {
             striped.close();
             throw e;
         }
+    }
+
+    /**
+     * The layout the metadata on {@code d} records, unchecked, with where the data starts as {@code data_base}
+     * in either format; empty when none is readable. An lmcache_v1 meta area is taken to be {@code
+     * --meta-total-bytes} long, else all of {@code deviceBytes} (any payload is plausible).
+     */
+    private Map<String, Object> layout(BlockDevice d, long deviceBytes) throws IOException {
+        Inspector.V2Report v2 = Inspector.inspectV2(d, blockAlign, false);
+        if (v2 != null) {
+            return v2.layout();
+        }
+        long meta = metaTotalBytes != null ? metaTotalBytes : deviceBytes / (2L * blockAlign) * (2L * blockAlign);
+        Inspector.Report r = Inspector.inspect(d, blockAlign, meta, false);
+        if (r.winner() == null) {
+            return Map.of();
+        }
+        Map<String, Object> layout = new LinkedHashMap<>(r.layout());
+        layout.put("data_base", r.layout().get("data_base_offset"));
+        return layout;
     }
 
     /** Container 1 at every {@link #SEARCH_STEP}: the first offset where it is valid, or null. */
@@ -365,16 +360,7 @@ public final class InspectCommand implements Callable<Integer> {
             System.out.println("  no readable store: recovery would refuse it");
             return code;
         }
-        System.out.printf("  keys: %d, payload bytes: %d%n", r.keys(), r.payloadBytes());
-        for (Map.Entry<String, long[]> e : r.bySalt().entrySet()) {
-            System.out.printf("    cache salt %-20s %8d keys %14d bytes%n", e.getKey().isEmpty() ? "(none)" : e.getKey(),
-                    e.getValue()[0], e.getValue()[1]);
-        }
-        if (!noVerify) {
-            System.out.printf("  slot headers: %d checked, %d disagree%n", r.slotsChecked(), r.badSlots().size());
-            r.badSlots().stream().limit(20).forEach(b -> System.out.printf("    %s @ %d: %s%n", b.key(), b.offset(),
-                    b.problem()));
-        }
+        printKeys(r.keys(), r.payloadBytes(), r.bySalt(), r.slotsChecked(), r.badSlots());
         return code;
     }
 
@@ -409,16 +395,22 @@ public final class InspectCommand implements Callable<Integer> {
             return 1;
         }
         System.out.println("  layout: " + r.layout());
-        System.out.printf("  keys: %d, payload bytes: %d%n", r.keys(), r.payloadBytes());
-        for (Map.Entry<String, long[]> e : r.bySalt().entrySet()) {
+        printKeys(r.keys(), r.payloadBytes(), r.bySalt(), r.slotsChecked(), r.badSlots());
+        return r.badSlots().isEmpty() && r.damage().isEmpty() ? 0 : 1;
+    }
+
+    /** The keys a store holds, by cache salt, and (unless --no-verify) what the check of their slot headers found. */
+    private void printKeys(long keys, long payloadBytes, Map<String, long[]> bySalt, int slotsChecked,
+            List<Inspector.BadSlot> badSlots) {
+        System.out.printf("  keys: %d, payload bytes: %d%n", keys, payloadBytes);
+        for (Map.Entry<String, long[]> e : bySalt.entrySet()) {
             System.out.printf("    cache salt %-20s %8d keys %14d bytes%n", e.getKey().isEmpty() ? "(none)" : e.getKey(),
                     e.getValue()[0], e.getValue()[1]);
         }
         if (!noVerify) {
-            System.out.printf("  slot headers: %d checked, %d disagree%n", r.slotsChecked(), r.badSlots().size());
-            r.badSlots().stream().limit(20).forEach(b -> System.out.printf("    %s @ %d: %s%n", b.key(), b.offset(),
+            System.out.printf("  slot headers: %d checked, %d disagree%n", slotsChecked, badSlots.size());
+            badSlots.stream().limit(20).forEach(b -> System.out.printf("    %s @ %d: %s%n", b.key(), b.offset(),
                     b.problem()));
         }
-        return r.badSlots().isEmpty() && r.damage().isEmpty() ? 0 : 1;
     }
 }
