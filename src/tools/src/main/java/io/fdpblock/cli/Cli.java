@@ -3,6 +3,7 @@ package io.fdpblock.cli;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.tools.util.Meminfo;
 import io.fdpblock.tools.util.Sizes;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
@@ -120,25 +121,11 @@ final class Cli {
 
     /** Refuses an allocation of {@code bytes} of memory that this machine does not have available. */
     static void fitsMemory(CommandSpec spec, String what, long bytes, String options) {
-        long available = memAvailable();
+        long available = Meminfo.bytes("MemAvailable"); // -1, unknown: not checked
         if (available > 0 && bytes > available) {
             throw bad(spec, what + " needs " + Sizes.human(bytes) + " of memory; this machine has " + Sizes.human(available)
                     + " available (MemAvailable): make " + options + " smaller");
         }
-    }
-
-    /** /proc/meminfo's MemAvailable in bytes, or -1 when unknown. */
-    static long memAvailable() {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
-                if (line.startsWith("MemAvailable:")) {
-                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
-                }
-            }
-        } catch (IOException | NumberFormatException e) {
-            // unknown: not checked
-        }
-        return -1;
     }
 
     /**
