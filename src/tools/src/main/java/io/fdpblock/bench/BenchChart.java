@@ -1,21 +1,19 @@
 package io.fdpblock.bench;
 
-import org.knowm.xchart.BitmapEncoder;
+import io.fdpblock.tools.util.Charts;
+
 import org.knowm.xchart.CategoryChart;
 import org.knowm.xchart.CategoryChartBuilder;
 import org.knowm.xchart.CategorySeries;
 import org.knowm.xchart.style.Styler;
 
 import java.awt.Color;
-import java.awt.Graphics2D;
-import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.stream.DoubleStream;
-import javax.imageio.ImageIO;
 
 /**
  * The chart of a bench run (XChart, PNG): ours/fio ratios with the parity line, then throughput in
@@ -80,20 +78,7 @@ public final class BenchChart {
         cpu.getStyler().setYAxisMin(0.0).setYAxisDecimalPattern("0.00");
         cpu.getStyler().setLabelsVisible(true);
 
-        List<CategoryChart> charts = List.of(ratios, throughput, cpu);
-        BufferedImage all = new BufferedImage(WIDTH, HEIGHT * charts.size(), BufferedImage.TYPE_INT_RGB);
-        Graphics2D g = all.createGraphics();
-        try {
-            for (int i = 0; i < charts.size(); i++) {
-                g.drawImage(BitmapEncoder.getBufferedImage(charts.get(i)), 0, i * HEIGHT, null);
-            }
-        } finally {
-            g.dispose();
-        }
-        if (!ImageIO.write(all, "png", png.toFile())) {
-            throw new IOException("no PNG writer in this JDK");
-        }
-        return png;
+        return Charts.writeStacked(List.of(ratios, throughput, cpu), WIDTH, HEIGHT, png);
     }
 
     /** Operations per second: IOPS for 4 KiB cases; for 1 MiB cases the same figure (ops of 1 MiB). */

@@ -10,7 +10,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /** Every round of one case, the medians, the ratios and the targets it was judged by. */
-public final class CaseResult {
+public final class CaseResult extends CaseRounds<CaseResult.Round> {
     /** One round: ours, then the reference (either may be missing, with the reason). */
     public record Round(int round, Measurement ours, String oursError, Measurement fio, String fioError) {}
 
@@ -33,35 +33,12 @@ public final class CaseResult {
         }
     }
 
-    private final BenchCase benchCase;
-    private final List<Round> rounds = new ArrayList<>();
-    private String skipped;
     private String note;
     private AdapterWorkload.LookupResult lookup;
     private final List<AdapterWorkload.LookupResult> lookupRounds = new ArrayList<>();
 
     public CaseResult(BenchCase benchCase) {
-        this.benchCase = benchCase;
-    }
-
-    public BenchCase benchCase() {
-        return benchCase;
-    }
-
-    public List<Round> rounds() {
-        return rounds;
-    }
-
-    public void add(Round r) {
-        rounds.add(r);
-    }
-
-    public String skipped() {
-        return skipped;
-    }
-
-    public void skip(String reason) {
-        skipped = reason;
+        super(benchCase);
     }
 
     public String note() {
@@ -91,11 +68,11 @@ public final class CaseResult {
     }
 
     private List<Measurement> ours() {
-        return rounds.stream().map(Round::ours).filter(m -> m != null).toList();
+        return rounds().stream().map(Round::ours).filter(m -> m != null).toList();
     }
 
     private List<Measurement> fio() {
-        return rounds.stream().map(Round::fio).filter(m -> m != null).toList();
+        return rounds().stream().map(Round::fio).filter(m -> m != null).toList();
     }
 
     public boolean hasOurs() {
@@ -116,11 +93,7 @@ public final class CaseResult {
     }
 
     private double throughput(Measurement m) {
-        return benchCase.judgedByIops() ? m.iops() : m.mbPerSec();
-    }
-
-    public String throughputUnit() {
-        return benchCase.judgedByIops() ? "IOPS" : "MB/s";
+        return benchCase().judgedByIops() ? m.iops() : m.mbPerSec();
     }
 
     /**
@@ -132,13 +105,13 @@ public final class CaseResult {
     }
 
     private double perCpuSec(Measurement m) {
-        return benchCase.judgedByIops() ? m.iopsPerCpuSec() : m.cpuSeconds() > 0 ? m.bytes() / 1e6 / m.cpuSeconds()
+        return benchCase().judgedByIops() ? m.iopsPerCpuSec() : m.cpuSeconds() > 0 ? m.bytes() / 1e6 / m.cpuSeconds()
                 : Double.NaN;
     }
 
     /** "IOPS" or "MB" per CPU-second. */
     public String perCpuUnit() {
-        return benchCase.judgedByIops() ? "IOPS" : "MB";
+        return benchCase().judgedByIops() ? "IOPS" : "MB";
     }
 
     public double fioIopsPerCpuSec() {
@@ -164,7 +137,7 @@ public final class CaseResult {
     /** The bench's targets that apply to this case (ratios ours/fio of medians). */
     public List<Target> targets() {
         List<Target> t = new ArrayList<>();
-        BenchCase c = benchCase;
+        BenchCase c = benchCase();
         switch (c.kind()) {
             case RAW -> {
                 if (c.engine() == IoEngine.URING_CMD) { // passthru, in the emulated guest
@@ -230,24 +203,11 @@ public final class CaseResult {
     }
 
     public Map<String, Object> toMap() {
-        Map<String, Object> m = new LinkedHashMap<>();
-        BenchCase c = benchCase;
-        m.put("id", c.id());
-        m.put("label", c.label());
-        m.put("kind", c.kind().name().toLowerCase());
-        m.put("engine", c.engine().configName());
-        m.put("rw", c.rw());
-        m.put("block_size", c.blockSize());
-        m.put("queue_depth", c.queueDepth());
-        m.put("rings", c.rings());
-        m.put("reference", c.referenceLabel());
-        if (skipped != null) {
-            m.put("skipped", skipped);
-        }
+        Map<String, Object> m = caseMap(true, "reference");
         if (note != null) {
             m.put("note", note);
         }
-        if (c.kind() == BenchCase.Kind.ADAPTER_LOOKUP) {
+        if (benchCase().kind() == BenchCase.Kind.ADAPTER_LOOKUP) {
             if (lookup != null) {
                 Map<String, Object> l = new LinkedHashMap<>();
                 l.put("keys", lookup.keys());
@@ -272,7 +232,7 @@ public final class CaseResult {
             }
         } else {
             List<Map<String, Object>> rs = new ArrayList<>();
-            for (Round r : rounds) {
+            for (Round r : rounds()) {
                 Map<String, Object> x = new LinkedHashMap<>();
                 x.put("round", r.round());
                 x.put("ours", r.ours() == null ? null : r.ours().toMap());

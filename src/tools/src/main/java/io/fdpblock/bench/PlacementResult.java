@@ -11,7 +11,7 @@ import java.util.Map;
  * Every round of one placement case ({@link BenchCase.Kind#PLACEMENT}): the same write job three ways on
  * one NVMe namespace, all ours, and what placement through the block layer costs against the other two.
  */
-public final class PlacementResult {
+public final class PlacementResult extends CaseRounds<PlacementResult.Round> {
     /** The three ways of one job. */
     public enum Side {
         /** io_uring WRITE(_FIXED) on the block device, no placement id: the baseline. */
@@ -41,33 +41,10 @@ public final class PlacementResult {
     /** One round: each side's measurement, or why it has none. */
     public record Round(int round, Map<Side, Measurement> measured, Map<Side, String> errors) {}
 
-    private final BenchCase benchCase;
-    private final List<Round> rounds = new ArrayList<>();
-    private String skipped;
     private final Map<String, Object> setup = new LinkedHashMap<>();
 
     public PlacementResult(BenchCase benchCase) {
-        this.benchCase = benchCase;
-    }
-
-    public BenchCase benchCase() {
-        return benchCase;
-    }
-
-    public List<Round> rounds() {
-        return rounds;
-    }
-
-    public void add(Round r) {
-        rounds.add(r);
-    }
-
-    public String skipped() {
-        return skipped;
-    }
-
-    public void skip(String reason) {
-        skipped = reason;
+        super(benchCase);
     }
 
     /** What the case ran on (devices, placement id, stream), for the JSON. */
@@ -76,16 +53,12 @@ public final class PlacementResult {
     }
 
     private List<Measurement> of(Side side) {
-        return rounds.stream().map(r -> r.measured().get(side)).filter(m -> m != null).toList();
+        return rounds().stream().map(r -> r.measured().get(side)).filter(m -> m != null).toList();
     }
 
     /** Median IOPS (4 KiB) or MB/s (1 MiB) of a side. */
     public double throughput(Side side) {
-        return Stats.median(of(side), m -> benchCase.judgedByIops() ? m.iops() : m.mbPerSec());
-    }
-
-    public String throughputUnit() {
-        return benchCase.judgedByIops() ? "IOPS" : "MB/s";
+        return Stats.median(of(side), m -> benchCase().judgedByIops() ? m.iops() : m.mbPerSec());
     }
 
     /** Median CPU microseconds (user + system, the whole process) per operation of a side. */
@@ -106,12 +79,12 @@ public final class PlacementResult {
 
     /** One table row: throughput per side, then stream/plain and stream/passthru. */
     public String row() {
-        if (skipped != null) {
-            return String.format(Locale.ROOT, "%-28s skipped: %s", benchCase.label(), skipped);
+        if (skipped() != null) {
+            return String.format(Locale.ROOT, "%-28s skipped: %s", benchCase().label(), skipped());
         }
-        boolean iops = benchCase.judgedByIops();
+        boolean iops = benchCase().judgedByIops();
         return String.format(Locale.ROOT, "%-28s %-5s %11s %11s %11s | %6s %6s | %8s %8s %8s | %6s %6s",
-                benchCase.label(), throughputUnit(), num(throughput(Side.PLAIN), iops), num(throughput(Side.STREAM), iops),
+                benchCase().label(), throughputUnit(), num(throughput(Side.PLAIN), iops), num(throughput(Side.STREAM), iops),
                 num(throughput(Side.PASSTHRU), iops), ratio(throughputRatio(Side.STREAM, Side.PLAIN)),
                 ratio(throughputRatio(Side.STREAM, Side.PASSTHRU)), us(cpuMicrosPerOp(Side.PLAIN)),
                 us(cpuMicrosPerOp(Side.STREAM)), us(cpuMicrosPerOp(Side.PASSTHRU)), ratio(cpuRatio(Side.STREAM, Side.PLAIN)),
@@ -140,17 +113,8 @@ public final class PlacementResult {
     }
 
     public Map<String, Object> toMap() {
-        Map<String, Object> m = new LinkedHashMap<>();
-        BenchCase c = benchCase;
-        m.put("id", c.id());
-        m.put("label", c.label());
-        m.put("kind", c.kind().name().toLowerCase(Locale.ROOT));
-        m.put("rw", c.rw());
-        m.put("block_size", c.blockSize());
-        m.put("queue_depth", c.queueDepth());
-        m.put("compared", c.referenceLabel());
-        if (skipped != null) {
-            m.put("skipped", skipped);
+        Map<String, Object> m = caseMap(false, "compared");
+        if (skipped() != null) {
             return m;
         }
         m.putAll(setup);
@@ -160,7 +124,7 @@ public final class PlacementResult {
         }
         m.put("sides", sides);
         List<Map<String, Object>> rs = new ArrayList<>();
-        for (Round r : rounds) {
+        for (Round r : rounds()) {
             Map<String, Object> x = new LinkedHashMap<>();
             x.put("round", r.round());
             for (Side s : Side.values()) {

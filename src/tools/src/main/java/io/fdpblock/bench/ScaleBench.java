@@ -13,6 +13,7 @@ import io.fdpblock.device.IoEngine;
 import io.fdpblock.linux.DeviceInUseException;
 import io.fdpblock.linux.IoMemory;
 import io.fdpblock.linux.NativeFile;
+import io.fdpblock.tools.util.Meminfo;
 import io.fdpblock.tools.util.Sizes;
 import io.fdpblock.tools.util.Threads;
 
@@ -301,7 +302,7 @@ public final class ScaleBench {
         } catch (IOException e) {
             fs = "unknown: " + e.getMessage();
         }
-        Machine m = new Machine(Runtime.getRuntime().availableProcessors(), cpuModel(), memTotal(), System.getProperty("os.name")
+        Machine m = new Machine(Runtime.getRuntime().availableProcessors(), cpuModel(), Meminfo.bytes("MemTotal"), System.getProperty("os.name")
                 + " " + System.getProperty("os.version"), "Java " + Runtime.version(), Runtime.getRuntime().maxMemory(),
                 fs, loadStart, loadAverage());
         Report report = new Report(LocalDate.now().toString(), started, o.command(), m, results);
@@ -998,16 +999,4 @@ public final class ScaleBench {
         return "unknown";
     }
 
-    private static long memTotal() {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
-                if (line.startsWith("MemTotal:")) {
-                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
-                }
-            }
-        } catch (IOException | NumberFormatException e) {
-            // unknown
-        }
-        return -1;
-    }
 }

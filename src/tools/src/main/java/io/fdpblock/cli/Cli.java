@@ -1,6 +1,9 @@
 package io.fdpblock.cli;
 
+import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.BlockDevices;
+import io.fdpblock.device.IoEngine;
+import io.fdpblock.tools.util.Meminfo;
 import io.fdpblock.tools.util.Sizes;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.ParameterException;
@@ -49,6 +52,42 @@ final class Cli {
         return "in " + min + ".." + max;
     }
 
+    /** A store's block_align ({@code --block-align}): a power of two in 512..1048576. */
+    static int blockAlign(CommandSpec spec, int value) {
+        if (value < 512 || value > (1 << 20) || Integer.bitCount(value) != 1) {
+            throw bad(spec, "--block-align " + value + " is out of range: it must be a power of two in 512..1048576"
+                    + " (the store's block_align, usually 4096)");
+        }
+        return value;
+    }
+
+    /** A reclaim unit size in bytes: a positive multiple of 4096. */
+    static long reclaimUnitSize(CommandSpec spec, String option, long value) {
+        if (value <= 0 || value % 4096 != 0) {
+            throw bad(spec, option + " " + value + " is not a reclaim unit size: give a positive multiple of 4096"
+                    + " bytes, e.g. 8M");
+        }
+        return value;
+    }
+
+    /** The metadata format {@code --meta-format} names. */
+    static RawBlockCoreConfig.MetaFormat metaFormat(CommandSpec spec, String name) {
+        try {
+            return RawBlockCoreConfig.MetaFormat.parse(name);
+        } catch (IllegalArgumentException e) {
+            throw bad(spec, "--meta-format " + name + " is not a format: use fdpblock_v2 or lmcache_v1");
+        }
+    }
+
+    /** The engine {@code --engine} names; whether the command can use it is the command's to check. */
+    static IoEngine engine(CommandSpec spec, String name) {
+        try {
+            return IoEngine.parse(name);
+        } catch (IllegalArgumentException e) {
+            throw bad(spec, "--engine " + name + " is not an engine: use io_uring, posix or uring_cmd");
+        }
+    }
+
     /** A share: a finite number in 0..1 (NaN and infinities are refused). */
     static double fraction(CommandSpec spec, String option, double value, String what) {
         if (!(value >= 0 && value <= 1)) {
@@ -82,25 +121,11 @@ final class Cli {
 
     /** Refuses an allocation of {@code bytes} of memory that this machine does not have available. */
     static void fitsMemory(CommandSpec spec, String what, long bytes, String options) {
-        long available = memAvailable();
+        long available = Meminfo.bytes("MemAvailable"); // -1, unknown: not checked
         if (available > 0 && bytes > available) {
             throw bad(spec, what + " needs " + Sizes.human(bytes) + " of memory; this machine has " + Sizes.human(available)
                     + " available (MemAvailable): make " + options + " smaller");
         }
-    }
-
-    /** /proc/meminfo's MemAvailable in bytes, or -1 when unknown. */
-    static long memAvailable() {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
-                if (line.startsWith("MemAvailable:")) {
-                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
-                }
-            }
-        } catch (IOException | NumberFormatException e) {
-            // unknown: not checked
-        }
-        return -1;
     }
 
     /**

@@ -1,7 +1,5 @@
 package io.fdpblock.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import io.fdpblock.core.tools.Inspector;
 import io.fdpblock.core.StripeMembers;
 import io.fdpblock.device.MemberLabel;
@@ -78,10 +76,7 @@ public final class InspectCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         device = devices.get(0);
-        if (blockAlign < 512 || blockAlign > (1 << 20) || Integer.bitCount(blockAlign) != 1) {
-            throw Cli.bad(spec, "--block-align " + blockAlign + " is out of range: it must be a power of two in"
-                    + " 512..1048576 (the store's block_align, usually 4096)");
-        }
+        Cli.blockAlign(spec, blockAlign);
         if (metaTotalBytes != null) {
             Cli.longIn(spec, "--meta-total-bytes", metaTotalBytes, 4L * blockAlign, Long.MAX_VALUE,
                     "the meta area (two containers of a header block and a payload)");
@@ -201,7 +196,7 @@ public final class InspectCommand implements Callable<Integer> {
             m.put("devices", devices.stream().map(Path::toString).toList());
             m.put("members_agree", false);
             m.put("problems", problems);
-            System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(m));
+            Json.print(m);
         } else {
             System.out.println(String.join(" ", devices.stream().map(Path::toString).toList())
                     + ": not the members of one striped store in its order");
@@ -224,20 +219,8 @@ public final class InspectCommand implements Callable<Integer> {
         long slotBytes;
         long dataBase;
         try (BlockDevice first = BlockDevices.openReadOnly(device)) {
-            Map<String, Object> layout = Map.of();
-            Inspector.V2Report v2 = first.sizeBytes() >= 4L * blockAlign ? Inspector.inspectV2(first, blockAlign, false)
-                    : null;
-            if (v2 != null) {
-                layout = v2.layout();
-            } else if (first.sizeBytes() >= 4L * blockAlign) {
-                long meta = metaTotalBytes != null ? metaTotalBytes
-                        : first.sizeBytes() / (2L * blockAlign) * (2L * blockAlign);
-                Inspector.Report r = Inspector.inspect(first, blockAlign, meta, false);
-                if (r.winner() != null) {
-                    layout = new LinkedHashMap<>(r.layout());
-                    layout.put("data_base", r.layout().get("data_base_offset"));
-                }
-            }
+            Map<String, Object> layout = first.sizeBytes() >= 4L * blockAlign ? layout(first, first.sizeBytes())
+                    : Map.of();
             if (!(layout.get("slot_bytes") instanceof Number sb) || !(layout.get("data_base") instanceof Number db)) {
                 throw Cli.bad(spec, "the first DEVICE " + device + " holds no readable metadata that names the store's"
                         + " slot_bytes and data base, which striping across " + devices.size() + " devices needs:"
@@ -279,20 +262,7 @@ public final class InspectCommand implements Callable<Integer> {
         StripedBlockDevice striped = StripedBlockDevice.labelled(members, storeLabel,
                 DeviceOptions.of(IoEngine.POSIX).withBuffers(1 << 20, 0));
         try {
-            Map<String, Object> layout = Map.of();
-            Inspector.V2Report v2 = Inspector.inspectV2(striped, blockAlign, false);
-            if (v2 != null) {
-                layout = v2.layout();
-            } else {
-                long meta = metaTotalBytes != null ? metaTotalBytes
-                        : striped.memberBytes() / (2L * blockAlign) * (2L * blockAlign);
-                Inspector.Report r = Inspector.inspect(striped, blockAlign, meta, false);
-                if (r.winner() != null) {
-                    layout = new LinkedHashMap<>(r.layout());
-                    layout.put("data_base", r.layout().get("data_base_offset"));
-                }
-            }
-            if (layout.get("data_base") instanceof Number db) {
+            if (layout(striped, striped.memberBytes()).get("data_base") instanceof Number db) {
                 striped.startDataAt(db.longValue());
             } // else no readable metadata: reported as such by what reads it
             return striped;
@@ -300,6 +270,26 @@ public final class InspectCommand implements Callable<Integer> {
             striped.close();
             throw e;
         }
+    }
+
+    /**
+     * The layout the metadata on {@code d} records, unchecked, with where the data starts as {@code data_base}
+     * in either format; empty when none is readable. An lmcache_v1 meta area is taken to be {@code
+     * --meta-total-bytes} long, else all of {@code deviceBytes} (any payload is plausible).
+     */
+    private Map<String, Object> layout(BlockDevice d, long deviceBytes) throws IOException {
+        Inspector.V2Report v2 = Inspector.inspectV2(d, blockAlign, false);
+        if (v2 != null) {
+            return v2.layout();
+        }
+        long meta = metaTotalBytes != null ? metaTotalBytes : deviceBytes / (2L * blockAlign) * (2L * blockAlign);
+        Inspector.Report r = Inspector.inspect(d, blockAlign, meta, false);
+        if (r.winner() == null) {
+            return Map.of();
+        }
+        Map<String, Object> layout = new LinkedHashMap<>(r.layout());
+        layout.put("data_base", r.layout().get("data_base_offset"));
+        return layout;
     }
 
     /** Container 1 at every {@link #SEARCH_STEP}: the first offset where it is valid, or null. */
@@ -324,7 +314,7 @@ public final class InspectCommand implements Callable<Integer> {
             m.put("device", device.toString());
             m.put("notes", notes);
             m.put("valid_checkpoint", false);
-            System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(m));
+            Json.print(m);
         } else {
             System.out.println(device);
             System.out.println("  " + why + ": no store here");
@@ -340,7 +330,7 @@ public final class InspectCommand implements Callable<Integer> {
             m.put("format", "fdpblock_v2");
             m.put("healthy", r.healthy());
             m.put("report", r);
-            System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(m));
+            Json.print(m);
             return code;
         }
         System.out.println(device + ": fdpblock_v2");
@@ -370,16 +360,7 @@ public final class InspectCommand implements Callable<Integer> {
             System.out.println("  no readable store: recovery would refuse it");
             return code;
         }
-        System.out.printf("  keys: %d, payload bytes: %d%n", r.keys(), r.payloadBytes());
-        for (Map.Entry<String, long[]> e : r.bySalt().entrySet()) {
-            System.out.printf("    cache salt %-20s %8d keys %14d bytes%n", e.getKey().isEmpty() ? "(none)" : e.getKey(),
-                    e.getValue()[0], e.getValue()[1]);
-        }
-        if (!noVerify) {
-            System.out.printf("  slot headers: %d checked, %d disagree%n", r.slotsChecked(), r.badSlots().size());
-            r.badSlots().stream().limit(20).forEach(b -> System.out.printf("    %s @ %d: %s%n", b.key(), b.offset(),
-                    b.problem()));
-        }
+        printKeys(r.keys(), r.payloadBytes(), r.bySalt(), r.slotsChecked(), r.badSlots());
         return code;
     }
 
@@ -392,7 +373,7 @@ public final class InspectCommand implements Callable<Integer> {
             m.put("notes", notes);
             m.put("valid_checkpoint", r.winner() != null);
             m.put("report", r);
-            System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(m));
+            Json.print(m);
             return r.badSlots().isEmpty() && r.winner() != null && r.damage().isEmpty() ? 0 : 1;
         }
         System.out.println(device);
@@ -414,16 +395,22 @@ public final class InspectCommand implements Callable<Integer> {
             return 1;
         }
         System.out.println("  layout: " + r.layout());
-        System.out.printf("  keys: %d, payload bytes: %d%n", r.keys(), r.payloadBytes());
-        for (Map.Entry<String, long[]> e : r.bySalt().entrySet()) {
+        printKeys(r.keys(), r.payloadBytes(), r.bySalt(), r.slotsChecked(), r.badSlots());
+        return r.badSlots().isEmpty() && r.damage().isEmpty() ? 0 : 1;
+    }
+
+    /** The keys a store holds, by cache salt, and (unless --no-verify) what the check of their slot headers found. */
+    private void printKeys(long keys, long payloadBytes, Map<String, long[]> bySalt, int slotsChecked,
+            List<Inspector.BadSlot> badSlots) {
+        System.out.printf("  keys: %d, payload bytes: %d%n", keys, payloadBytes);
+        for (Map.Entry<String, long[]> e : bySalt.entrySet()) {
             System.out.printf("    cache salt %-20s %8d keys %14d bytes%n", e.getKey().isEmpty() ? "(none)" : e.getKey(),
                     e.getValue()[0], e.getValue()[1]);
         }
         if (!noVerify) {
-            System.out.printf("  slot headers: %d checked, %d disagree%n", r.slotsChecked(), r.badSlots().size());
-            r.badSlots().stream().limit(20).forEach(b -> System.out.printf("    %s @ %d: %s%n", b.key(), b.offset(),
+            System.out.printf("  slot headers: %d checked, %d disagree%n", slotsChecked, badSlots.size());
+            badSlots.stream().limit(20).forEach(b -> System.out.printf("    %s @ %d: %s%n", b.key(), b.offset(),
                     b.problem()));
         }
-        return r.badSlots().isEmpty() && r.damage().isEmpty() ? 0 : 1;
     }
 }

@@ -9,6 +9,8 @@ import io.fdpblock.controller.StorageManager;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.IoEngine;
 import io.fdpblock.nvme.NvmeNamespace;
+import io.fdpblock.tools.util.Sizes;
+import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.IOException;
 import java.nio.file.Path;
@@ -16,17 +18,54 @@ import java.util.List;
 import java.util.function.Supplier;
 
 /**
- * What {@code run} and {@code waf} set up alike for the KV-cache job: the raw-block adapter's JSON, the
- * storage manager around it, and the eviction policy.
+ * What {@code run} and {@code waf} set up alike for the KV-cache job: the checks of the options they
+ * share, the raw-block adapter's JSON, the storage manager around it, and the eviction policy.
  */
 final class KvJobSetup {
     /** Placement ids of an emulated FDP namespace: the test bed's device has 8 handles. */
     static final List<Integer> EMULATED_PLACEMENT_IDS = List.of(0, 1, 2, 3, 4, 5, 6, 7);
     /** The checkpoint area of an lmcache_v1 store made by the job (as before fdpblock_v2: its devices reopen). */
     static final long V1_META_TOTAL_BYTES = 16L << 20;
+    /** The largest chunk: one L1 chunk and one slot each. */
+    static final long MAX_CHUNK_BYTES = 1L << 30;
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private KvJobSetup() {}
+
+    /**
+     * Checks the options that shape the job's chunks and L1 (exit 2): --chunk-tokens, --kv-bytes-per-token and
+     * the chunk they make (a multiple of 4096 for O_DIRECT, at most {@link #MAX_CHUNK_BYTES}), --max-chunks,
+     * --l1-chunks, and that this machine has the memory for L1.
+     *
+     * @param exampleTokens the --chunk-tokens a refused chunk's message suggests (the command's default)
+     * @return the chunk size in bytes
+     */
+    static int chunkBytes(CommandSpec spec, int chunkTokens, int kvBytesPerToken, int maxChunks, int l1Chunks,
+            int exampleTokens) {
+        Cli.intIn(spec, "--chunk-tokens", chunkTokens, 1, Integer.MAX_VALUE, "tokens per chunk");
+        Cli.intIn(spec, "--kv-bytes-per-token", kvBytesPerToken, 1, Integer.MAX_VALUE, "KV bytes per token");
+        long chunk = (long) chunkTokens * kvBytesPerToken; // both < 2^31: no overflow in a long
+        if (chunk % 4096 != 0 || chunk > MAX_CHUNK_BYTES) {
+            throw Cli.bad(spec, "--chunk-tokens " + chunkTokens + " x --kv-bytes-per-token " + kvBytesPerToken + " = "
+                    + chunk + " bytes per chunk: must be a multiple of 4096 (O_DIRECT) and at most "
+                    + Sizes.human(MAX_CHUNK_BYTES) + "; e.g. --chunk-tokens " + exampleTokens
+                    + " --kv-bytes-per-token 12288");
+        }
+        Cli.intIn(spec, "--max-chunks", maxChunks, 2, 4096, "the longest prefix in chunks");
+        Cli.intIn(spec, "--l1-chunks", l1Chunks, maxChunks, Integer.MAX_VALUE, "L1 chunks (at least --max-chunks)");
+        Cli.fitsMemory(spec, "L1 of --l1-chunks " + l1Chunks + " x " + Sizes.human(chunk), chunk * l1Chunks,
+                "--l1-chunks or the chunk size");
+        return (int) chunk;
+    }
+
+    /** Checks --evict-at and --evict-to (exit 2): shares of L2, the second below the first. */
+    static void evictionWatermarks(CommandSpec spec, double evictAt, double evictTo) {
+        Cli.fraction(spec, "--evict-at", evictAt, "the L2 usage that starts an eviction");
+        Cli.fraction(spec, "--evict-to", evictTo, "the L2 usage an eviction goes down to");
+        if (!(evictTo < evictAt)) {
+            throw Cli.bad(spec, "--evict-to " + evictTo + " must be below --evict-at " + evictAt);
+        }
+    }
 
     /** Slots hold a chunk and its 4 KiB header. */
     static long slotBytes(int chunkBytes) {

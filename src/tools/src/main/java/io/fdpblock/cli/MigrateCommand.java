@@ -1,7 +1,5 @@
 package io.fdpblock.cli;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import io.fdpblock.core.tools.Migration;
 import io.fdpblock.core.tools.MigrationRefusedException;
 import io.fdpblock.core.RawBlockCoreConfig;
@@ -80,12 +78,7 @@ public final class MigrateCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw Cli.bad(spec, "--to " + to + " is not a format: use fdpblock_v2 or lmcache_v1");
         }
-        IoEngine e;
-        try {
-            e = IoEngine.parse(engine);
-        } catch (IllegalArgumentException ex) {
-            throw Cli.bad(spec, "--engine " + engine + " is not an engine: use io_uring, posix or uring_cmd");
-        }
+        IoEngine e = Cli.engine(spec, engine);
         if (e == IoEngine.MEMORY) {
             throw Cli.bad(spec, "--engine memory has no device to migrate: use io_uring (default), posix or uring_cmd");
         }
@@ -100,11 +93,7 @@ public final class MigrateCommand implements Callable<Integer> {
             throw Cli.bad(spec, "--device " + device + " is " + what + ", not a file or a device: name the file or"
                     + " device that holds the store");
         }
-        int align = blockAlign == null ? RawBlockCoreConfig.DEFAULT_BLOCK_ALIGN : blockAlign;
-        if (blockAlign != null && (blockAlign < 512 || blockAlign > (1 << 20) || Integer.bitCount(blockAlign) != 1)) {
-            throw Cli.bad(spec, "--block-align " + blockAlign + " is out of range: it must be a power of two in"
-                    + " 512..1048576 (the store's block_align, usually 4096)");
-        }
+        int align = blockAlign == null ? RawBlockCoreConfig.DEFAULT_BLOCK_ALIGN : Cli.blockAlign(spec, blockAlign);
         if (headerBytes != null && (headerBytes < align || headerBytes % align != 0)) {
             throw Cli.bad(spec, "--header-bytes " + headerBytes + " is not a usable size: it must be a positive multiple"
                     + " of the block alignment (" + align + ")");
@@ -157,7 +146,7 @@ public final class MigrateCommand implements Callable<Integer> {
             m.put("slot_headers_completed", r.slotHeadersCompleted());
             m.put("object_meta_dropped", r.objectMetaDropped());
             m.put("steps", r.steps());
-            out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(m));
+            out.println(Json.indented(m));
             return;
         }
         out.printf("migrated %s from %s to %s: %d keys (%s of payload), each in the slot it had%n", r.device(),

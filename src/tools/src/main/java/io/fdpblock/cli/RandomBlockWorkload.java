@@ -38,39 +38,48 @@ final class RandomBlockWorkload {
         PipelinedIo.Content pattern = new PipelinedIo.Content() {
             @Override
             public void fill(MemorySegment buffer, long offset) {
-                SplittableRandom r = new SplittableRandom(seed + offset);
-                for (long i = 0; i < buffer.byteSize(); i += 8) {
-                    buffer.set(ValueLayout.JAVA_LONG, i, r.nextLong());
-                }
+                pattern(buffer, offset, true);
             }
 
             @Override
             public boolean matches(MemorySegment buffer, long offset) {
-                SplittableRandom r = new SplittableRandom(seed + offset);
-                for (long i = 0; i < buffer.byteSize(); i += 8) {
-                    if (buffer.get(ValueLayout.JAVA_LONG, i) != r.nextLong()) {
-                        return false;
-                    }
-                }
-                return true;
+                return pattern(buffer, offset, false);
             }
         };
         PipelinedIo writes = PipelinedIo.overOffsets(device, true, blockSize, depth, offsets, pattern);
-        Measurement w;
-        try {
-            w = writes.runOps(count);
-        } finally {
-            writes.release();
-        }
+        Measurement w = runOnce(writes, count);
         PipelinedIo reads = PipelinedIo.overOffsets(device, false, blockSize, depth, offsets, pattern);
-        Measurement r;
-        try {
-            r = reads.runOps(count);
-        } finally {
-            reads.release();
-        }
+        Measurement r = runOnce(reads, count);
         return new Result(blockSize, count, (long) (w.seconds() * 1e9), (long) (r.seconds() * 1e9),
                 reads.mismatches());
+    }
+
+    /**
+     * A block's pattern, longs drawn from a generator seeded by its offset: written into {@code buffer}
+     * ({@code fill}), or compared with what it holds.
+     *
+     * @return whether {@code buffer} holds the pattern (always true when filling)
+     */
+    private boolean pattern(MemorySegment buffer, long offset, boolean fill) {
+        SplittableRandom r = new SplittableRandom(seed + offset);
+        for (long i = 0; i < buffer.byteSize(); i += 8) {
+            long expected = r.nextLong();
+            if (fill) {
+                buffer.set(ValueLayout.JAVA_LONG, i, expected);
+            } else if (buffer.get(ValueLayout.JAVA_LONG, i) != expected) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** One pass of {@code count} operations; its buffers go back to the device's pool after. */
+    private static Measurement runOnce(PipelinedIo pass, int count) throws IOException {
+        try {
+            return pass.runOps(count);
+        } finally {
+            pass.release();
+        }
     }
 
     /** {@code count} distinct block offsets in the region, in random order; memory in proportion to count. */

@@ -15,8 +15,6 @@ import io.fdpblock.linux.EventFd;
 import io.fdpblock.linux.IoMemory;
 import io.fdpblock.tools.util.Sizes;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import org.HdrHistogram.Histogram;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -47,8 +45,6 @@ import java.util.function.Supplier;
                 + " SIGINT/SIGTERM stop it after the current request, close the store with its final checkpoint and"
                 + " remove the temp device.")
 public final class RunCommand implements Callable<Integer> {
-    /** The largest chunk: one L1 chunk and one slot each. */
-    static final long MAX_CHUNK_BYTES = 1L << 30;
     /** How long a signal waits for the job to close the store before the JVM exits anyway. */
     static final Duration STOP_GRACE = Duration.ofMinutes(2);
 
@@ -162,7 +158,6 @@ public final class RunCommand implements Callable<Integer> {
                     + " chat:s=0.5/0.7/50,rag:d=0.3/0.6/0,batch:j=0.2/0/0")
     List<String> tenants;
 
-    private static final ObjectMapper JSON = new ObjectMapper();
     /** Set by {@link #validate()}. */
     private Supplier<EvictionPolicy> evictionPolicy;
     private List<KvCacheJob.Tenant> tenantList = List.of();
@@ -171,18 +166,7 @@ public final class RunCommand implements Callable<Integer> {
     private int validate() {
         Cli.intIn(spec, "--requests", requests, 1, Integer.MAX_VALUE, "the number of requests");
         Cli.fraction(spec, "--repeat-ratio", repeatRatio, "the share of repeated requests");
-        Cli.intIn(spec, "--chunk-tokens", chunkTokens, 1, Integer.MAX_VALUE, "tokens per chunk");
-        Cli.intIn(spec, "--kv-bytes-per-token", kvBytesPerToken, 1, Integer.MAX_VALUE, "KV bytes per token");
-        long chunk = (long) chunkTokens * kvBytesPerToken; // both < 2^31: no overflow in a long
-        if (chunk % 4096 != 0 || chunk > MAX_CHUNK_BYTES) {
-            throw Cli.bad(spec, "--chunk-tokens " + chunkTokens + " x --kv-bytes-per-token " + kvBytesPerToken + " = "
-                    + chunk + " bytes per chunk: must be a multiple of 4096 (O_DIRECT) and at most "
-                    + Sizes.human(MAX_CHUNK_BYTES) + "; e.g. --chunk-tokens 64 --kv-bytes-per-token 12288");
-        }
-        Cli.intIn(spec, "--max-chunks", maxChunks, 2, 4096, "the longest prefix in chunks");
-        Cli.intIn(spec, "--l1-chunks", l1Chunks, maxChunks, Integer.MAX_VALUE, "L1 chunks (at least --max-chunks)");
-        Cli.fitsMemory(spec, "L1 of --l1-chunks " + l1Chunks + " x " + Sizes.human(chunk), chunk * l1Chunks,
-                "--l1-chunks or the chunk size");
+        int chunk = KvJobSetup.chunkBytes(spec, chunkTokens, kvBytesPerToken, maxChunks, l1Chunks, 64);
         if (salts == null || salts.isEmpty()) {
             throw Cli.bad(spec, "--salts is empty: give at least one cache salt (an empty name = no salt), e.g."
                     + " --salts rag:app1,chat:app2");
@@ -194,12 +178,7 @@ public final class RunCommand implements Callable<Integer> {
                 throw Cli.bad(spec, "--salts: " + ex.getMessage());
             }
         }
-        IoEngine e;
-        try {
-            e = IoEngine.parse(engine);
-        } catch (IllegalArgumentException ex) {
-            throw Cli.bad(spec, "--engine " + engine + " is not an engine: use io_uring, posix or uring_cmd");
-        }
+        IoEngine e = Cli.engine(spec, engine);
         if (e == IoEngine.MEMORY) {
             throw Cli.bad(spec, "--engine memory keeps nothing across the reopen that run checks: use io_uring"
                     + " (default) or posix, or uring_cmd with --device /dev/ngXnY");
@@ -215,10 +194,7 @@ public final class RunCommand implements Callable<Integer> {
                         + " uring_cmd" : "--device " + device) + " is a device of its own: drop --emulate-fdp (--fdp uses"
                         + " the namespace's own FDP) or use a file");
             }
-            if (emulateFdp <= 0 || emulateFdp % 4096 != 0) {
-                throw Cli.bad(spec, "--emulate-fdp " + emulateFdp + " is not a reclaim unit size: give a positive multiple"
-                        + " of 4096 bytes, e.g. 8M");
-            }
+            Cli.reclaimUnitSize(spec, "--emulate-fdp", emulateFdp);
         }
         if (fdp && emulateFdp == null && !passthru
                 && (e != IoEngine.IO_URING || device == null || !device.startsWith("/dev/nvme"))) {
@@ -229,11 +205,7 @@ public final class RunCommand implements Callable<Integer> {
         if (!placement.equals("cache_salt_prefix") && !placement.equals("none")) {
             throw Cli.bad(spec, "--placement " + placement + " is not a placement policy: use cache_salt_prefix or none");
         }
-        Cli.fraction(spec, "--evict-at", evictAt, "the L2 usage that starts an eviction");
-        Cli.fraction(spec, "--evict-to", evictTo, "the L2 usage an eviction goes down to");
-        if (!(evictTo < evictAt)) {
-            throw Cli.bad(spec, "--evict-to " + evictTo + " must be below --evict-at " + evictAt);
-        }
+        KvJobSetup.evictionWatermarks(spec, evictAt, evictTo);
         try {
             evictionPolicy = KvJobSetup.eviction(eviction, groupOrder);
         } catch (IllegalArgumentException ex) {
@@ -257,13 +229,9 @@ public final class RunCommand implements Callable<Integer> {
             }
             tenantList = List.copyOf(list);
         }
-        try {
-            RawBlockCoreConfig.MetaFormat.parse(metaFormat);
-        } catch (IllegalArgumentException ex) {
-            throw Cli.bad(spec, "--meta-format " + metaFormat + " is not a format: use fdpblock_v2 or lmcache_v1");
-        }
+        Cli.metaFormat(spec, metaFormat);
         Cli.size(spec, "--size", size, minSize(), 1L << 50, 4096);
-        return (int) chunk;
+        return chunk;
     }
 
     /** The smallest device the job runs on: the metadata area and room for two of the longest prefixes. */
@@ -336,7 +304,7 @@ public final class RunCommand implements Callable<Integer> {
             Verdict v = verdict(r, again, keysAtClose);
             report(out, r, status, managerStatus, again, keysAtClose, v);
             if (printStatus) {
-                out.println(JSON.copy().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(status));
+                out.println(Json.indented(status));
             }
             return v.exitCode();
         }

@@ -10,8 +10,6 @@ import io.fdpblock.sim.SimulationResult;
 import io.fdpblock.sim.TraceFormat;
 import io.fdpblock.sim.TraceReader;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Option;
@@ -107,7 +105,7 @@ public final class SimulateCommand implements Callable<Integer> {
             png = WafChart.write(r, chart != null ? chart : trace.resolveSibling(trace.getFileName() + ".waf.png"));
         }
         if (json) {
-            System.out.println(new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(r));
+            Json.print(r);
         } else {
             SimulationReport.print(r, System.out);
             if (png != null) {

@@ -164,49 +164,27 @@ public final class WafCommand implements Callable<Integer> {
 
     /** Every option checked before anything is made. @return the chunk size in bytes */
     private int validate() {
-        Cli.intIn(spec, "--chunk-tokens", chunkTokens, 1, Integer.MAX_VALUE, "tokens per chunk");
-        Cli.intIn(spec, "--kv-bytes-per-token", kvBytesPerToken, 1, Integer.MAX_VALUE, "KV bytes per token");
-        long chunk = (long) chunkTokens * kvBytesPerToken; // both < 2^31: no overflow in a long
-        if (chunk % 4096 != 0 || chunk > RunCommand.MAX_CHUNK_BYTES) {
-            throw Cli.bad(spec, "--chunk-tokens " + chunkTokens + " x --kv-bytes-per-token " + kvBytesPerToken + " = "
-                    + chunk + " bytes per chunk: must be a multiple of 4096 (O_DIRECT) and at most "
-                    + Sizes.human(RunCommand.MAX_CHUNK_BYTES) + "; e.g. --chunk-tokens 5 --kv-bytes-per-token 12288");
-        }
-        Cli.intIn(spec, "--max-chunks", maxChunks, 2, 4096, "the longest prefix in chunks");
-        Cli.intIn(spec, "--l1-chunks", l1Chunks, maxChunks, Integer.MAX_VALUE, "L1 chunks (at least --max-chunks)");
-        Cli.fitsMemory(spec, "L1 of --l1-chunks " + l1Chunks + " x " + Sizes.human(chunk), chunk * l1Chunks,
-                "--l1-chunks or the chunk size");
-        if (ruSize <= 0 || ruSize % 4096 != 0) {
-            throw Cli.bad(spec, "--ru-size " + ruSize + " is not a reclaim unit size: give a positive multiple of 4096"
-                    + " bytes, e.g. 8M");
-        }
+        int chunk = KvJobSetup.chunkBytes(spec, chunkTokens, kvBytesPerToken, maxChunks, l1Chunks, 5);
+        Cli.reclaimUnitSize(spec, "--ru-size", ruSize);
         // the store's metadata, two of the longest prefixes, and a few reclaim units for its groups to rotate in
-        long slot = KvJobSetup.slotBytes((int) chunk);
+        long slot = KvJobSetup.slotBytes(chunk);
         long min = RawBlockCoreConfig.v2MetaBytesFor(4096, 2L * maxChunks) + Math.max(2L * maxChunks * slot, 4 * ruSize);
         min = (min + ruSize - 1) / ruSize * ruSize;
         Cli.size(spec, "--size", size, min, 1L << 50, 4096);
-        Cli.fraction(spec, "--evict-at", evictAt, "the L2 usage that starts an eviction");
-        Cli.fraction(spec, "--evict-to", evictTo, "the L2 usage an eviction goes down to");
-        if (!(evictTo < evictAt)) {
-            throw Cli.bad(spec, "--evict-to " + evictTo + " must be below --evict-at " + evictAt);
-        }
+        KvJobSetup.evictionWatermarks(spec, evictAt, evictTo);
         Cli.fraction(spec, "--op", op, "the model's over-provisioning");
         try {
             GcPolicy.parse(gc);
         } catch (IllegalArgumentException e) {
             throw Cli.bad(spec, "--gc " + gc + ": " + e.getMessage());
         }
-        return (int) chunk;
+        return chunk;
     }
 
     @Override
     public Integer call() throws Exception {
         int chunkBytes = validate();
-        try {
-            RawBlockCoreConfig.MetaFormat.parse(metaFormat);
-        } catch (IllegalArgumentException e) {
-            throw Cli.bad(spec, "--meta-format " + metaFormat + " is not a format: use fdpblock_v2 or lmcache_v1");
-        }
+        Cli.metaFormat(spec, metaFormat);
         List<Case> chosen = new ArrayList<>();
         for (String n : cases == null ? CASES.stream().map(Case::name).toList() : cases) {
             chosen.add(CASES.stream().filter(c -> c.name().equals(n)).findFirst().orElseThrow(

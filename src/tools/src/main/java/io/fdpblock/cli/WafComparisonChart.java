@@ -1,15 +1,13 @@
 package io.fdpblock.cli;
 
-import org.knowm.xchart.BitmapEncoder;
+import io.fdpblock.tools.util.Charts;
+
 import org.knowm.xchart.CategoryChart;
 import org.knowm.xchart.CategoryChartBuilder;
 import org.knowm.xchart.CategorySeries;
 import org.knowm.xchart.style.Styler;
 
-import javax.imageio.ImageIO;
 import java.awt.Color;
-import java.awt.Graphics2D;
-import java.awt.image.BufferedImage;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.LocalDate;
@@ -54,20 +52,7 @@ final class WafComparisonChart {
         }
         waf.getStyler().setYAxisMin(0.0).setYAxisDecimalPattern("0.00");
         hits.getStyler().setYAxisMin(0.0).setYAxisDecimalPattern("0.00");
-        List<CategoryChart> charts = List.of(waf, hits);
-        BufferedImage all = new BufferedImage(WIDTH, HEIGHT * charts.size(), BufferedImage.TYPE_INT_RGB);
-        Graphics2D g = all.createGraphics();
-        try {
-            for (int k = 0; k < charts.size(); k++) {
-                g.drawImage(BitmapEncoder.getBufferedImage(charts.get(k)), 0, k * HEIGHT, null);
-            }
-        } finally {
-            g.dispose();
-        }
-        if (!ImageIO.write(all, "png", png.toFile())) {
-            throw new IOException("no PNG writer in this JDK");
-        }
-        return png;
+        return Charts.writeStacked(List.of(waf, hits), WIDTH, HEIGHT, png);
     }
 
     private static CategoryChart chart(String title, String yTitle) {
