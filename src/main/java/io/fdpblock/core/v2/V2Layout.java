@@ -1,9 +1,9 @@
 package io.fdpblock.core.v2;
 
+import io.fdpblock.core.LayoutMismatch;
 import io.fdpblock.core.OnDiskFormat;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.core.SaltTable;
-import io.fdpblock.core.v1.CheckpointCodec;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -174,21 +174,21 @@ public record V2Layout(int blockAlign, int headerBytes, long slotBytes, long cap
      *
      * @return null when they agree, else the first field that differs
      */
-    CheckpointCodec.Mismatch mismatch(RawBlockCoreConfig config, long configuredCapacity) {
+    LayoutMismatch mismatch(RawBlockCoreConfig config, long configuredCapacity) {
         if (config.blockAlign() != blockAlign) {
-            return new CheckpointCodec.Mismatch("block_align", "" + blockAlign, "" + config.blockAlign());
+            return new LayoutMismatch("block_align", "" + blockAlign, "" + config.blockAlign());
         }
         if (config.headerBytes() != headerBytes) {
-            return new CheckpointCodec.Mismatch("header_bytes", "" + headerBytes, "" + config.headerBytes());
+            return new LayoutMismatch("header_bytes", "" + headerBytes, "" + config.headerBytes());
         }
         if (config.slotBytes() != slotBytes) {
-            return new CheckpointCodec.Mismatch("slot_bytes", "" + slotBytes, "" + config.slotBytes());
+            return new LayoutMismatch("slot_bytes", "" + slotBytes, "" + config.slotBytes());
         }
         if (configuredCapacity != capacityBytes) {
-            return new CheckpointCodec.Mismatch("capacity_bytes", "" + capacityBytes, "" + configuredCapacity);
+            return new LayoutMismatch("capacity_bytes", "" + capacityBytes, "" + configuredCapacity);
         }
         if (config.metaTotalBytesSet() && config.metaTotalBytes() != metaTotalBytes) {
-            return new CheckpointCodec.Mismatch("meta_total_bytes", "" + metaTotalBytes, "" + config.metaTotalBytes());
+            return new LayoutMismatch("meta_total_bytes", "" + metaTotalBytes, "" + config.metaTotalBytes());
         }
         return null;
     }
