@@ -7,6 +7,8 @@
  * that the engine names no format; the formats are given a narrow
  * {@link io.fdpblock.core.StoreContext}, not the store. The formats live in {@code core.v1} and
  * {@code core.v2}; migration between them and inspection of a device's metadata in
- * {@code io.fdpblock.core.tools}.
+ * {@code io.fdpblock.core.tools}. What the formats share lives here: the slot header
+ * ({@link io.fdpblock.core.OnDiskFormat}), and how an opening refuses a device
+ * ({@link io.fdpblock.core.LayoutMismatch}, {@link io.fdpblock.core.ForeignData}).
  */
 package io.fdpblock.core;

@@ -1,6 +1,6 @@
 package io.fdpblock.core;
 
-import io.fdpblock.core.v1.MetadataArea;
+import io.fdpblock.core.v1.ContainerFormat;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
 import io.fdpblock.device.IoEngine;
@@ -195,9 +195,9 @@ class NeverFormatSilentlyTest {
             byte[] after = image(f.device);
             // all of the metadata area is zeros but for the new store's empty checkpoint (seq 1, container 0)
             // and container 1's reserved header, which commits nothing
-            assertThat(MetadataArea.foreignIn(f.device, CONTAINER_1 + 4096, CoreFixture.META,
-                    Arena.ofAuto().allocate(MetadataArea.SCAN_CHUNK, 4096))).isNull();
-            OnDiskFormat.ContainerHeader reserved = OnDiskFormat.readContainerHeader(MemorySegment.ofArray(after)
+            assertThat(ForeignData.firstIn(f.device, CONTAINER_1 + 4096, CoreFixture.META,
+                    Arena.ofAuto().allocate(ForeignData.SCAN_CHUNK, 4096))).isNull();
+            ContainerFormat.ContainerHeader reserved = ContainerFormat.readContainerHeader(MemorySegment.ofArray(after)
                     .asSlice(CONTAINER_1, 4096));
             assertThat(reserved.magicOk()).isFalse();
             assertThat(reserved.seal().reserved()).isTrue();

@@ -1,5 +1,6 @@
 package io.fdpblock.core;
 
+import io.fdpblock.core.v1.ContainerFormat;
 import io.fdpblock.l2.ObjectMeta;
 import io.fdpblock.l2.KeyCodec;
 import io.fdpblock.device.BlockDevice;
@@ -357,7 +358,8 @@ class RecoveryTest {
     /** LMCache's container headers: bytes 32.. of the header block stay zero. */
     private static void asLmcacheWroteIt(CoreFixture f) throws IOException {
         for (long c : new long[] {0, CONTAINER_1}) {
-            CoreFixture.patch(f.device, c + OnDiskFormat.SEAL_OFFSET, OnDiskFormat.SEAL_BYTES, s -> s.fill((byte) 0));
+            CoreFixture.patch(f.device, c + ContainerFormat.SEAL_OFFSET, ContainerFormat.SEAL_BYTES,
+                    s -> s.fill((byte) 0));
         }
     }
 

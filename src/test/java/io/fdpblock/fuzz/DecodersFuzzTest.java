@@ -1,7 +1,7 @@
 package io.fdpblock.fuzz;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import io.fdpblock.core.CheckpointContainerFuzzTest;
+import io.fdpblock.core.v1.CheckpointContainerFuzzTest;
 import io.fdpblock.core.v1.CheckpointPayloadFuzzTest;
 import io.fdpblock.core.RawBlockCoreConfigFuzzTest;
 import io.fdpblock.core.SlotHeaderFuzzTest;

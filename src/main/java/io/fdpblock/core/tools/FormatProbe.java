@@ -1,6 +1,7 @@
 package io.fdpblock.core.tools;
 
 import io.fdpblock.core.OnDiskFormat;
+import io.fdpblock.core.v1.ContainerFormat;
 import io.fdpblock.core.v2.V2Layout;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
@@ -31,7 +32,7 @@ public final class FormatProbe {
             read(device, 0, blocks);
             MemorySegment b0 = blocks.asSlice(0, blockAlign);
             MemorySegment b1 = blocks.asSlice(blockAlign, blockAlign);
-            if (OnDiskFormat.hasMagic(b0, OnDiskFormat.CONTAINER_MAGIC)) {
+            if (OnDiskFormat.hasMagic(b0, ContainerFormat.CONTAINER_MAGIC)) {
                 return new Found(Found.Kind.LMCACHE_V1, null);
             }
             V2Layout l = V2Layout.read(b0);

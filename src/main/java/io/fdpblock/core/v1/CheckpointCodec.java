@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.json.JsonWriteFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fdpblock.core.LayoutMismatch;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.l2.ObjectMeta;
 
@@ -157,25 +158,17 @@ public final class CheckpointCodec {
         return out;
     }
 
-    /** A layout field whose stored value differs from the configured one. */
-    public record Mismatch(String field, String stored, String configured) {
-        @Override
-        public String toString() {
-            return field + " is " + stored + " on the device but " + configured + " in the configuration";
-        }
-    }
-
     /**
      * Compares the layout fields present in {@code root} with {@code expected}.
      *
      * @return null when they agree, else the first field that differs (the state is then rejected)
      */
-    static Mismatch layoutMismatch(JsonNode root, Layout expected) {
+    static LayoutMismatch layoutMismatch(JsonNode root, Layout expected) {
         JsonNode v = root.get("version");
         if (!Long.valueOf(1).equals(exactLong(v))) { // exactly 1: asInt() reads 1.8 and "1" as 1
-            return new Mismatch("version", String.valueOf(v), "1 (this store reads checkpoint version 1)");
+            return new LayoutMismatch("version", String.valueOf(v), "1 (this store reads checkpoint version 1)");
         }
-        Mismatch m = compare(root, "block_align", expected.blockAlign());
+        LayoutMismatch m = compare(root, "block_align", expected.blockAlign());
         m = m != null ? m : compare(root, "header_bytes", expected.headerBytes());
         m = m != null ? m : compare(root, "slot_bytes", expected.slotBytes());
         m = m != null ? m : compare(root, "meta_total_bytes", expected.metaTotalBytes());
@@ -183,17 +176,17 @@ public final class CheckpointCodec {
         m = m != null ? m : compare(root, "meta_version", RawBlockCoreConfig.META_VERSION);
         m = m != null ? m : compare(root, "data_base_offset", expected.dataBaseOffset());
         if (m == null && root.has("meta_magic") && !RawBlockCoreConfig.META_MAGIC.equals(root.get("meta_magic").asText())) {
-            m = new Mismatch("meta_magic", root.get("meta_magic").toString(), RawBlockCoreConfig.META_MAGIC);
+            m = new LayoutMismatch("meta_magic", root.get("meta_magic").toString(), RawBlockCoreConfig.META_MAGIC);
         }
         return m;
     }
 
-    private static Mismatch compare(JsonNode root, String field, long expected) {
+    private static LayoutMismatch compare(JsonNode root, String field, long expected) {
         JsonNode n = root.get(field);
         if (n == null || n.isNull()) {
             return null; // absent fields are not compared (as in the reference)
         }
         Long v = exactLong(n);
-        return v != null && v == expected ? null : new Mismatch(field, n.toString(), Long.toString(expected));
+        return v != null && v == expected ? null : new LayoutMismatch(field, n.toString(), Long.toString(expected));
     }
 }

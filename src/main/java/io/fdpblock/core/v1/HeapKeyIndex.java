@@ -2,7 +2,6 @@ package io.fdpblock.core.v1;
 
 import io.fdpblock.core.StoreIndex;
 import io.fdpblock.core.StoreKey;
-import io.fdpblock.core.v2.CompactIndex;
 import io.fdpblock.l2.ObjectMeta;
 
 import java.util.Arrays;
@@ -12,7 +11,8 @@ import java.util.function.BiConsumer;
 
 /**
  * The v1 index: a map from each key to its entry, on the heap. LMCache's raw_block checkpoints list
- * every key, so this format keeps them; {@link CompactIndex} is the one that scales.
+ * every key, so this format keeps them; fdpblock_v2's compact index (hashes, no key strings) is the one
+ * that scales.
  */
 public final class HeapKeyIndex implements StoreIndex {
     /** A committed key. */

@@ -1,6 +1,7 @@
 package io.fdpblock.core.v1;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.fdpblock.core.ForeignData;
 import io.fdpblock.core.OnDiskFormat;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
@@ -15,7 +16,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.zip.CRC32;
 
@@ -28,8 +28,8 @@ import java.util.zip.CRC32;
 public final class MetadataArea {
     /** The start of a v1 checkpoint payload: how the store recognises its own never-committed checkpoint. */
     private static final byte[] V1_PAYLOAD_PREFIX = "{\"version\":".getBytes(StandardCharsets.US_ASCII);
-    /** Read granularity when checking that the area is all zeros. */
-    public static final int SCAN_CHUNK = 1 << 20;
+    /** Read granularity here; a buffer of it also serves {@link ForeignData#firstIn}. */
+    private static final int SCAN_CHUNK = ForeignData.SCAN_CHUNK;
 
     private final BlockDevice device;
     private final int blockAlign;
@@ -80,7 +80,7 @@ public final class MetadataArea {
      * @param payload the checked payload, or null when {@link #problem} says why not
      * @param unchecked a TORN container's payload as read (its header's length), which failed its CRC-32
      */
-    public record Container(int index, long offset, OnDiskFormat.ContainerHeader header, State state, boolean sealed,
+    public record Container(int index, long offset, ContainerFormat.ContainerHeader header, State state, boolean sealed,
             byte[] payload, byte[] unchecked, String problem) {
         public boolean valid() {
             return problem == null;
@@ -105,23 +105,23 @@ public final class MetadataArea {
             b.read(containerBytes, blocks.asSlice(blockAlign, blockAlign));
             device.execute(b);
             for (int c = 0; c < 2; c++) {
-                OnDiskFormat.ContainerHeader h = OnDiskFormat.readContainerHeader(blocks.asSlice((long) c * blockAlign,
-                        blockAlign));
+                ContainerFormat.ContainerHeader h = ContainerFormat.readContainerHeader(
+                        blocks.asSlice((long) c * blockAlign, blockAlign));
                 out.add(check(c, h));
             }
         }
         return out;
     }
 
-    private Container check(int c, OnDiskFormat.ContainerHeader h) throws IOException {
+    private Container check(int c, ContainerFormat.ContainerHeader h) throws IOException {
         long off = containerOffset(c);
-        OnDiskFormat.Seal seal = h.seal();
+        ContainerFormat.Seal seal = h.seal();
         if (h.blank()) {
             return new Container(c, off, h, State.BLANK, false, null, null, "no header (its bytes are all zeros)");
         }
         if (seal != null && !seal.intact()) {
-            return damaged(c, h, "its fdpblock seal (bytes " + OnDiskFormat.SEAL_OFFSET + ".." + (OnDiskFormat.SEAL_OFFSET
-                    + OnDiskFormat.SEAL_BYTES - 1) + ") fails its CRC32C");
+            return damaged(c, h, "its fdpblock seal (bytes " + ContainerFormat.SEAL_OFFSET + ".."
+                    + (ContainerFormat.SEAL_OFFSET + ContainerFormat.SEAL_BYTES - 1) + ") fails its CRC32C");
         }
         if (seal != null && seal.reserved() && h.headZero()) {
             return new Container(c, off, h, State.RESERVED, false, null, null, "reserved by fdpblock, no checkpoint"
@@ -138,7 +138,7 @@ public final class MetadataArea {
             return damaged(c, h, "implausible header (version " + h.version() + ", seq " + h.seq() + ", payload length "
                     + h.payloadLength() + " of at most " + payloadRoom() + ")");
         }
-        byte[] read = read(off + blockAlign, Math.min(payloadRoom(), h.payloadLength() + OnDiskFormat.TRAILER_BYTES));
+        byte[] read = read(off + blockAlign, Math.min(payloadRoom(), h.payloadLength() + ContainerFormat.TRAILER_BYTES));
         byte[] payload = Arrays.copyOf(read, (int) h.payloadLength());
         CRC32 crc = new CRC32();
         crc.update(payload);
@@ -156,8 +156,8 @@ public final class MetadataArea {
             return new Container(c, off, h, State.TORN, sealed, null, payload, "payload fails its CRC-32");
         }
         if (sealed) {
-            OnDiskFormat.Trailer t = read.length >= h.payloadLength() + OnDiskFormat.TRAILER_BYTES
-                    ? OnDiskFormat.readTrailer(MemorySegment.ofArray(read).asSlice(h.payloadLength())) : null;
+            ContainerFormat.Trailer t = read.length >= h.payloadLength() + ContainerFormat.TRAILER_BYTES
+                    ? ContainerFormat.readTrailer(MemorySegment.ofArray(read).asSlice(h.payloadLength())) : null;
             if (t != null && (t.seq() != h.seq() || t.jsonLength() != h.payloadLength() || t.jsonCrc32() != h.crc32())) {
                 return damaged(c, h, "the header (seq " + h.seq() + ", length " + h.payloadLength() + ") disagrees with"
                         + " its payload's trailer (seq " + t.seq() + ", length " + t.jsonLength() + ")");
@@ -166,7 +166,7 @@ public final class MetadataArea {
         return new Container(c, off, h, State.VALID, sealed, payload, null, null);
     }
 
-    private Container damaged(int c, OnDiskFormat.ContainerHeader h, String problem) {
+    private Container damaged(int c, ContainerFormat.ContainerHeader h, String problem) {
         return new Container(c, containerOffset(c), h, State.DAMAGED, false, null, null, problem);
     }
 
@@ -203,13 +203,13 @@ public final class MetadataArea {
                 end = pos + z;
             }
         }
-        if (end <= 0 || end + OnDiskFormat.TRAILER_BYTES > room) {
+        if (end <= 0 || end + ContainerFormat.TRAILER_BYTES > room) {
             return null;
         }
         long at = base + end;
         long start = at / blockAlign * blockAlign;
-        byte[] around = read(start, OnDiskFormat.roundUp(at + OnDiskFormat.TRAILER_BYTES - start, blockAlign));
-        OnDiskFormat.Trailer t = OnDiskFormat.readTrailer(MemorySegment.ofArray(around).asSlice(at - start));
+        byte[] around = read(start, OnDiskFormat.roundUp(at + ContainerFormat.TRAILER_BYTES - start, blockAlign));
+        ContainerFormat.Trailer t = ContainerFormat.readTrailer(MemorySegment.ofArray(around).asSlice(at - start));
         byte[] bytes = json.toByteArray();
         CRC32 crc = new CRC32();
         crc.update(bytes);
@@ -245,7 +245,7 @@ public final class MetadataArea {
         record Unreadable(String problems) implements Contents {}
 
         /** Bytes this store did not write (another store's format, a file system, a partition table...). */
-        record Foreign(long offset, String firstBytes) implements Contents {}
+        record Foreign(ForeignData found) implements Contents {}
     }
 
     /** Classifies an area in which {@code containers} (from {@link #readContainers()}) has no valid one. */
@@ -254,7 +254,7 @@ public final class MetadataArea {
         boolean anyMagic = false;
         for (Container c : containers) {
             // a header, or a seal, of ours (a reserved one commits nothing: the area may still be new)
-            OnDiskFormat.Seal seal = c.header().seal();
+            ContainerFormat.Seal seal = c.header().seal();
             anyMagic |= c.header().magicOk() || (seal != null && seal.intact() && !seal.reserved());
             problems.append(problems.isEmpty() ? "" : "; ").append("container ").append(c.index()).append(": ")
                     .append(c.problem());
@@ -301,25 +301,8 @@ public final class MetadataArea {
 
     /** @return the first non-zero byte of [{@code from}, {@code to}) as {@link Contents.Foreign}, or null */
     private Contents foreignIn(long from, long to, MemorySegment buf) throws IOException {
-        return foreignIn(device, from, to, buf);
-    }
-
-    /**
-     * @param buf a scratch buffer of at least 1 MiB, aligned for the device
-     * @return the first non-zero byte of [{@code from}, {@code to}) as {@link Contents.Foreign}, or null
-     */
-    public static Contents.Foreign foreignIn(BlockDevice device, long from, long to, MemorySegment buf) throws IOException {
-        for (long off = from; off < to; off += SCAN_CHUNK) {
-            MemorySegment chunk = buf.asSlice(0, Math.min(SCAN_CHUNK, to - off));
-            IoBatch b = new IoBatch(1);
-            b.read(off, chunk);
-            device.execute(b);
-            long nz = firstNonZero(chunk);
-            if (nz >= 0) {
-                return new Contents.Foreign(off + nz, hex(chunk, nz));
-            }
-        }
-        return null;
+        ForeignData found = ForeignData.firstIn(device, from, to, buf);
+        return found == null ? null : new Contents.Foreign(found);
     }
 
     /**
@@ -367,27 +350,6 @@ public final class MetadataArea {
         return true;
     }
 
-    private static long firstNonZero(MemorySegment seg) {
-        long n = seg.byteSize();
-        long i = 0;
-        for (; i + 8 <= n; i += 8) {
-            if (seg.get(ValueLayout.JAVA_LONG_UNALIGNED, i) != 0) {
-                break;
-            }
-        }
-        for (; i < n; i++) {
-            if (seg.get(ValueLayout.JAVA_BYTE, i) != 0) {
-                return i;
-            }
-        }
-        return -1;
-    }
-
-    private static String hex(MemorySegment seg, long from) {
-        int n = (int) Math.min(16, seg.byteSize() - from);
-        return HexFormat.ofDelimiter(" ").formatHex(seg.asSlice(from, n).toArray(ValueLayout.JAVA_BYTE));
-    }
-
     /**
      * Writes checkpoint {@code seq} into its container ({@code (seq - 1) % 2}): the payload (the JSON,
      * then fdpblock's trailer when it fits), a flush (the payload, and every slot written before it, is
@@ -410,7 +372,7 @@ public final class MetadataArea {
         long base = containerOffset(target);
         CRC32 crc = new CRC32();
         crc.update(payload);
-        boolean trailer = payload.length + OnDiskFormat.TRAILER_BYTES <= payloadRoom();
+        boolean trailer = payload.length + ContainerFormat.TRAILER_BYTES <= payloadRoom();
         try (Arena arena = Arena.ofShared()) {
             MemorySegment headers = arena.allocate(2L * blockAlign, blockAlign);
             IoBatch b = new IoBatch(2);
@@ -419,10 +381,11 @@ public final class MetadataArea {
             device.execute(b);
             boolean[] blank = new boolean[2];
             for (int c = 0; c < 2; c++) {
-                blank[c] = OnDiskFormat.readContainerHeader(headers.asSlice((long) c * blockAlign, blockAlign)).blank();
+                blank[c] = ContainerFormat.readContainerHeader(headers.asSlice((long) c * blockAlign, blockAlign))
+                        .blank();
             }
             MemorySegment reserved = arena.allocate(blockAlign, blockAlign);
-            OnDiskFormat.writeReservedHeader(reserved);
+            ContainerFormat.writeReservedHeader(reserved);
             b.reset();
             if (blank[target] && seq > 1) {
                 b.write(base, reserved, placement);
@@ -430,11 +393,11 @@ public final class MetadataArea {
                 device.flush();
                 b.reset();
             }
-            long len = payload.length + (trailer ? OnDiskFormat.TRAILER_BYTES : 0);
+            long len = payload.length + (trailer ? ContainerFormat.TRAILER_BYTES : 0);
             MemorySegment data = arena.allocate(OnDiskFormat.roundUp(len, blockAlign), blockAlign);
             MemorySegment.copy(payload, 0, data, ValueLayout.JAVA_BYTE, 0, payload.length);
             if (trailer) {
-                OnDiskFormat.writeTrailer(data, payload.length, seq, payload.length, (int) crc.getValue());
+                ContainerFormat.writeTrailer(data, payload.length, seq, payload.length, (int) crc.getValue());
             }
             b.write(base + blockAlign, data, placement);
             if (seq == 1 && blank[other]) {
@@ -443,7 +406,7 @@ public final class MetadataArea {
             device.execute(b); // waits for the completion, whatever happens: the arena outlives the I/O
             device.flush();
             MemorySegment header = arena.allocate(blockAlign, blockAlign);
-            OnDiskFormat.writeContainerHeader(header, seq, payload.length, (int) crc.getValue());
+            ContainerFormat.writeContainerHeader(header, seq, payload.length, (int) crc.getValue());
             b.reset();
             b.write(base, header, placement);
             device.execute(b);

@@ -1,5 +1,6 @@
 package io.fdpblock.core.v1;
 
+import io.fdpblock.core.LayoutMismatch;
 import io.fdpblock.core.OnDiskFormat;
 import io.fdpblock.core.PutRequest;
 import io.fdpblock.core.RawBlockCore;
@@ -190,12 +191,9 @@ final class Recovery {
             return new Decoded(null, "unreadable JSON (" + String.valueOf(e.getMessage()).lines().findFirst().orElse("")
                     + ")");
         }
-        CheckpointCodec.Mismatch mismatch = CheckpointCodec.layoutMismatch(decoded.root(), layout);
+        LayoutMismatch mismatch = CheckpointCodec.layoutMismatch(decoded.root(), layout);
         if (mismatch != null) {
-            throw new StoreRefusedException(StoreRefusedException.Reason.LAYOUT_MISMATCH, "raw_block on "
-                    + device.path() + ": the store's checkpoint (" + where + ") was written with another layout: "
-                    + mismatch + ". Nothing was changed: open it with " + mismatch.field() + " = "
-                    + mismatch.stored() + ", or set \"format\": true to discard it");
+            throw mismatch.refusal(device.path(), "the store's checkpoint (" + where + ") was written");
         }
         Long next = decoded.nextSlot();
         if (next == null || next < 0 || next > slots.maxSlots()) {
@@ -321,11 +319,7 @@ final class Recovery {
                     StoreRefusedException.Reason.UNREADABLE, "raw_block on " + device.path() + ": the store's"
                     + " checkpoints cannot be read (" + u.problems() + "). Nothing was changed; \"format\": true starts"
                     + " over (its keys are then lost)");
-            case MetadataArea.Contents.Foreign f -> throw new StoreRefusedException(
-                    StoreRefusedException.Reason.FOREIGN_DATA, "raw_block on " + device.path() + ": the metadata area"
-                    + " holds data this store did not write (non-zero bytes at offset " + f.offset() + ": " + f.firstBytes()
-                    + "), e.g. a file system or another program's data. Nothing was changed; if the device may be"
-                    + " overwritten, set \"format\": true");
+            case MetadataArea.Contents.Foreign f -> throw f.found().refusal(device.path(), "the metadata area");
         };
         slots.rebuild(0, new boolean[0], null);
         RawBlockCore.LOG.log(System.Logger.Level.INFO, "raw_block on " + device.path() + ": " + note);

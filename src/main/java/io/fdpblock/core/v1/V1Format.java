@@ -36,7 +36,7 @@ public final class V1Format implements StoreFormat {
         try (Arena arena = Arena.ofShared()) {
             MemorySegment block = arena.allocate(config.blockAlign(), 4096);
             probe.read(0, block);
-            if (OnDiskFormat.hasMagic(block, OnDiskFormat.CONTAINER_MAGIC)) {
+            if (OnDiskFormat.hasMagic(block, ContainerFormat.CONTAINER_MAGIC)) {
                 return Detection.store(0);
             }
             // a store whose first container is gone still has its second one; a striped store's metadata
@@ -48,7 +48,7 @@ public final class V1Format implements StoreFormat {
                 return Detection.NONE;
             }
             probe.read(containerBytes, block);
-            return OnDiskFormat.hasMagic(block, OnDiskFormat.CONTAINER_MAGIC)
+            return OnDiskFormat.hasMagic(block, ContainerFormat.CONTAINER_MAGIC)
                     ? new Detection(Detection.Kind.TRACES, containerBytes, null) : Detection.NONE;
         }
     }
@@ -104,7 +104,7 @@ public final class V1Format implements StoreFormat {
         try (Arena arena = Arena.ofShared()) {
             MemorySegment block = arena.allocate(config.blockAlign(), 4096);
             probe.read(0, block);
-            if (!OnDiskFormat.hasMagic(block, OnDiskFormat.CONTAINER_MAGIC)) {
+            if (!OnDiskFormat.hasMagic(block, ContainerFormat.CONTAINER_MAGIC)) {
                 return;
             }
         }

@@ -9,7 +9,6 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.StandardCharsets;
-import java.util.zip.CRC32C;
 
 /**
  * fdpblock_v2's log format: the chunks of the ring and the records in them, their constants, and the
@@ -31,10 +30,24 @@ final class LogFormat {
     private LogFormat() {}
 
     static final byte[] MAGIC = "FDPBLG02".getBytes(StandardCharsets.US_ASCII);
+    // A chunk header's fields (the table above, docs/on-device-format.md), for the writer and the reader.
+    private static final int INCARNATION_AT = 8;
+    private static final int LSN_AT = 16;
+    private static final int BODY_BYTES_AT = 24;
+    private static final int RECORDS_AT = 28;
+    private static final int BODY_CRC_AT = 32;
+    private static final int HEADER_CRC_AT = 36;
+    /** Bytes of a chunk header: the body starts here. */
     static final int CHUNK_HEADER = 40;
     static final byte PUT = 1;
+    /** Bytes of a PUT record before its key. */
+    static final int PUT_RECORD = 35;
     static final byte DELETE = 2;
+    /** Bytes of a DELETE record. */
+    static final int DELETE_RECORD = 21;
     static final byte SALT = 3;
+    /** Bytes of a SALT record before its UTF-8 salt. */
+    static final int SALT_RECORD = 5;
     /**
      * First record of every chunk: the LSN of its commit's first chunk. Recovery tells by it a chunk that
      * continues a commit from one that starts the next (so a damaged chunk followed by a later commit is
@@ -44,6 +57,8 @@ final class LogFormat {
     /** Last record of the chunk a clean close writes: the log ends here, nothing was torn. */
     static final byte CLOSED = 5;
     static final int COMMIT_RECORD = 9;
+    /** Where a COMMIT record keeps its LSN: after its type byte. */
+    private static final int COMMIT_LSN_AT = 1;
     /** The record count of a padding chunk, which fills the ring to its end. */
     static final int PAD = -1;
 
@@ -66,7 +81,12 @@ final class LogFormat {
 
     /** The longest chunk the log writes, header included: replay reads windows at least this large. */
     static long maxChunkBytes(V2Layout layout) {
-        return V2Layout.roundUp(CHUNK_HEADER + maxChunkBody(layout), layout.blockAlign());
+        return chunkBytes(maxChunkBody(layout), layout.blockAlign());
+    }
+
+    /** The bytes a chunk of {@code body} body bytes takes in the log: header and body, to the next block. */
+    static long chunkBytes(long body, int blockAlign) {
+        return OnDiskFormat.roundUp(CHUNK_HEADER + body, blockAlign);
     }
 
     /**
@@ -80,37 +100,66 @@ final class LogFormat {
     /** Bytes of the record that starts at {@code at} (PUT, DELETE or SALT). */
     static int recordLength(ByteBuffer b, int at) {
         return switch (b.get(at)) {
-            case PUT -> 35 + Short.toUnsignedInt(b.getShort(at + 1));
-            case DELETE -> 21;
-            case SALT -> 5 + Short.toUnsignedInt(b.getShort(at + 3));
+            case PUT -> PUT_RECORD + Short.toUnsignedInt(b.getShort(at + 1));
+            case DELETE -> DELETE_RECORD;
+            case SALT -> SALT_RECORD + Short.toUnsignedInt(b.getShort(at + 3));
             default -> throw new IllegalStateException("log record type " + b.get(at));
         };
     }
 
     /** Writes a chunk's header: the magic, incarnation, LSN, body bytes, records and CRCs. */
     static void writeHeader(MemorySegment buf, long incarnation, long lsn, int body, int records, int bodyCrc) {
-        MemorySegment.copy(MAGIC, 0, buf, ValueLayout.JAVA_BYTE, 0, MAGIC.length);
-        buf.set(OnDiskFormat.U64, 8, incarnation);
-        buf.set(OnDiskFormat.U64, 16, lsn);
-        buf.set(OnDiskFormat.U32, 24, body);
-        buf.set(OnDiskFormat.U32, 28, records);
-        buf.set(OnDiskFormat.U32, 32, bodyCrc);
-        CRC32C c = new CRC32C();
-        c.update(buf.asSlice(0, 36).asByteBuffer());
-        buf.set(OnDiskFormat.U32, 36, (int) c.getValue());
+        buf.set(OnDiskFormat.U64, INCARNATION_AT, incarnation);
+        buf.set(OnDiskFormat.U64, LSN_AT, lsn);
+        buf.set(OnDiskFormat.U32, BODY_BYTES_AT, body);
+        buf.set(OnDiskFormat.U32, RECORDS_AT, records);
+        buf.set(OnDiskFormat.U32, BODY_CRC_AT, bodyCrc);
+        HeaderFrame.seal(buf, MAGIC, HEADER_CRC_AT);
     }
 
-    /** The CRC32C of a chunk header's first 36 bytes. */
-    static int headerCrc(MemorySegment h) {
-        CRC32C c = new CRC32C();
-        c.update(h.asSlice(0, 36).asByteBuffer());
-        return (int) c.getValue();
+    // A chunk header's fields as read (its magic and CRC checked by the reader, in its own order).
+
+    static boolean hasMagic(MemorySegment h) {
+        return OnDiskFormat.hasMagic(h, MAGIC);
+    }
+
+    static long incarnation(MemorySegment h) {
+        return h.get(OnDiskFormat.U64, INCARNATION_AT);
+    }
+
+    /** Whether the header's CRC32C holds. */
+    static boolean headerIntact(MemorySegment h) {
+        return HeaderFrame.crcHolds(h, HEADER_CRC_AT);
+    }
+
+    static long lsn(MemorySegment h) {
+        return h.get(OnDiskFormat.U64, LSN_AT);
+    }
+
+    /** Bytes of the body (a u32). */
+    static long bodyBytes(MemorySegment h) {
+        return Integer.toUnsignedLong(h.get(OnDiskFormat.U32, BODY_BYTES_AT));
+    }
+
+    /** Records in the body, or {@link #PAD}. */
+    static int records(MemorySegment h) {
+        return h.get(OnDiskFormat.U32, RECORDS_AT);
+    }
+
+    static int bodyCrc(MemorySegment h) {
+        return h.get(OnDiskFormat.U32, BODY_CRC_AT);
+    }
+
+    /** Puts the COMMIT record that opens a chunk's {@code body}: the LSN of its commit's first chunk. */
+    static void putCommit(MemorySegment body, long commitStart) {
+        body.set(ValueLayout.JAVA_BYTE, 0, COMMIT);
+        body.set(OnDiskFormat.U64, COMMIT_LSN_AT, commitStart);
     }
 
     /** The LSN of the commit a chunk's body belongs to (its COMMIT record), or -1 (written before they were). */
     static long commitStart(byte[] body) {
         return body.length >= COMMIT_RECORD && body[0] == COMMIT
-                ? ByteBuffer.wrap(body, 1, 8).order(ByteOrder.LITTLE_ENDIAN).getLong() : -1;
+                ? ByteBuffer.wrap(body, COMMIT_LSN_AT, 8).order(ByteOrder.LITTLE_ENDIAN).getLong() : -1;
     }
 
     /** The chunk a clean close writes: exactly a COMMIT and a CLOSED record (a parsed body's last byte alone could be any record's). */
@@ -118,14 +167,6 @@ final class LogFormat {
         return records == 2 && body.length == COMMIT_RECORD + 1 && body[0] == COMMIT && body[COMMIT_RECORD] == CLOSED;
     }
 
-    /**
-     * Parses a chunk's body: exactly {@code records} records, each one the store can have written (a put
-     * of a key of 1 to {@value PutRequest#MAX_KEY_BYTES} bytes of well-formed UTF-8 and an entry
-     * {@link V2Layout#holdsEntry} accepts, a delete of one of its slots, a salt).
-     *
-     * @param v what gets the records, or null to check the body only
-     * @return false when it does not parse (the chunk is then not trusted)
-     */
     /** Keys are ASCII as {@code KeyCodec} writes them: valid UTF-8 without a decoder (one per record was most of a replay). */
     private static boolean isAscii(byte[] b, int from, int length) {
         for (int i = from; i < from + length; i++) {
@@ -136,6 +177,14 @@ final class LogFormat {
         return true;
     }
 
+    /**
+     * Parses a chunk's body: exactly {@code records} records, each one the store can have written (a put
+     * of a key of 1 to {@value PutRequest#MAX_KEY_BYTES} bytes of well-formed UTF-8 and an entry
+     * {@link V2Layout#holdsEntry} accepts, a delete of one of its slots, a salt).
+     *
+     * @param v what gets the records, or null to check the body only
+     * @return false when it does not parse (the chunk is then not trusted)
+     */
     static boolean visit(byte[] body, int records, V2Layout layout, Visitor v) {
         if (records < 0) {
             return false; // a count above 2^31: more records than any chunk holds

@@ -1,6 +1,5 @@
 package io.fdpblock.core.v2;
 
-import io.fdpblock.core.OnDiskFormat;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
 
@@ -75,30 +74,30 @@ public final class LogReader {
                     bufLsn = lsn;
                 }
                 MemorySegment h = buf.asSlice(lsn - bufLsn, blockAlign);
-                if (!OnDiskFormat.hasMagic(h, LogFormat.MAGIC)) {
+                if (!LogFormat.hasMagic(h)) {
                     return new Replay(lsn, chunks, "no chunk at LSN " + lsn, false);
                 }
-                if (h.get(OnDiskFormat.U64, 8) != layout.incarnation()) {
+                if (LogFormat.incarnation(h) != layout.incarnation()) {
                     return new Replay(lsn, chunks, "a chunk of another incarnation at LSN " + lsn + " (written before"
                             + " the store was formatted or migrated)", false);
                 }
-                if (h.get(OnDiskFormat.U32, 36) != LogFormat.headerCrc(h)) {
+                if (!LogFormat.headerIntact(h)) {
                     return new Replay(lsn, chunks, "torn chunk at LSN " + lsn + ": its header fails its CRC32C", true);
                 }
-                long stored = h.get(OnDiskFormat.U64, 16);
+                long stored = LogFormat.lsn(h);
                 if (stored != lsn) {
                     return stored < lsn && (lsn - stored) % layout.logBytes() == 0
                             ? new Replay(lsn, chunks, "an older lap's chunk (LSN " + stored + ") at LSN " + lsn, false)
                             : new Replay(lsn, chunks, "a chunk at LSN " + lsn + " that says LSN " + stored, true);
                 }
-                int records = h.get(OnDiskFormat.U32, 28);
+                int records = LogFormat.records(h);
                 if (records == LogFormat.PAD) {
                     chunks++;
                     lsn += lap;
                     continue;
                 }
-                long body = Integer.toUnsignedLong(h.get(OnDiskFormat.U32, 24));
-                long size = V2Layout.roundUp(LogFormat.CHUNK_HEADER + body, blockAlign);
+                long body = LogFormat.bodyBytes(h);
+                long size = LogFormat.chunkBytes(body, blockAlign);
                 if (size > lap || size > window) { // crossing the ring's end, or larger than any chunk we write
                     return new Replay(lsn, chunks, "a chunk at LSN " + lsn + " of " + size + " bytes, more than the"
                             + " log writes", true);
@@ -112,7 +111,7 @@ public final class LogReader {
                 byte[] bytes = chunk.asSlice(LogFormat.CHUNK_HEADER, body).toArray(ValueLayout.JAVA_BYTE);
                 CRC32C c = new CRC32C();
                 c.update(bytes);
-                if ((int) c.getValue() != chunk.get(OnDiskFormat.U32, 32)) {
+                if ((int) c.getValue() != LogFormat.bodyCrc(chunk)) {
                     return new Replay(lsn, chunks, "torn chunk at LSN " + lsn + ": its body fails its CRC32C", true);
                 }
                 if (!LogFormat.visit(bytes, records, layout, null)) {
@@ -176,13 +175,13 @@ public final class LogReader {
                 for (long off = 0; off < len; off += blockAlign) {
                     MemorySegment h = buf.asSlice(off, blockAlign);
                     long place = base + off;
-                    if (!OnDiskFormat.hasMagic(h, LogFormat.MAGIC) || h.get(OnDiskFormat.U64, 8) != layout.incarnation()
-                            || h.get(OnDiskFormat.U32, 36) != LogFormat.headerCrc(h) || h.get(OnDiskFormat.U32, 28) == LogFormat.PAD) {
+                    if (!LogFormat.hasMagic(h) || LogFormat.incarnation(h) != layout.incarnation()
+                            || !LogFormat.headerIntact(h) || LogFormat.records(h) == LogFormat.PAD) {
                         continue;
                     }
-                    long lsn = h.get(OnDiskFormat.U64, 16);
-                    long body = Integer.toUnsignedLong(h.get(OnDiskFormat.U32, 24));
-                    long size = V2Layout.roundUp(LogFormat.CHUNK_HEADER + body, blockAlign);
+                    long lsn = LogFormat.lsn(h);
+                    long body = LogFormat.bodyBytes(h);
+                    long size = LogFormat.chunkBytes(body, blockAlign);
                     if (lsn <= stopLsn || Math.floorMod(lsn, ringBytes) != place || place + size > ringBytes) {
                         continue;
                     }
@@ -195,8 +194,8 @@ public final class LogReader {
                     byte[] bytes = chunkBuf.asSlice(LogFormat.CHUNK_HEADER, body).toArray(ValueLayout.JAVA_BYTE);
                     CRC32C crc = new CRC32C();
                     crc.update(bytes);
-                    int records = h.get(OnDiskFormat.U32, 28);
-                    if ((int) crc.getValue() != h.get(OnDiskFormat.U32, 32) || !LogFormat.visit(bytes, records, layout, null)) {
+                    int records = LogFormat.records(h);
+                    if ((int) crc.getValue() != LogFormat.bodyCrc(h) || !LogFormat.visit(bytes, records, layout, null)) {
                         continue;
                     }
                     long commit = LogFormat.commitStart(bytes);

@@ -1,6 +1,5 @@
 package io.fdpblock.core.v2;
 
-import io.fdpblock.core.OnDiskFormat;
 import io.fdpblock.core.RawBlockCore;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
@@ -132,7 +131,7 @@ final class LogWriter {
                 return -1;
             }
             appendedPuts++;
-            ensure(35 + key.length);
+            ensure(LogFormat.PUT_RECORD + key.length);
             pending.put(LogFormat.PUT).putShort((short) key.length).putInt(slot).putInt(size).putInt(crc).putShort((short) group)
                     .putShort((short) saltId).putLong(h1).putLong(h2).put(key);
             return appended();
@@ -149,7 +148,7 @@ final class LogWriter {
             if (failure != null) {
                 return;
             }
-            ensure(21);
+            ensure(LogFormat.DELETE_RECORD);
             pending.put(LogFormat.DELETE).putInt(slot).putLong(h1).putLong(h2);
             appended();
         } finally {
@@ -165,7 +164,7 @@ final class LogWriter {
             if (failure != null) {
                 return -1;
             }
-            ensure(5 + b.length);
+            ensure(LogFormat.SALT_RECORD + b.length);
             LogFormat.putSalt(pending.put(LogFormat.SALT), id, b);
             return appended();
         } finally {
@@ -543,13 +542,12 @@ final class LogWriter {
             records++;
         }
         int body = LogFormat.COMMIT_RECORD + end - from + (closing ? 1 : 0);
-        long size = V2Layout.roundUp(LogFormat.CHUNK_HEADER + body, blockAlign);
+        long size = LogFormat.chunkBytes(body, blockAlign);
         long lsn = spaceFor(size);
         long start = commitStart < 0 ? lsn : commitStart;
         MemorySegment buf = buffer(size);
         buf.asSlice(0, size).fill((byte) 0);
-        buf.set(ValueLayout.JAVA_BYTE, LogFormat.CHUNK_HEADER, LogFormat.COMMIT);
-        buf.set(OnDiskFormat.U64, LogFormat.CHUNK_HEADER + 1, start);
+        LogFormat.putCommit(buf.asSlice(LogFormat.CHUNK_HEADER), start);
         MemorySegment.copy(batch.array(), from, buf, ValueLayout.JAVA_BYTE, LogFormat.CHUNK_HEADER + LogFormat.COMMIT_RECORD, end - from);
         if (closing) {
             buf.set(ValueLayout.JAVA_BYTE, LogFormat.CHUNK_HEADER + body - 1, LogFormat.CLOSED);

@@ -41,12 +41,46 @@ import java.util.zip.CRC32C;
  */
 public final class Snapshots {
     static final byte[] MAGIC = "FDPBSN02".getBytes(StandardCharsets.US_ASCII);
+    // The header block's fields (the table above, docs/on-device-format.md), for the writer and the reader.
+    private static final int INCARNATION_AT = 8;
+    private static final int SEQ_AT = 16;
+    private static final int START_LSN_AT = 24;
+    private static final int ENTRIES_AT = 32;
+    private static final int BODY_BYTES_AT = 40;
+    private static final int NEXT_SLOT_AT = 48;
+    private static final int BODY_CRC_AT = 56;
+    private static final int HEADER_CRC_AT = 60;
     /** Index positions copied per step (the lock is held while they are). */
     private static final int STEP = 16_384;
     private static final int WRITE_BYTES = 1 << 20;
 
-    /** A snapshot header as read. */
-    public record Header(int area, long seq, long startLsn, long entries, long bodyBytes, long nextSlot, int bodyCrc) {}
+    /** A snapshot header, as written or read. */
+    public record Header(int area, long seq, long startLsn, long entries, long bodyBytes, long nextSlot, int bodyCrc) {
+        /** Writes this header into {@code block} (its other bytes zero), sealed by its CRC32C. */
+        void write(MemorySegment block, long incarnation) {
+            block.fill((byte) 0);
+            block.set(OnDiskFormat.U64, INCARNATION_AT, incarnation);
+            block.set(OnDiskFormat.U64, SEQ_AT, seq);
+            block.set(OnDiskFormat.U64, START_LSN_AT, startLsn);
+            block.set(OnDiskFormat.U64, ENTRIES_AT, entries);
+            block.set(OnDiskFormat.U64, BODY_BYTES_AT, bodyBytes);
+            block.set(OnDiskFormat.U64, NEXT_SLOT_AT, nextSlot);
+            block.set(OnDiskFormat.U32, BODY_CRC_AT, bodyCrc);
+            HeaderFrame.seal(block, MAGIC, HEADER_CRC_AT);
+        }
+
+        /** The header fields in {@code block}, as they are (its magic, incarnation and CRC checked apart). */
+        static Header read(MemorySegment block, int area) {
+            return new Header(area, block.get(OnDiskFormat.U64, SEQ_AT), block.get(OnDiskFormat.U64, START_LSN_AT),
+                    block.get(OnDiskFormat.U64, ENTRIES_AT), block.get(OnDiskFormat.U64, BODY_BYTES_AT),
+                    block.get(OnDiskFormat.U64, NEXT_SLOT_AT), block.get(OnDiskFormat.U32, BODY_CRC_AT));
+        }
+
+        /** The incarnation {@code block}'s header was written in. */
+        static long incarnation(MemorySegment block) {
+            return block.get(OnDiskFormat.U64, INCARNATION_AT);
+        }
+    }
 
     private Snapshots() {}
 
@@ -99,29 +133,23 @@ public final class Snapshots {
         if (!OnDiskFormat.hasMagic(h, MAGIC)) {
             return new Area(area, offset, null, "no snapshot (no FDPBSN02 header)");
         }
-        if (h.get(OnDiskFormat.U64, 8) != layout.incarnation()) {
+        if (Header.incarnation(h) != layout.incarnation()) {
             return new Area(area, offset, null, "a snapshot of another incarnation (written before the store was"
                     + " formatted or migrated)");
         }
-        if (h.get(OnDiskFormat.U32, 60) != crc(h.asSlice(0, 60))) {
+        if (!HeaderFrame.crcHolds(h, HEADER_CRC_AT)) {
             return new Area(area, offset, null, HEADER_CRC_FAILS);
         }
-        long startLsn = h.get(OnDiskFormat.U64, 24);
-        long entries = h.get(OnDiskFormat.U64, 32);
-        long body = h.get(OnDiskFormat.U64, 40);
+        Header read = Header.read(h, area);
+        long startLsn = read.startLsn();
+        long entries = read.entries();
+        long body = read.bodyBytes();
         if (entries < 0 || entries > layout.maxSlots() || body < 4 || body > layout.snapshotBytes() - layout.blockAlign()
                 || startLsn < 0 || startLsn % layout.blockAlign() != 0) { // the log is replayed from a chunk's start
             return new Area(area, offset, null, IMPLAUSIBLE + " (" + entries + " entries, " + body + " body bytes,"
                     + " start LSN " + startLsn + ")");
         }
-        return new Area(area, offset, new Header(area, h.get(OnDiskFormat.U64, 16), startLsn, entries, body,
-                h.get(OnDiskFormat.U64, 48), h.get(OnDiskFormat.U32, 56)), null);
-    }
-
-    private static int crc(MemorySegment s) {
-        CRC32C c = new CRC32C();
-        c.update(s.asByteBuffer());
-        return (int) c.getValue();
+        return new Area(area, offset, read, null);
     }
 
     /** What a snapshot's body holds, handed over as it is read. */
@@ -188,7 +216,7 @@ public final class Snapshots {
 
     private static boolean scan(BlockDevice device, V2Layout layout, Header h, Visitor visitor) throws IOException {
         long base = layout.snapshotOffset(h.area()) + layout.blockAlign();
-        long padded = V2Layout.roundUp(h.bodyBytes(), layout.blockAlign());
+        long padded = OnDiskFormat.roundUp(h.bodyBytes(), layout.blockAlign());
         CRC32C crc = new CRC32C();
         try (Arena arena = Arena.ofShared()) {
             MemorySegment buf = arena.allocate(WRITE_BYTES, 4096);
@@ -440,22 +468,15 @@ public final class Snapshots {
             long bodyBytes = out[0] + at[0];
             flushBuffer(device, buf, at, out, base, room, blockAlign, true, placement, written);
             device.flush(); // the body is durable before the header that commits it
+            Header committing = new Header(area, seq, startLsn, entries, bodyBytes, nextSlot, (int) crc.getValue());
             MemorySegment header = arena.allocate(blockAlign, 4096);
-            MemorySegment.copy(MAGIC, 0, header, ValueLayout.JAVA_BYTE, 0, MAGIC.length);
-            header.set(OnDiskFormat.U64, 8, layout.incarnation());
-            header.set(OnDiskFormat.U64, 16, seq);
-            header.set(OnDiskFormat.U64, 24, startLsn);
-            header.set(OnDiskFormat.U64, 32, entries);
-            header.set(OnDiskFormat.U64, 40, bodyBytes);
-            header.set(OnDiskFormat.U64, 48, nextSlot);
-            header.set(OnDiskFormat.U32, 56, (int) crc.getValue());
-            header.set(OnDiskFormat.U32, 60, crc(header.asSlice(0, 60)));
+            committing.write(header, layout.incarnation());
             IoBatch b = new IoBatch(1);
             b.write(layout.snapshotOffset(area), header, placement);
             device.execute(b);
             device.flush();
             written.addAndGet(blockAlign);
-            return new Header(area, seq, startLsn, entries, bodyBytes, nextSlot, (int) crc.getValue());
+            return committing;
         }
     }
 
@@ -469,7 +490,7 @@ public final class Snapshots {
     private static void flushBuffer(BlockDevice device, MemorySegment buf, long[] at, long[] out, long base, long room,
             int blockAlign, boolean last, PlacementId placement, AtomicLong written)
             throws IOException {
-        long whole = last ? V2Layout.roundUp(at[0], blockAlign) : at[0] / blockAlign * blockAlign;
+        long whole = last ? OnDiskFormat.roundUp(at[0], blockAlign) : at[0] / blockAlign * blockAlign;
         if (whole == 0) {
             return;
         }

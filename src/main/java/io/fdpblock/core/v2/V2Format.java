@@ -1,14 +1,14 @@
 package io.fdpblock.core.v2;
 
 import io.fdpblock.core.Detection;
+import io.fdpblock.core.ForeignData;
+import io.fdpblock.core.LayoutMismatch;
 import io.fdpblock.core.ProbeContext;
 import io.fdpblock.core.RawBlockCore;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.core.StoreContext;
 import io.fdpblock.core.StoreFormat;
 import io.fdpblock.core.StoreRefusedException;
-import io.fdpblock.core.v1.CheckpointCodec;
-import io.fdpblock.core.v1.MetadataArea;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
 import io.fdpblock.device.StripedBlockDevice;
@@ -68,7 +68,7 @@ public final class V2Format implements StoreFormat {
             l = V2Layout.read(blocks.asSlice(0, config.blockAlign()));
             l = l != null ? l : V2Layout.read(blocks.asSlice(config.blockAlign(), config.blockAlign()));
         }
-        CheckpointCodec.Mismatch m = l.mismatch(config, probe.capacity());
+        LayoutMismatch m = l.mismatch(config, probe.capacity());
         if (m != null && m.field().equals("capacity_bytes") && probe.device() instanceof StripedBlockDevice s
                 && !s.labelled() && config.capacityBytes() == 0) {
             // Unlabelled members cannot be checked: a member added or taken away changes the size,
@@ -81,10 +81,7 @@ public final class V2Format implements StoreFormat {
                     + " created over, in its order (members written before labels cannot be checked)");
         }
         if (m != null) {
-            throw new StoreRefusedException(StoreRefusedException.Reason.LAYOUT_MISMATCH, "raw_block on "
-                    + probe.device().path() + ": the fdpblock_v2 store was created with another layout: " + m
-                    + ". Nothing was changed: open it with " + m.field() + " = " + m.stored()
-                    + ", or set \"format\": true to discard it");
+            throw m.refusal(probe.device().path(), "the fdpblock_v2 store was created");
         }
         return new V2Opening(l, null);
     }
@@ -107,14 +104,10 @@ public final class V2Format implements StoreFormat {
             return new V2Opening(created, note);
         }
         try (Arena arena = Arena.ofShared()) {
-            MetadataArea.Contents.Foreign foreign = MetadataArea.foreignIn(probe.device(), 0,
-                    created.metaTotalBytes(), arena.allocate(MetadataArea.SCAN_CHUNK, 4096));
+            ForeignData foreign = ForeignData.firstIn(probe.device(), 0, created.metaTotalBytes(),
+                    arena.allocate(ForeignData.SCAN_CHUNK, 4096));
             if (foreign != null) {
-                throw new StoreRefusedException(StoreRefusedException.Reason.FOREIGN_DATA, "raw_block on "
-                        + probe.device().path() + ": the area an fdpblock_v2 store would use for its metadata holds"
-                        + " data this store did not write (non-zero bytes at offset " + foreign.offset() + ": "
-                        + foreign.firstBytes() + "), e.g. a file system or another program's data. Nothing was"
-                        + " changed; if the device may be overwritten, set \"format\": true");
+                throw foreign.refusal(probe.device().path(), "the area an fdpblock_v2 store would use for its metadata");
             }
         }
         return new V2Opening(created, "new fdpblock_v2 store: metadata area of " + created.metaTotalBytes()

@@ -1,14 +1,12 @@
 package io.fdpblock.core.v2;
 
+import io.fdpblock.core.LayoutMismatch;
 import io.fdpblock.core.OnDiskFormat;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.core.SaltTable;
-import io.fdpblock.core.v1.CheckpointCodec;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
-import java.util.zip.CRC32C;
 
 /**
  * Where fdpblock_v2 keeps its metadata, and the superblock that says so (docs/on-device-format.md):
@@ -35,6 +33,19 @@ public record V2Layout(int blockAlign, int headerBytes, long slotBytes, long cap
 
     static final byte[] MAGIC = "FDPBSB02".getBytes(StandardCharsets.US_ASCII);
     static final int VERSION = 2;
+    // The superblock's fields (the table above, docs/on-device-format.md), for the writer and the reader.
+    private static final int VERSION_AT = 8;
+    private static final int BLOCK_ALIGN_AT = 12;
+    private static final int HEADER_BYTES_AT = 16;
+    private static final int SLOT_BYTES_AT = 24;
+    private static final int CAPACITY_BYTES_AT = 32;
+    private static final int META_TOTAL_BYTES_AT = 40;
+    private static final int SNAPSHOT_BYTES_AT = 48;
+    private static final int LOG_OFFSET_AT = 56;
+    private static final int LOG_BYTES_AT = 64;
+    private static final int MAX_SLOTS_AT = 72;
+    private static final int INCARNATION_AT = 80;
+    private static final int CRC_AT = 88;
     /** Bytes of a snapshot entry. */
     static final int SNAPSHOT_ENTRY_BYTES = CompactIndex.ENTRY_BYTES;
     /** A salt table entry at most: id, length, 128 chars of UTF-8 (ObjectKey's limit). */
@@ -69,16 +80,16 @@ public record V2Layout(int blockAlign, int headerBytes, long slotBytes, long cap
     public static long requiredMetaBytes(int blockAlign, long maxSlots, long align) {
         long snapshot = snapshotBytes(blockAlign, maxSlots);
         long log = logBytes(blockAlign, snapshot);
-        return roundUp(2L * blockAlign + 2 * snapshot + log, Math.max(align, blockAlign));
+        return OnDiskFormat.roundUp(2L * blockAlign + 2 * snapshot + log, Math.max(align, blockAlign));
     }
 
     private static long snapshotBytes(int blockAlign, long maxSlots) {
         long salts = Math.min(MAX_SALTS, maxSlots) * MAX_SALT_RECORD + 8;
-        return roundUp(blockAlign + salts + maxSlots * SNAPSHOT_ENTRY_BYTES, blockAlign);
+        return OnDiskFormat.roundUp(blockAlign + salts + maxSlots * SNAPSHOT_ENTRY_BYTES, blockAlign);
     }
 
     private static long logBytes(int blockAlign, long snapshot) {
-        return roundUp(Math.max(MIN_LOG_BLOCKS * blockAlign, LOG_SNAPSHOTS * snapshot), blockAlign);
+        return OnDiskFormat.roundUp(Math.max(MIN_LOG_BLOCKS * blockAlign, LOG_SNAPSHOTS * snapshot), blockAlign);
     }
 
     /**
@@ -113,27 +124,21 @@ public record V2Layout(int blockAlign, int headerBytes, long slotBytes, long cap
                 maxSlots, incarnation);
     }
 
+    /** Writes this layout as a superblock into {@code block} (its other bytes zero). */
     public void write(MemorySegment block) {
         block.fill((byte) 0);
-        MemorySegment.copy(MAGIC, 0, block, ValueLayout.JAVA_BYTE, 0, MAGIC.length);
-        block.set(OnDiskFormat.U32, 8, VERSION);
-        block.set(OnDiskFormat.U32, 12, blockAlign);
-        block.set(OnDiskFormat.U32, 16, headerBytes);
-        block.set(OnDiskFormat.U64, 24, slotBytes);
-        block.set(OnDiskFormat.U64, 32, capacityBytes);
-        block.set(OnDiskFormat.U64, 40, metaTotalBytes);
-        block.set(OnDiskFormat.U64, 48, snapshotBytes);
-        block.set(OnDiskFormat.U64, 56, logOffset);
-        block.set(OnDiskFormat.U64, 64, logBytes);
-        block.set(OnDiskFormat.U64, 72, maxSlots);
-        block.set(OnDiskFormat.U64, 80, incarnation);
-        block.set(OnDiskFormat.U32, 88, crc(block));
-    }
-
-    private static int crc(MemorySegment block) {
-        CRC32C c = new CRC32C();
-        c.update(block.asSlice(0, 88).asByteBuffer());
-        return (int) c.getValue();
+        block.set(OnDiskFormat.U32, VERSION_AT, VERSION);
+        block.set(OnDiskFormat.U32, BLOCK_ALIGN_AT, blockAlign);
+        block.set(OnDiskFormat.U32, HEADER_BYTES_AT, headerBytes);
+        block.set(OnDiskFormat.U64, SLOT_BYTES_AT, slotBytes);
+        block.set(OnDiskFormat.U64, CAPACITY_BYTES_AT, capacityBytes);
+        block.set(OnDiskFormat.U64, META_TOTAL_BYTES_AT, metaTotalBytes);
+        block.set(OnDiskFormat.U64, SNAPSHOT_BYTES_AT, snapshotBytes);
+        block.set(OnDiskFormat.U64, LOG_OFFSET_AT, logOffset);
+        block.set(OnDiskFormat.U64, LOG_BYTES_AT, logBytes);
+        block.set(OnDiskFormat.U64, MAX_SLOTS_AT, maxSlots);
+        block.set(OnDiskFormat.U64, INCARNATION_AT, incarnation);
+        HeaderFrame.seal(block, MAGIC, CRC_AT);
     }
 
     public static boolean hasMagic(MemorySegment block) {
@@ -145,14 +150,16 @@ public record V2Layout(int blockAlign, int headerBytes, long slotBytes, long cap
      *         geometry that cannot be)
      */
     public static V2Layout read(MemorySegment block) {
-        if (block.byteSize() < 92 || !hasMagic(block) || block.get(OnDiskFormat.U32, 8) != VERSION
-                || block.get(OnDiskFormat.U32, 88) != crc(block)) {
+        if (block.byteSize() < CRC_AT + 4 || !hasMagic(block) || block.get(OnDiskFormat.U32, VERSION_AT) != VERSION
+                || !HeaderFrame.crcHolds(block, CRC_AT)) {
             return null;
         }
-        V2Layout l = new V2Layout(block.get(OnDiskFormat.U32, 12), block.get(OnDiskFormat.U32, 16),
-                block.get(OnDiskFormat.U64, 24), block.get(OnDiskFormat.U64, 32), block.get(OnDiskFormat.U64, 40),
-                block.get(OnDiskFormat.U64, 48), block.get(OnDiskFormat.U64, 56), block.get(OnDiskFormat.U64, 64),
-                block.get(OnDiskFormat.U64, 72), block.get(OnDiskFormat.U64, 80));
+        V2Layout l = new V2Layout(block.get(OnDiskFormat.U32, BLOCK_ALIGN_AT),
+                block.get(OnDiskFormat.U32, HEADER_BYTES_AT), block.get(OnDiskFormat.U64, SLOT_BYTES_AT),
+                block.get(OnDiskFormat.U64, CAPACITY_BYTES_AT), block.get(OnDiskFormat.U64, META_TOTAL_BYTES_AT),
+                block.get(OnDiskFormat.U64, SNAPSHOT_BYTES_AT), block.get(OnDiskFormat.U64, LOG_OFFSET_AT),
+                block.get(OnDiskFormat.U64, LOG_BYTES_AT), block.get(OnDiskFormat.U64, MAX_SLOTS_AT),
+                block.get(OnDiskFormat.U64, INCARNATION_AT));
         return l.plausible() ? l : null;
     }
 
@@ -174,26 +181,22 @@ public record V2Layout(int blockAlign, int headerBytes, long slotBytes, long cap
      *
      * @return null when they agree, else the first field that differs
      */
-    CheckpointCodec.Mismatch mismatch(RawBlockCoreConfig config, long configuredCapacity) {
+    LayoutMismatch mismatch(RawBlockCoreConfig config, long configuredCapacity) {
         if (config.blockAlign() != blockAlign) {
-            return new CheckpointCodec.Mismatch("block_align", "" + blockAlign, "" + config.blockAlign());
+            return new LayoutMismatch("block_align", "" + blockAlign, "" + config.blockAlign());
         }
         if (config.headerBytes() != headerBytes) {
-            return new CheckpointCodec.Mismatch("header_bytes", "" + headerBytes, "" + config.headerBytes());
+            return new LayoutMismatch("header_bytes", "" + headerBytes, "" + config.headerBytes());
         }
         if (config.slotBytes() != slotBytes) {
-            return new CheckpointCodec.Mismatch("slot_bytes", "" + slotBytes, "" + config.slotBytes());
+            return new LayoutMismatch("slot_bytes", "" + slotBytes, "" + config.slotBytes());
         }
         if (configuredCapacity != capacityBytes) {
-            return new CheckpointCodec.Mismatch("capacity_bytes", "" + capacityBytes, "" + configuredCapacity);
+            return new LayoutMismatch("capacity_bytes", "" + capacityBytes, "" + configuredCapacity);
         }
         if (config.metaTotalBytesSet() && config.metaTotalBytes() != metaTotalBytes) {
-            return new CheckpointCodec.Mismatch("meta_total_bytes", "" + metaTotalBytes, "" + config.metaTotalBytes());
+            return new LayoutMismatch("meta_total_bytes", "" + metaTotalBytes, "" + config.metaTotalBytes());
         }
         return null;
-    }
-
-    static long roundUp(long v, long align) {
-        return (v + align - 1) / align * align;
     }
 }

@@ -2,6 +2,7 @@ package io.fdpblock.core.v1;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.fdpblock.core.LayoutMismatch;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.core.v1.CheckpointCodec;
 import io.fdpblock.fuzz.Fuzzing;
@@ -51,7 +52,7 @@ public class CheckpointPayloadFuzzTest {
             throw Fuzzing.wrong("next_slot", d.nextSlot(), root.get("next_slot"));
         }
         checkEntries(root.get("entries"), d.entries());
-        CheckpointCodec.Mismatch mismatch = CheckpointCodec.layoutMismatch(root, LAYOUT);
+        LayoutMismatch mismatch = CheckpointCodec.layoutMismatch(root, LAYOUT);
         if (mismatch == null) {
             checkLayoutAccepted(root);
         } else if (mismatch.field().isBlank() || mismatch.configured().isBlank()) {

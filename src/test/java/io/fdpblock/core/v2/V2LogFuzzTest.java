@@ -1,6 +1,7 @@
 package io.fdpblock.core.v2;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
+import io.fdpblock.core.OnDiskFormat;
 import io.fdpblock.core.PutRequest;
 import io.fdpblock.core.v2.LogReader;
 import io.fdpblock.core.v2.Snapshots;
@@ -134,7 +135,7 @@ public class V2LogFuzzTest {
                 continue;
             }
             long body = Fuzzing.u32(ring, off + 24);
-            long size = V2Layout.roundUp(LogFormat.CHUNK_HEADER + body, block);
+            long size = OnDiskFormat.roundUp(LogFormat.CHUNK_HEADER + body, block);
             if (size > lap || V2FuzzDevice.crc32c(ring, off + LogFormat.CHUNK_HEADER, (int) body)
                     != (int) Fuzzing.u32(ring, off + 32)) {
                 break;

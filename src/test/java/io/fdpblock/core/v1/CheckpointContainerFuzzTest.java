@@ -1,7 +1,7 @@
-package io.fdpblock.core;
+package io.fdpblock.core.v1;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
-import io.fdpblock.core.v1.CheckpointPayloadFuzzTest;
+import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.fuzz.Fuzzing;
 
 import java.lang.foreign.MemorySegment;
@@ -10,7 +10,7 @@ import java.util.zip.CRC32;
 
 /**
  * A checkpoint container as recovery reads it from the meta area: the header in its own block
- * ({@link OnDiskFormat#readContainerHeader}, {@code plausible}), the payload's CRC-32, then the payload
+ * ({@link ContainerFormat#readContainerHeader}, {@code plausible}), the payload's CRC-32, then the payload
  * through the same checks as {@link CheckpointPayloadFuzzTest}.
  *
  * <p>Input: the 32 header bytes, then the payload area (zero-padded to the header's length, as the device
@@ -30,8 +30,8 @@ public class CheckpointContainerFuzzTest {
 
     public static void check(byte[] input) {
         byte[] block = Fuzzing.padded(input, 0, BLOCK_ALIGN);
-        OnDiskFormat.ContainerHeader h = OnDiskFormat.readContainerHeader(MemorySegment.ofArray(block));
-        boolean magic = Arrays.equals(block, 0, 8, OnDiskFormat.CONTAINER_MAGIC, 0, 8);
+        ContainerFormat.ContainerHeader h = ContainerFormat.readContainerHeader(MemorySegment.ofArray(block));
+        boolean magic = Arrays.equals(block, 0, 8, ContainerFormat.CONTAINER_MAGIC, 0, 8);
         if (h.magicOk() != magic || h.version() != (int) Fuzzing.u32(block, 8) || h.seq() != Fuzzing.u64(block, 12)
                 || h.payloadLength() != Fuzzing.u64(block, 20) || h.crc32() != (int) Fuzzing.u32(block, 28)) {
             throw Fuzzing.wrong("container header", h, Arrays.toString(Arrays.copyOf(block, 32)));
@@ -45,8 +45,9 @@ public class CheckpointContainerFuzzTest {
         }
         // the trailer as a damaged container's payload would be read: nothing escapes, and an intact one
         // has its zero word and magic
-        OnDiskFormat.Trailer t = OnDiskFormat.readTrailer(MemorySegment.ofArray(block));
-        if (t != null && (Fuzzing.u32(block, 0) != 0 || !Arrays.equals(block, 4, 12, OnDiskFormat.TRAILER_MAGIC, 0, 8))) {
+        ContainerFormat.Trailer t = ContainerFormat.readTrailer(MemorySegment.ofArray(block));
+        if (t != null && (Fuzzing.u32(block, 0) != 0
+                || !Arrays.equals(block, 4, 12, ContainerFormat.TRAILER_MAGIC, 0, 8))) {
             throw Fuzzing.wrong("trailer", t, "zero word and FDBCKP01");
         }
         if (!h.plausible(ROOM)) {
@@ -57,12 +58,13 @@ public class CheckpointContainerFuzzTest {
                 || h.payloadLength() > ROOM) {
             throw Fuzzing.wrong("plausible header", h, "magic, version 1 and a length in 1.." + ROOM);
         }
-        byte[] payload = Fuzzing.padded(input, OnDiskFormat.CONTAINER_HEADER_BYTES, (int) h.payloadLength());
-        // The writer's CRC (OnDiskFormat.crc32 over a segment) and the reader's (CRC32 over the bytes) agree.
+        byte[] payload = Fuzzing.padded(input, ContainerFormat.CONTAINER_HEADER_BYTES, (int) h.payloadLength());
+        // The writer's CRC (ContainerFormat.crc32 over a segment) and the reader's (CRC32 over the bytes) agree.
         CRC32 reader = new CRC32();
         reader.update(payload);
-        if (OnDiskFormat.crc32(MemorySegment.ofArray(payload)) != (int) reader.getValue()) {
-            throw Fuzzing.wrong("payload CRC", OnDiskFormat.crc32(MemorySegment.ofArray(payload)), (int) reader.getValue());
+        if (ContainerFormat.crc32(MemorySegment.ofArray(payload)) != (int) reader.getValue()) {
+            throw Fuzzing.wrong("payload CRC", ContainerFormat.crc32(MemorySegment.ofArray(payload)),
+                    (int) reader.getValue());
         }
         CheckpointPayloadFuzzTest.check(payload);
     }

@@ -1,0 +1,72 @@
+package io.fdpblock.core;
+
+import io.fdpblock.device.BlockDevice;
+import io.fdpblock.device.IoBatch;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.HexFormat;
+
+/**
+ * Bytes a store did not write where it would keep its metadata (a file system, a partition table,
+ * another program's data): every format refuses to create a store over them unless told to format.
+ *
+ * @param offset the device offset of the first non-zero byte
+ * @param firstBytes up to 16 bytes from there, in hex
+ */
+public record ForeignData(long offset, String firstBytes) {
+    /** Read granularity of {@link #firstIn}, and the least size of its scratch buffer. */
+    public static final int SCAN_CHUNK = 1 << 20;
+
+    /**
+     * @param buf a scratch buffer of at least {@link #SCAN_CHUNK} bytes, aligned for the device
+     * @return the first non-zero byte of [{@code from}, {@code to}), or null when all are zero
+     */
+    public static ForeignData firstIn(BlockDevice device, long from, long to, MemorySegment buf) throws IOException {
+        for (long off = from; off < to; off += SCAN_CHUNK) {
+            MemorySegment chunk = buf.asSlice(0, Math.min(SCAN_CHUNK, to - off));
+            IoBatch b = new IoBatch(1);
+            b.read(off, chunk);
+            device.execute(b);
+            long nz = firstNonZero(chunk);
+            if (nz >= 0) {
+                return new ForeignData(off + nz, hex(chunk, nz));
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The refusal to create a store over these bytes.
+     *
+     * @param area the area a store would use, e.g. "the metadata area"
+     */
+    public StoreRefusedException refusal(String devicePath, String area) {
+        return new StoreRefusedException(StoreRefusedException.Reason.FOREIGN_DATA, "raw_block on " + devicePath + ": "
+                + area + " holds data this store did not write (non-zero bytes at offset " + offset + ": " + firstBytes
+                + "), e.g. a file system or another program's data. Nothing was changed; if the device may be"
+                + " overwritten, set \"format\": true");
+    }
+
+    private static long firstNonZero(MemorySegment seg) {
+        long n = seg.byteSize();
+        long i = 0;
+        for (; i + 8 <= n; i += 8) {
+            if (seg.get(ValueLayout.JAVA_LONG_UNALIGNED, i) != 0) {
+                break;
+            }
+        }
+        for (; i < n; i++) {
+            if (seg.get(ValueLayout.JAVA_BYTE, i) != 0) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static String hex(MemorySegment seg, long from) {
+        int n = (int) Math.min(16, seg.byteSize() - from);
+        return HexFormat.ofDelimiter(" ").formatHex(seg.asSlice(from, n).toArray(ValueLayout.JAVA_BYTE));
+    }
+}
