@@ -156,6 +156,12 @@ def run_load(adapter: Any, keys: list, objects: list) -> Any:
     return drain_until(adapter.get_load_event_fd(), lambda: adapter.query_load_result(task))
 
 
+def status_of(adapter: Any, name: str) -> Any:
+    """A value of the adapter's status: at the top, or in the store's own part (``core``, LMCache's shape)."""
+    status = adapter.report_status()
+    return status[name] if name in status else status["core"][name]
+
+
 class RecordingListener:
     """Records every event an adapter tells, in order."""
 

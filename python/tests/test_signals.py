@@ -98,7 +98,8 @@ def test_an_adapter_left_open_is_closed_at_exit_before_the_jvm_stops(tmp_path: P
     assert run.stdout.splitlines() == ["stored: True"]
     reopen = run_child(f"""
         a = FdpblockL2Adapter({params!r})
-        print("recovered keys:", a.report_status()["recovered_keys"])
+        status = a.report_status()
+        print("recovered keys:", status.get("recovered_keys", status.get("core", {{}}).get("recovered_keys")))
         a.close()
     """, tmp_path)
     assert reopen.returncode == 0, reopen.stdout + reopen.stderr
