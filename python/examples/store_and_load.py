@@ -5,7 +5,8 @@ drain every result that is ready (signals coalesce).
     python3 python/examples/store_and_load.py [--device PATH] [--chunks N]
 
 Needs LMCache (or the tests' stand-in, python/tests/stub, on PYTHONPATH), JPype, numpy, a JDK >= 25 and
-the fdpblock jar (make build; or FDPBLOCK_JAR). Without --device it uses a file in a temp dir.
+the fdpblock jar (make build; or FDPBLOCK_JAR). Without --device it uses a file in a temp dir under
+/var/tmp.
 """
 
 from __future__ import annotations
@@ -55,11 +56,12 @@ def wait_and_drain(fd: int, drain):
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--device", help="device or file path (default: a 64 MiB file in a temp dir)")
+    parser.add_argument("--device", help="device or file path (default: a 64 MiB file in a temp dir under /var/tmp)")
     parser.add_argument("--chunks", type=int, default=8, help="chunks to store and load (default 8)")
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory() as tmp:
+    # /var/tmp, not /tmp: the store opens its file with O_DIRECT, which tmpfs refuses.
+    with tempfile.TemporaryDirectory(prefix="fdpblock-example-", dir="/var/tmp") as tmp:
         device = args.device or os.path.join(tmp, "cache.img")
         # The adapter_params of the --l2-adapter JSON (docs/lmcache-python.md): fdpblock's raw_block params.
         adapter = FdpblockL2Adapter({"device_path": device, "capacity_bytes": 64 << 20, "slot_bytes": SLOT_BYTES})

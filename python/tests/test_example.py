@@ -6,12 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import PYTHON_DIR, subprocess_env
+from conftest import PYTHON_DIR, odirect_dir, subprocess_env
 
 
 def test_store_and_load_example_verifies_every_chunk(tmp_path: Path):
     run = subprocess.run([sys.executable, str(PYTHON_DIR / "examples" / "store_and_load.py"), "--device",
-                          str(tmp_path / "cache.img"), "--chunks", "5"],
+                          str(odirect_dir(tmp_path) / "cache.img"), "--chunks", "5"],
                          env=subprocess_env(), capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
     out = run.stdout.splitlines()

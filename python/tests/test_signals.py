@@ -34,7 +34,7 @@ def test_faulthandler_is_disabled_before_the_jvm_takes_sigsegv(tmp_path: Path):
     run = run_child("""
         faulthandler.enable()
         a = FdpblockL2Adapter({"device_path": os.path.join(tmp, "d.img"), "capacity_bytes": 16 << 20,
-                               "slot_bytes": 69632})
+                               "slot_bytes": 69632, "use_odirect": False})
         print("faulthandler enabled:", faulthandler.is_enabled())
         print("SIGSEGV caught after start:", caught(signal.SIGSEGV))
         faulthandler.disable()  # what pytest does at exit: with faulthandler on, this removed the JVM's handler
@@ -51,7 +51,7 @@ def test_sigint_stays_pythons_and_the_jvm_runs_with_reduced_signals(tmp_path: Pa
     run = run_child("""
         import jpype
         a = FdpblockL2Adapter({"device_path": os.path.join(tmp, "d.img"), "capacity_bytes": 16 << 20,
-                               "slot_bytes": 69632})
+                               "slot_bytes": 69632, "use_odirect": False})
         args = [str(x) for x in jpype.JClass("java.lang.management.ManagementFactory").getRuntimeMXBean().getInputArguments()]
         print("jvm options:", " ".join(a for a in args if a in ("-Xrs", "--enable-native-access=ALL-UNNAMED")))
         try:
@@ -81,7 +81,7 @@ def test_an_adapter_left_open_is_closed_at_exit_before_the_jvm_stops(tmp_path: P
     it so. An adapter the host forgot to close is closed at exit, so the reopened store still has the key
     (killed instead, the store reopens without it)."""
     device = tmp_path / "d.img"
-    params = {"device_path": str(device), "capacity_bytes": 16 << 20, "slot_bytes": 69632}
+    params = {"device_path": str(device), "capacity_bytes": 16 << 20, "slot_bytes": 69632, "use_odirect": False}
     run = run_child(f"""
         from lmcache.v1.distributed.api import ObjectKey
         import select
