@@ -18,6 +18,12 @@ TOOLS_MVN := $(MVN) -f $(TOOLS)/pom.xml
 JAR := target/fdpblock.jar
 # System packages the project needs at run time (Debian names).
 DEB_PACKAGES := liburing2
+# What the Python tier needs (python/: the LMCache adapter plugin and its tests). Installed by `make deps`
+# when possible; where not, `make test` skips that tier and says why.
+PYTHON_PACKAGES := python3-jpype python3-pytest python3-numpy
+# Debian's packages install for the system interpreter; a python3 earlier on the PATH (pyenv, a venv)
+# does not see them.
+PYTHON ?= $(shell if [ -x /usr/bin/python3 ]; then echo /usr/bin/python3; else command -v python3; fi)
 # The headers `make bindings` reads (Debian names, the same on Debian 12 and 13): liburing.h and its copy
 # of the io_uring uapi header, the kernel's uapi headers (linux/nvme_ioctl.h, linux/fs.h), glibc's.
 BINDINGS_PACKAGES := liburing-dev linux-libc-dev libc6-dev
@@ -39,16 +45,33 @@ if [ -n "$$missing" ]; then \
 fi
 endef
 
-.PHONY: help jdk deps build test soak fuzz test-image device-env test-hardware run waf bench bench-scale bench-guest jmh bindings jshell clean consumer-check
+# The Python tier (docs/lmcache-python.md): python/tests against the runnable jar, in the JDK the Makefile
+# chose; skipped with one line when $(PYTHON) lacks a module it needs. pytest's faulthandler would take
+# the JVM's SIGSEGV handler over, so it is off.
+define python-tier
+py="$(PYTHON)"; reason=""; \
+if [ -z "$$py" ]; then reason="no python3 found"; \
+else missing=$$("$$py" -c 'import importlib.util as u; print(" ".join(m for m in ("jpype", "numpy", "pytest") if u.find_spec(m) is None))' 2>&1) \
+  || missing="(it does not run: $$missing)"; [ -z "$$missing" ] || reason="$$py lacks $$missing"; fi; \
+if [ -n "$$reason" ]; then \
+  echo "fdpblock: Python tier skipped: $$reason (Debian: $(PYTHON_PACKAGES); make deps installs them)"; \
+else \
+  JAVA_HOME=$(JDK) FDPBLOCK_JAR=$(abspath $(JAR)) PYTHONDONTWRITEBYTECODE=1 \
+    "$$py" -m pytest -p no:faulthandler -p no:cacheprovider -q python/tests; \
+fi
+endef
+
+.PHONY: help jdk deps build test test-python soak fuzz test-image device-env test-hardware run waf bench bench-scale bench-guest jmh bindings jshell clean consumer-check
 
 help:
 	@echo "make run       the main job on the embedded default (a file-backed device in a temp dir)"
-	@echo "make test      all test tiers this machine can run: the library's tests, then the tools' and the device tier (brings up its guest image itself)"
+	@echo "make test      all test tiers this machine can run: the library's tests, then the tools' and the device tier (brings up its guest image itself), then the Python adapter's"
+	@echo "make test-python  the Python tier alone: the LMCache adapter plugin of python/ (docs/lmcache-python.md)"
 	@echo "make soak      the long runs of the store for minutes: SOAK_OPS operations, SOAK_LAPS log laps a reopen (docs/reliability.md)"
 	@echo "make fuzz      fuzz every decoder for FUZZ_SECONDS each (default $(FUZZ_SECONDS)); FUZZ_TEST=Class for one (docs/fuzzing.md)"
 	@echo "make test-image build the emulated NVMe FDP guest's container image (test-images/; reused when present)"
 	@echo "make test-hardware  the device tests on a real FDP SSD: FDPBLOCK_NVME_DEVICE=/dev/ngXnY make test-hardware"
-	@echo "make deps      install missing system packages ($(DEB_PACKAGES))"
+	@echo "make deps      install missing system packages ($(DEB_PACKAGES); for the Python tier, when possible: $(PYTHON_PACKAGES))"
 	@echo "make bindings  regenerate bindings/ with jextract (on the PATH, or JEXTRACT=...; installs $(BINDINGS_PACKAGES))"
 	@echo "make jshell    jshell with fdpblock on the class path and $(TOOLS)/src/main/jshell/fdpblock.jsh loaded"
 	@echo "make waf       placement and eviction policies compared: WAF in the FDP SSD model and L2 hit ratio (WAF_ARGS=...)"
@@ -65,6 +88,7 @@ jdk:
 
 deps:
 	@$(call apt-install,$(DEB_PACKAGES))
+	@($(call apt-install,$(PYTHON_PACKAGES))) || echo "fdpblock: the Python tier's packages ($(PYTHON_PACKAGES)) are not installed: make test skips that tier"
 
 # The runnable jar: the tools, the library and every dependency (src/tools/src/assembly/cli.xml), built in
 # src/tools/target and copied here beside the launcher. The library jar, target/fdpblock-<version>.jar, and
@@ -80,10 +104,17 @@ build: deps $(JAR)
 # The library's tests first, ending with the fuzz part (docs/fuzzing.md): every fuzz target replays its
 # inputs, then one combined target fuzzes all decoders for 25 s (MVN_ARGS=-Dfdpblock.fuzz.short=60s to
 # change); then it is installed, and the tools' tests run on it, the device tier among them, whose guests
-# run the device tests of both (the tools' test classes and the library's test jar).
+# run the device tests of both (the tools' test classes and the library's test jar). `package` runs those
+# tests and then makes the runnable jar of what they tested, which the Python tier runs on last.
 test: jdk deps device-env
 	$(MVN) $(MVN_ARGS) install
-	$(TOOLS_MVN) $(MVN_ARGS) test
+	$(TOOLS_MVN) $(MVN_ARGS) package
+	install -m 644 $(TOOLS)/target/fdpblock.jar $(JAR)
+	@$(python-tier)
+
+# The Python tier alone, on a freshly built jar.
+test-python: $(JAR)
+	@$(python-tier)
 
 # The store's long runs, for minutes instead of seconds (make test runs them small): SoakTest (a model of
 # every key, byte for byte, over reopens) and ConcurrentChurnReopenTest (fdpblock run's shape on the store;
