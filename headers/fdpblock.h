@@ -24,6 +24,7 @@
 #include <sys/uio.h>
 #include <errno.h>
 #include <string.h>
+#include <time.h>            /* clock_gettime: CPU time per process at ns resolution */
 
 #include "sqe_write_stream.h" /* after liburing.h: it checks itself against struct io_uring_sqe */
 

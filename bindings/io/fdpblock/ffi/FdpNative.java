@@ -123,6 +123,15 @@ public class FdpNative extends FdpNative$shared {
     public static int ECANCELED() {
         return ECANCELED;
     }
+    private static final int CLOCK_PROCESS_CPUTIME_ID = (int)2L;
+    /**
+     * {@snippet lang=c :
+     * #define CLOCK_PROCESS_CPUTIME_ID 2
+     * }
+     */
+    public static int CLOCK_PROCESS_CPUTIME_ID() {
+        return CLOCK_PROCESS_CPUTIME_ID;
+    }
     private static final int O_RDONLY = (int)0L;
     /**
      * {@snippet lang=c :
@@ -639,6 +648,67 @@ public class FdpNative extends FdpNative$shared {
                 traceDowncall("fdatasync", __fildes);
             }
             return (int)mh$.invokeExact(__fildes);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class clock_gettime {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            FdpNative.C_INT,
+            FdpNative.C_INT,
+            FdpNative.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("clock_gettime");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * extern int clock_gettime(clockid_t __clock_id, struct timespec *__tp)
+     * }
+     */
+    public static FunctionDescriptor clock_gettime$descriptor() {
+        return clock_gettime.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * extern int clock_gettime(clockid_t __clock_id, struct timespec *__tp)
+     * }
+     */
+    public static MethodHandle clock_gettime$handle() {
+        return clock_gettime.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * extern int clock_gettime(clockid_t __clock_id, struct timespec *__tp)
+     * }
+     */
+    public static MemorySegment clock_gettime$address() {
+        return clock_gettime.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * extern int clock_gettime(clockid_t __clock_id, struct timespec *__tp)
+     * }
+     */
+    public static int clock_gettime(int __clock_id, MemorySegment __tp) {
+        var mh$ = clock_gettime.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("clock_gettime", __clock_id, __tp);
+            }
+            return (int)mh$.invokeExact(__clock_id, __tp);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {

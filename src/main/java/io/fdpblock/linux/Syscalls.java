@@ -1,6 +1,7 @@
 package io.fdpblock.linux;
 
 import io.fdpblock.ffi.FdpNative;
+import io.fdpblock.ffi.timespec;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -60,6 +61,8 @@ final class Syscalls {
     private static final MethodHandle MMAP = capture(FdpNative.mmap$address(), FdpNative.mmap$descriptor());
     private static final MethodHandle MUNMAP = capture(FdpNative.munmap$address(), FdpNative.munmap$descriptor());
     private static final MethodHandle MADVISE = capture(FdpNative.madvise$address(), FdpNative.madvise$descriptor());
+    private static final MethodHandle CLOCK_GETTIME =
+            capture(FdpNative.clock_gettime$address(), FdpNative.clock_gettime$descriptor());
 
     private static MethodHandle capture(MemorySegment address, FunctionDescriptor descriptor) {
         return LINKER.downcallHandle(address, descriptor, CAPTURE_ERRNO);
@@ -69,11 +72,13 @@ final class Syscalls {
     private static final class PerThread {
         final MemorySegment capture;
         final MemorySegment scratch;
+        final MemorySegment time;
 
         PerThread() {
             Arena arena = Arena.ofAuto();
             capture = arena.allocate(CAPTURE_LAYOUT);
             scratch = arena.allocate(ValueLayout.JAVA_LONG);
+            time = arena.allocate(timespec.layout());
         }
     }
 
@@ -225,6 +230,17 @@ final class Syscalls {
     }
 
     /** An anonymous private read-write mapping: its address, or -errno (mmap's MAP_FAILED is -1). */
+    /** clock_gettime(clock): nanoseconds of that clock, or {@code -errno}. */
+    static long clockGettimeNanos(int clock) {
+        PerThread t = PER_THREAD.get();
+        try {
+            int r = (int) CLOCK_GETTIME.invokeExact(t.capture, clock, t.time);
+            return r == 0 ? timespec.tv_sec(t.time) * 1_000_000_000L + timespec.tv_nsec(t.time) : -errno(t.capture);
+        } catch (Throwable e) {
+            throw unexpected("clock_gettime", e);
+        }
+    }
+
     static long mmapAnonymous(long length) {
         MemorySegment capture = PER_THREAD.get().capture;
         try {

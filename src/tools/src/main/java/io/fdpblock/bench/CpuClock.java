@@ -1,29 +1,25 @@
 package io.fdpblock.bench;
 
+import io.fdpblock.linux.CpuTime;
+
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
-import java.lang.management.OperatingSystemMXBean;
 import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
- * CPU time (user + system, all threads) of this JVM process, from
- * {@code com.sun.management.OperatingSystemMXBean.getProcessCpuTime()}: GC, JIT, the io_uring reactor
- * and the submitting thread all count; and the calling thread's own CPU time and page faults.
+ * CPU time (user + system, all threads) of this JVM process, from {@link CpuTime}: GC, JIT, the io_uring
+ * reactor and the submitting thread all count; and the calling thread's own CPU time and page faults.
  */
 final class CpuClock {
-    private static final OperatingSystemMXBean OS = ManagementFactory.getOperatingSystemMXBean();
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
 
     private CpuClock() {}
 
-    /** Nanoseconds of CPU time so far, or -1 when the JVM cannot tell. */
+    /** Nanoseconds of CPU time so far, at nanosecond resolution ({@link CpuTime}). */
     static long processCpuNanos() {
-        if (OS instanceof com.sun.management.OperatingSystemMXBean sun) {
-            return sun.getProcessCpuTime();
-        }
-        return -1;
+        return CpuTime.processNanos();
     }
 
     /**
