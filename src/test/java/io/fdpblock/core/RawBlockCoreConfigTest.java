@@ -83,11 +83,55 @@ class RawBlockCoreConfigTest {
         assertThatThrownBy(() -> RawBlockCoreConfig.fromJson("[1]")).hasMessageContaining("must be a JSON object");
     }
 
+    /** The engine LMCache's JSON selects, read both ways round: the order of the keys must not matter. */
+    private static IoEngine engineOf(String first, String second) {
+        String base = "\"device_path\":\"/x\",\"slot_bytes\":1048576";
+        IoEngine forward = RawBlockCoreConfig.fromJson("{" + base + "," + first + "," + second + "}").ioEngine();
+        IoEngine backward = RawBlockCoreConfig.fromJson("{" + second + "," + first + "," + base + "}").ioEngine();
+        assertThat(backward).as("%s, %s read the other way round", first, second).isEqualTo(forward);
+        return forward;
+    }
+
+    @Test
+    void legacyEngineSwitchesCountOnlyWithoutIoEngineInEitherKeyOrder() {
+        assertThat(engineOf("\"io_engine\":\"posix\"", "\"use_iouring\":true")).isEqualTo(IoEngine.POSIX);
+        assertThat(engineOf("\"io_engine\":\"posix\"", "\"use_uring\":true")).isEqualTo(IoEngine.POSIX);
+        assertThat(engineOf("\"io_engine\":\"memory\"", "\"use_iouring\":true")).isEqualTo(IoEngine.MEMORY);
+        assertThat(engineOf("\"io_engine\":\"uring_cmd\"", "\"use_uring\":true")).isEqualTo(IoEngine.URING_CMD);
+        assertThat(engineOf("\"use_iouring\":false", "\"use_uring\":true")).isEqualTo(IoEngine.IO_URING);
+        assertThat(engineOf("\"use_iouring\":false", "\"use_uring\":false")).isEqualTo(IoEngine.POSIX);
+        assertThat(engineOf("\"io_engine\":null", "\"use_iouring\":true")).as("null is not given, as in LMCache")
+                .isEqualTo(IoEngine.IO_URING);
+        assertThat(engineOf("\"use_iouring\":null", "\"use_uring_cmd\":null")).isEqualTo(IoEngine.POSIX);
+    }
+
+    @Test
+    void useUringCmdNeedsIoUringBesideItInEitherKeyOrder() {
+        assertThat(engineOf("\"io_engine\":\"io_uring\"", "\"use_uring_cmd\":true")).isEqualTo(IoEngine.URING_CMD);
+        assertThat(engineOf("\"use_iouring\":true", "\"use_uring_cmd\":true")).isEqualTo(IoEngine.URING_CMD);
+        assertThat(engineOf("\"io_engine\":\"uring_cmd\"", "\"use_uring_cmd\":true")).isEqualTo(IoEngine.URING_CMD);
+        assertThat(engineOf("\"io_engine\":\"posix\"", "\"use_uring_cmd\":false")).isEqualTo(IoEngine.POSIX);
+        String base = "{\"device_path\":\"/x\",\"slot_bytes\":1048576,";
+        assertThatThrownBy(() -> RawBlockCoreConfig.fromJson(base + "\"use_uring_cmd\":true}"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("raw_block config: use_uring_cmd requires io_uring io_engine, but use_uring_cmd = true is"
+                        + " given with io_engine not set (posix): add \"io_engine\": \"io_uring\" beside it for NVMe"
+                        + " passthru on /dev/ngXnY (or give \"io_engine\": \"uring_cmd\" alone), or drop use_uring_cmd");
+        for (String json : List.of(base + "\"io_engine\":\"posix\",\"use_uring_cmd\":true}",
+                base + "\"use_uring_cmd\":true,\"io_engine\":\"posix\"}")) {
+            assertThatThrownBy(() -> RawBlockCoreConfig.fromJson(json)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("use_uring_cmd requires io_uring io_engine")
+                    .hasMessageContaining("with io_engine = posix");
+        }
+        assertThatThrownBy(() -> RawBlockCoreConfig.fromJson(base + "\"io_engine\":\"memory\",\"use_uring_cmd\":true,"
+                + "\"capacity_bytes\":1073741824}")).hasMessageContaining("with io_engine = memory");
+    }
+
     @Test
     void lmcacheKeysWithoutEffectAreCheckedAndIgnored() {
         String base = "{\"device_path\":\"/x\",\"slot_bytes\":1048576";
         RawBlockCoreConfig c = RawBlockCoreConfig.fromJson(base + ",\"meta_idle_quiet_ms\":50,\"num_load_workers\":2,"
-                + "\"use_uring_cmd\":true,\"fdp_slot_reuse_policy\":null}");
+                + "\"io_engine\":\"io_uring\",\"use_uring_cmd\":true,\"fdp_slot_reuse_policy\":null}");
         assertThat(c.ioEngine()).isEqualTo(IoEngine.URING_CMD);
         assertThat(c.fdpSlotAffinityEnabled()).isFalse();
         assertThat(RawBlockCoreConfig.ACCEPTED_AND_IGNORED).contains("meta_idle_quiet_ms", "num_store_workers");
