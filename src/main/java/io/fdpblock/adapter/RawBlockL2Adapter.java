@@ -49,7 +49,12 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
         core.keysBySalt().forEach((salt, keys) -> charge(salt, keys * slotBytes)); // what open recovered
     }
 
-    /** Opens the device of {@code config} and recovers what it holds. */
+    /**
+     * Opens the device of {@code config} and recovers what it holds.
+     *
+     * @throws IllegalArgumentException for a configuration the device cannot serve, before it is opened
+     *         ({@link RawBlockCore#open(RawBlockCoreConfig)})
+     */
     public static RawBlockL2Adapter open(RawBlockCoreConfig config) throws IOException {
         RawBlockCore core = RawBlockCore.open(config);
         try {
