@@ -117,7 +117,7 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
                     placement == null ? PlacementId.NONE : placement.placementFor(keys.get(i))));
         }
         try {
-            core.putAsync(reqs, (RawBlockCore.PutCompletion) (results, fresh) -> onStored(id, keys, objects, results, fresh,
+            core.putAsync(reqs, (RawBlockCore.PutCompletion) (results, fresh) -> onStored(id, keys, results, fresh,
                     start));
         } catch (IllegalArgumentException e) {
             throw e;
@@ -128,8 +128,7 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
         return id;
     }
 
-    private void onStored(long id, List<ObjectKey> keys, List<MemoryObj> objects, boolean[] results, boolean[] fresh,
-            long start) {
+    private void onStored(long id, List<ObjectKey> keys, boolean[] results, boolean[] fresh, long start) {
         boolean success = true;
         long bytes = 0;
         List<ObjectKey> stored = new ArrayList<>();
@@ -139,8 +138,8 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
             if (fresh[i]) {
                 ObjectKey k = keys.get(i);
                 stored.add(k);
-                sizes.add(slotBytes); // charged as LMCache does: the slot it occupies
-                bytes += objects.get(i).size();
+                sizes.add(slotBytes); // charged, announced and reported as LMCache does: the slot it occupies
+                bytes += slotBytes;
                 charge(k.cacheSalt(), slotBytes);
             }
         }

@@ -65,6 +65,27 @@ class LmcacheRawBlockParityTest {
         return file;
     }
 
+    private RawBlockCoreConfig fileConfig(int slots) {
+        return RawBlockCoreConfig.builder(dir.resolve("store.img").toString(), SLOT)
+                .capacityBytes(RawBlockCoreConfig.v2MetaBytesFor(4096, slots) + slots * SLOT)
+                .ioEngine(IoEngine.IO_URING).metaEnablePeriodic(false).build();
+    }
+
+    @Test
+    void aStoreTaskReportsTheSlotOfEachNewlyStoredKey() throws Exception {
+        try (RawBlockL2Adapter a = RawBlockL2Adapter.open(fileConfig(4))) {
+            List<ObjectKey> two = List.of(key(1), key(2));
+            assertThat(awaitStore(a, a.submitStoreTask(two, List.of(payload(4096, (byte) 1), payload(4096, (byte) 2)))))
+                    .as("two 4 KiB payloads in 64 KiB slots").isEqualTo(new L2StoreResult(true, 2 * SLOT));
+            List<ObjectKey> again = List.of(key(1), key(2), key(3));
+            assertThat(awaitStore(a, a.submitStoreTask(again, List.of(payload(4096, (byte) 1), payload(4096, (byte) 2),
+                    payload(100, (byte) 3))))).as("keys already held count nothing").isEqualTo(new L2StoreResult(true, SLOT));
+            @SuppressWarnings("unchecked")
+            Map<String, Object> store = (Map<String, Object>) a.reportStatus().get("store");
+            assertThat(store).containsEntry("bytes", 3 * SLOT);
+        }
+    }
+
     @Test
     void uringCmdOnARegularFileIsAValueErrorBeforeAnythingIsOpened() throws Exception {
         Path file = regularFile("dev.bin");

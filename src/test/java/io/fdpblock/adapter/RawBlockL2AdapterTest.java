@@ -85,7 +85,7 @@ class RawBlockL2AdapterTest {
             for (ObjectKey k : three) {
                 objs.add(data(k, 1000));
             }
-            assertThat(awaitStore(a, a.submitStoreTask(three, objs))).isEqualTo(new L2StoreResult(true, 3000));
+            assertThat(awaitStore(a, a.submitStoreTask(three, objs))).isEqualTo(new L2StoreResult(true, 3 * SLOT));
             assertThat(a.usage()).isEqualTo(new AdapterUsage(3 * SLOT, 3 * SLOT, Map.of("a", 2 * SLOT, "b", SLOT)));
             assertThat(a.usage().usageFraction()).isEqualTo(1.0);
 
@@ -98,7 +98,7 @@ class RawBlockL2AdapterTest {
             a.delete(List.of(key(1, "a")));
             assertThat(a.usage().bytesByCacheSalt()).isEqualTo(Map.of("a", SLOT, "b", SLOT));
             assertThat(awaitStore(a, a.submitStoreTask(List.of(fourth), List.of(data(fourth, 10)))))
-                    .isEqualTo(new L2StoreResult(true, 10));
+                    .isEqualTo(new L2StoreResult(true, SLOT));
             assertThat(r.events).containsExactly("stored 3 [16384, 16384, 16384]", "deleted 1", "stored 1 [16384]");
             assertThat(a.usage().bytesByCacheSalt()).isEqualTo(Map.of("a", SLOT, "b", 2 * SLOT));
         }
