@@ -345,6 +345,10 @@ public abstract class AbstractL2Adapter implements L2Adapter {
         s.put("pending_store_results", completedStores.size());
         s.put("pending_lookup_results", lookupResults.size());
         s.put("pending_load_results", loadResults.size());
+        // LMCache's names for the same counts: results recorded and not yet popped or queried
+        s.put("completed_store_task_count", completedStores.size());
+        s.put("completed_lookup_task_count", lookupResults.size());
+        s.put("completed_load_task_count", loadResults.size());
         s.put("listeners", listeners.size());
         s.put("listener_failures", listenerFailures.get());
         s.put("store", storeStats.snapshot("failed_tasks"));

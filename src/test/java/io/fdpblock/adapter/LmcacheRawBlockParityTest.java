@@ -2,7 +2,8 @@ package io.fdpblock.adapter;
 
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.IoEngine;
-import io.fdpblock.l2.L2Adapter;
+import io.fdpblock.linux.EventFd;
+import io.fdpblock.l2.L2AdapterContractTest;
 import io.fdpblock.l2.L2Adapters;
 import io.fdpblock.l2.L2StoreResult;
 import io.fdpblock.l2.MemoryObj;
@@ -83,6 +84,48 @@ class LmcacheRawBlockParityTest {
             @SuppressWarnings("unchecked")
             Map<String, Object> store = (Map<String, Object>) a.reportStatus().get("store");
             assertThat(store).containsEntry("bytes", 3 * SLOT);
+        }
+    }
+
+    @Test
+    void statusHasLmcachesShapeWithTheSlotSpaceAsUsableCapacityBesideOurFlatKeys() throws Exception {
+        try (RawBlockL2Adapter a = RawBlockL2Adapter.open(fileConfig(1))) {
+            a.submitStoreTask(List.of(key(1)), List.of(payload(4096, (byte) 1)));
+            assertThat(EventFd.await(a.storeEventFd(), L2AdapterContractTest.WAIT)).isTrue(); // recorded, not popped
+            Map<String, Object> s = a.reportStatus();
+            assertThat(s).containsEntry("type", "RawBlockL2Adapter").containsEntry("is_healthy", true)
+                    .containsEntry("store_inflight_task_count", 0L).containsEntry("lookup_inflight_task_count", 0L)
+                    .containsEntry("load_inflight_task_count", 0L).containsEntry("completed_store_task_count", 1)
+                    .containsEntry("completed_lookup_task_count", 0).containsEntry("completed_load_task_count", 0);
+            // our flat keys stay: the configured capacity (metadata area included) and the slots
+            assertThat(s).containsEntry("capacity_bytes", RawBlockCoreConfig.v2MetaBytesFor(4096, 1) + SLOT)
+                    .containsEntry("max_slots", 1).containsEntry("keys", 1).containsEntry("pending_store_results", 1)
+                    .containsKeys("store", "lookup", "load", "recovery", "fdp_enabled");
+            @SuppressWarnings("unchecked")
+            Map<String, Object> core = (Map<String, Object>) s.get("core");
+            assertThat(core.keySet()).containsExactly("is_healthy", "type", "key_namespace", "device_path",
+                    "block_align", "header_bytes", "slot_bytes", "meta_total_bytes", "usable_capacity_bytes",
+                    "indexed_key_count", "inflight_key_count", "locked_key_count", "free_slot_count", "next_slot",
+                    "max_slots", "metadata_seq", "use_odirect", "enable_zero_copy", "io_engine",
+                    "iouring_queue_depth", "use_uring_cmd");
+            assertThat(core).containsEntry("usable_capacity_bytes", SLOT).containsEntry("type", "RawBlockCore")
+                    .containsEntry("key_namespace", "object").containsEntry("device_path", dir.resolve("store.img")
+                            .toString())
+                    .containsEntry("block_align", 4096).containsEntry("header_bytes", 4096)
+                    .containsEntry("slot_bytes", SLOT).containsEntry("meta_total_bytes",
+                            RawBlockCoreConfig.v2MetaBytesFor(4096, 1))
+                    .containsEntry("indexed_key_count", 1).containsEntry("inflight_key_count", 0)
+                    .containsEntry("locked_key_count", 0).containsEntry("free_slot_count", 0L)
+                    .containsEntry("next_slot", 1).containsEntry("max_slots", 1)
+                    .containsEntry("use_odirect", true).containsEntry("io_engine", "io_uring")
+                    .containsEntry("iouring_queue_depth", 256).containsEntry("use_uring_cmd", false)
+                    .containsEntry("is_healthy", true);
+
+            a.delete(List.of(key(1)));
+            @SuppressWarnings("unchecked")
+            Map<String, Object> after = (Map<String, Object>) a.reportStatus().get("core");
+            assertThat(after).as("the freed slot is on the free list").containsEntry("free_slot_count", 1L)
+                    .containsEntry("indexed_key_count", 0);
         }
     }
 

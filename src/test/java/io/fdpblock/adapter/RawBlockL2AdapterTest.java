@@ -129,7 +129,7 @@ class RawBlockL2AdapterTest {
                 assertThat(bufs.get(i).segment().asSlice(0, 5000).mismatch(data(keys.get(i), 5000).segment()))
                         .isEqualTo(-1);
             }
-            assertThat(b.reportStatus()).containsEntry("type", "raw_block").containsEntry("recovered_keys", 3)
+            assertThat(b.reportStatus()).containsEntry("type", "RawBlockL2Adapter").containsEntry("recovered_keys", 3)
                     .containsEntry("is_healthy", true);
         }
     }
