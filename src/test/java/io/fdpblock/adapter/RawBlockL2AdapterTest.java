@@ -141,6 +141,8 @@ class RawBlockL2AdapterTest {
                 + dir.resolve("reg.img") + "\",\"slot_bytes\":65536,\"capacity_bytes\":4194304,"
                 + "\"meta_total_bytes\":1048576,\"io_engine\":\"io_uring\",\"meta_enable_periodic\":false}")) {
             assertThat(a).isInstanceOf(RawBlockL2Adapter.class);
+            assertThat(a.reportStatus()).as("named by its registered type").containsEntry("backend", "raw_block")
+                    .containsEntry("backend_shared", false);
         }
         assertThatThrownBy(() -> L2Adapters.create("{\"type\":\"s3\"}")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("unknown L2 adapter type 's3'").hasMessageContaining("mock")

@@ -209,6 +209,23 @@ public abstract class L2AdapterContractTest {
     }
 
     @Test
+    void backendIdentityIsReportedInTheStatusAndAnEmptyNameIsRefused() throws Exception {
+        L2Adapter a = open();
+        a.setBackendIdentity("raw_block", true);
+        assertThat(a.reportStatus()).containsEntry("backend", "raw_block").containsEntry("backend_shared", true);
+        assertThatThrownBy(() -> a.setBackendIdentity("", false)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("backend name \"\" is empty");
+        assertThatThrownBy(() -> a.setBackendIdentity(null, false)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("backend name null");
+        assertThat(a.reportStatus()).as("a refused identity changes nothing").containsEntry("backend", "raw_block")
+                .containsEntry("backend_shared", true);
+        a.setBackendIdentity("fs", false);
+        assertThat(a.reportStatus()).containsEntry("backend", "fs").containsEntry("backend_shared", false);
+        a.close();
+        assertThatThrownBy(() -> a.setBackendIdentity("fs", false)).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
     void unlockOfUnknownKeysAndUnderflowAreNoOps() throws Exception {
         L2Adapter a = open();
         store(a, 1);
