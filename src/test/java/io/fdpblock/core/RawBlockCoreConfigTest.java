@@ -93,24 +93,30 @@ class RawBlockCoreConfigTest {
     }
 
     @Test
-    void legacyEngineSwitchesCountOnlyWithoutIoEngineInEitherKeyOrder() {
-        assertThat(engineOf("\"io_engine\":\"posix\"", "\"use_iouring\":true")).isEqualTo(IoEngine.POSIX);
-        assertThat(engineOf("\"io_engine\":\"posix\"", "\"use_uring\":true")).isEqualTo(IoEngine.POSIX);
-        assertThat(engineOf("\"io_engine\":\"memory\"", "\"use_iouring\":true")).isEqualTo(IoEngine.MEMORY);
-        assertThat(engineOf("\"io_engine\":\"uring_cmd\"", "\"use_uring\":true")).isEqualTo(IoEngine.URING_CMD);
-        assertThat(engineOf("\"use_iouring\":false", "\"use_uring\":true")).isEqualTo(IoEngine.IO_URING);
-        assertThat(engineOf("\"use_iouring\":false", "\"use_uring\":false")).isEqualTo(IoEngine.POSIX);
-        assertThat(engineOf("\"io_engine\":null", "\"use_iouring\":true")).as("null is not given, as in LMCache")
-                .isEqualTo(IoEngine.IO_URING);
-        assertThat(engineOf("\"use_iouring\":null", "\"use_uring_cmd\":null")).isEqualTo(IoEngine.POSIX);
+    void engineSwitchesSelectAsLmcacheDoesInEitherKeyOrder() {
+        // two keys and the engine they select: use_iouring and use_uring count only without io_engine (null
+        // is not given, as in LMCache); use_uring_cmd turns io_uring, given or selected so, into passthru
+        String[][] cases = {
+            {"\"io_engine\":\"posix\"", "\"use_iouring\":true", "posix"},
+            {"\"io_engine\":\"posix\"", "\"use_uring\":true", "posix"},
+            {"\"io_engine\":\"memory\"", "\"use_iouring\":true", "memory"},
+            {"\"io_engine\":\"uring_cmd\"", "\"use_uring\":true", "uring_cmd"},
+            {"\"use_iouring\":false", "\"use_uring\":true", "io_uring"},
+            {"\"use_iouring\":false", "\"use_uring\":false", "posix"},
+            {"\"io_engine\":null", "\"use_iouring\":true", "io_uring"},
+            {"\"use_iouring\":null", "\"use_uring_cmd\":null", "posix"},
+            {"\"io_engine\":\"io_uring\"", "\"use_uring_cmd\":true", "uring_cmd"},
+            {"\"use_iouring\":true", "\"use_uring_cmd\":true", "uring_cmd"},
+            {"\"io_engine\":\"uring_cmd\"", "\"use_uring_cmd\":true", "uring_cmd"},
+            {"\"io_engine\":\"posix\"", "\"use_uring_cmd\":false", "posix"},
+        };
+        for (String[] c : cases) {
+            assertThat(engineOf(c[0], c[1])).as("%s, %s", c[0], c[1]).isEqualTo(IoEngine.parse(c[2]));
+        }
     }
 
     @Test
-    void useUringCmdNeedsIoUringBesideItInEitherKeyOrder() {
-        assertThat(engineOf("\"io_engine\":\"io_uring\"", "\"use_uring_cmd\":true")).isEqualTo(IoEngine.URING_CMD);
-        assertThat(engineOf("\"use_iouring\":true", "\"use_uring_cmd\":true")).isEqualTo(IoEngine.URING_CMD);
-        assertThat(engineOf("\"io_engine\":\"uring_cmd\"", "\"use_uring_cmd\":true")).isEqualTo(IoEngine.URING_CMD);
-        assertThat(engineOf("\"io_engine\":\"posix\"", "\"use_uring_cmd\":false")).isEqualTo(IoEngine.POSIX);
+    void useUringCmdWithoutIoUringIsRefusedInEitherKeyOrder() {
         String base = "{\"device_path\":\"/x\",\"slot_bytes\":1048576,";
         assertThatThrownBy(() -> RawBlockCoreConfig.fromJson(base + "\"use_uring_cmd\":true}"))
                 .isInstanceOf(IllegalArgumentException.class)
