@@ -9,6 +9,7 @@ import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.core.SaltTable;
 import io.fdpblock.core.SlotGroups;
 import io.fdpblock.device.BlockDevice;
+import io.fdpblock.device.IoEngine;
 import io.fdpblock.l2.AbstractL2Adapter;
 import io.fdpblock.l2.Bitmap;
 import io.fdpblock.l2.L2Adapter;
@@ -28,6 +29,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The L2 contract over a {@link RawBlockCore}, with no thread of its own: a lookup completes at
@@ -39,6 +41,9 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
     private final long slotBytes;
     /** The FDP placement policy, or null when data gets no directive. */
     private final SaltPrefixPlacement placement;
+    /** Store and load tasks submitted whose result is not recorded yet (lookups complete at submit). */
+    private final AtomicLong storesInFlight = new AtomicLong();
+    private final AtomicLong loadsInFlight = new AtomicLong();
 
     private RawBlockL2Adapter(RawBlockCore core) throws IOException {
         this.core = core;
@@ -49,7 +54,12 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
         core.keysBySalt().forEach((salt, keys) -> charge(salt, keys * slotBytes)); // what open recovered
     }
 
-    /** Opens the device of {@code config} and recovers what it holds. */
+    /**
+     * Opens the device of {@code config} and recovers what it holds.
+     *
+     * @throws IllegalArgumentException for a configuration the device cannot serve, before it is opened
+     *         ({@link RawBlockCore#open(RawBlockCoreConfig)})
+     */
     public static RawBlockL2Adapter open(RawBlockCoreConfig config) throws IOException {
         RawBlockCore core = RawBlockCore.open(config);
         try {
@@ -111,20 +121,22 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
             reqs.add(new PutRequest(keys.get(i).encoded(), o.segment(), o.meta(),
                     placement == null ? PlacementId.NONE : placement.placementFor(keys.get(i))));
         }
+        storesInFlight.incrementAndGet(); // before the submit: its completion may run first
         try {
-            core.putAsync(reqs, (RawBlockCore.PutCompletion) (results, fresh) -> onStored(id, keys, objects, results, fresh,
+            core.putAsync(reqs, (RawBlockCore.PutCompletion) (results, fresh) -> onStored(id, keys, results, fresh,
                     start));
         } catch (IllegalArgumentException e) {
+            storesInFlight.decrementAndGet();
             throw e;
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, describe() + ": store task " + id + " failed: " + e.getMessage());
+            storesInFlight.decrementAndGet();
             completeStore(id, L2StoreResult.failed(), start);
         }
         return id;
     }
 
-    private void onStored(long id, List<ObjectKey> keys, List<MemoryObj> objects, boolean[] results, boolean[] fresh,
-            long start) {
+    private void onStored(long id, List<ObjectKey> keys, boolean[] results, boolean[] fresh, long start) {
         boolean success = true;
         long bytes = 0;
         List<ObjectKey> stored = new ArrayList<>();
@@ -134,12 +146,13 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
             if (fresh[i]) {
                 ObjectKey k = keys.get(i);
                 stored.add(k);
-                sizes.add(slotBytes); // charged as LMCache does: the slot it occupies
-                bytes += objects.get(i).size();
+                sizes.add(slotBytes); // charged, announced and reported as LMCache does: the slot it occupies
+                bytes += slotBytes;
                 charge(k.cacheSalt(), slotBytes);
             }
         }
         notifyStored(stored, sizes); // keys that did commit are announced even when the task failed
+        storesInFlight.decrementAndGet();
         completeStore(id, success ? new L2StoreResult(true, bytes) : L2StoreResult.failed(), start);
     }
 
@@ -170,15 +183,19 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
         }
         long id = newTaskId();
         long start = System.nanoTime();
+        loadsInFlight.incrementAndGet();
         try {
             core.loadAsync(reqs, results -> {
                 Bitmap hits = Bitmap.of(results);
                 notifyAccessed(hitsOf(hits, keys));
+                loadsInFlight.decrementAndGet();
                 completeLoad(id, hits, start);
             });
         } catch (IllegalArgumentException e) {
+            loadsInFlight.decrementAndGet();
             throw e; // a buffer too small: the caller's mistake, said at submit
         } catch (RuntimeException e) {
+            loadsInFlight.decrementAndGet();
             failLoad(id, keys.size(), start, e);
         }
         return id;
@@ -270,17 +287,68 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
         return out;
     }
 
+    /**
+     * LMCache's raw_block adapter status (its type, task counts and the store's status as a nested
+     * {@code core} map, docs/contract.md section 2), beside the store's own flat status map.
+     */
     @Override
     protected Map<String, Object> backendStatus() {
+        Map<String, Object> store = core.status();
         Map<String, Object> s = new LinkedHashMap<>();
-        s.put("type", "raw_block");
-        s.putAll(core.status());
+        s.put("type", "RawBlockL2Adapter");
+        s.putAll(store);
         s.put("fdp_data_placement_policy", core.config().fdpDataPlacementPolicy().configName());
         if (placement != null) {
             s.put("fdp_buckets", placement.buckets());
             s.put("fdp_placement_fallbacks", placement.fallbacks());
         }
+        s.put("store_inflight_task_count", storesInFlight.get());
+        s.put("lookup_inflight_task_count", 0L); // a lookup completes inside its submit
+        s.put("load_inflight_task_count", loadsInFlight.get());
+        s.put("core", lmcacheCoreStatus(store));
         return s;
+    }
+
+    /**
+     * The store's status under the keys of LMCache's {@code RawBlockCore.report_status}: what they mean
+     * there, from {@code store} (the flat map) and the configuration. LMCache's checkpoint-idleness counters
+     * ({@code inflight_io_count}, {@code metadata_dirty_total}, {@code metadata_persisted}) have no
+     * counterpart here and are left out (docs/contract.md section 6).
+     */
+    private Map<String, Object> lmcacheCoreStatus(Map<String, Object> store) {
+        RawBlockCoreConfig c = core.config();
+        IoEngine engine = c.ioEngine();
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("is_healthy", store.get("is_healthy"));
+        m.put("type", "RawBlockCore");
+        m.put("key_namespace", "object"); // LMCache's namespace of ObjectKey-encoded keys
+        m.put("device_path", store.get("device_path"));
+        m.put("block_align", c.blockAlign());
+        m.put("header_bytes", c.headerBytes());
+        m.put("slot_bytes", store.get("slot_bytes"));
+        m.put("meta_total_bytes", store.getOrDefault("meta_total_bytes", c.metaTotalBytes()));
+        m.put("usable_capacity_bytes", core.capacityBytes()); // the slot space, not the configured capacity
+        m.put("indexed_key_count", store.get("keys"));
+        m.put("inflight_key_count", store.get("inflight_keys"));
+        m.put("locked_key_count", store.get("locked_keys"));
+        // LMCache's free list: slots freed for reuse, below next_slot (never-used ones above it are not in it)
+        m.put("free_slot_count", ((Number) store.get("next_slot")).longValue()
+                - ((Number) store.get("used_slots")).longValue());
+        m.put("next_slot", store.get("next_slot"));
+        m.put("max_slots", store.get("max_slots"));
+        m.put("metadata_seq", store.get("checkpoint_seq"));
+        // as opened: io_uring always reads and writes O_DIRECT, passthru and memory have no page cache
+        m.put("use_odirect", switch (engine) {
+            case POSIX -> c.useOdirect();
+            case IO_URING -> true;
+            case URING_CMD, MEMORY -> false;
+        });
+        m.put("enable_zero_copy", true);
+        // LMCache's engines are posix and io_uring; passthru is io_uring with use_uring_cmd
+        m.put("io_engine", engine == IoEngine.URING_CMD ? IoEngine.IO_URING.configName() : engine.configName());
+        m.put("iouring_queue_depth", c.iouringQueueDepth());
+        m.put("use_uring_cmd", engine == IoEngine.URING_CMD);
+        return m;
     }
 
     /** @throws UncheckedIOException when the store's final checkpoint could not be written */

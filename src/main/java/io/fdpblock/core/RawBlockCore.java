@@ -97,7 +97,13 @@ public final class RawBlockCore implements AutoCloseable {
         this.groups = new SlotGroups(parts);
     }
 
-    /** Opens the device named by the configuration with its {@code io_engine} (exclusively), then recovers. */
+    /**
+     * Opens the device named by the configuration with its {@code io_engine} (exclusively), then recovers.
+     *
+     * @throws IllegalArgumentException before anything is opened, for io_engine uring_cmd on a path that is
+     *         no NVMe namespace character device (a regular file, a block device), as LMCache refuses it
+     * @throws IOException when the device cannot be opened or what it holds cannot be recovered
+     */
     public static RawBlockCore open(RawBlockCoreConfig config) throws IOException {
         StoreGeometry.Opened opened = StoreGeometry.openDevice(config);
         try {

@@ -204,9 +204,10 @@ public final class RawBlockCoreConfig {
     private static final ConfigKnob<Boolean> USE_ODIRECT = TABLE.knob("use_odirect", ConfigType.BOOLEAN, true,
             "Open files and block devices with O_DIRECT, past the page cache.");
     private static final ConfigKnob<IoEngine> IO_ENGINE = TABLE.knob("io_engine",
-            ConfigType.choice(IoEngine.values(), IoEngine::configName, IoEngine::parse), IoEngine.POSIX,
-            "How the store reaches the device: pread/pwrite, io_uring, NVMe passthru on `/dev/ngXnY`, or memory"
-                    + " (tests).");
+                    ConfigType.choice(IoEngine.values(), IoEngine::configName, IoEngine::parse), IoEngine.POSIX,
+                    "How the store reaches the device: pread/pwrite, io_uring, NVMe passthru on `/dev/ngXnY`, or memory"
+                            + " (tests).")
+            .nullIsDefault();
     private static final ConfigKnob<Integer> IOURING_QUEUE_DEPTH = TABLE.knob("iouring_queue_depth", ConfigType.INT,
                     256, "Entries of each io_uring submission queue.")
             .limit(v -> v >= 1 && v <= 4096, "must be in 1..4096");
@@ -244,9 +245,14 @@ public final class RawBlockCoreConfig {
                         "LMCache's name for `fdp_slot_affinity_enabled`: `pid_affinity` sets it.",
                         (b, v) -> b.fdpSlotAffinityEnabled(v.equals("pid_affinity")))
                 .nullIsDefault();
-        engineSwitch("use_uring_cmd", IoEngine.URING_CMD);
-        engineSwitch("use_iouring", IoEngine.IO_URING);
-        engineSwitch("use_uring", IoEngine.IO_URING);
+        TABLE.alias("use_uring_cmd", ConfigType.BOOLEAN, false, "LMCache's switch for NVMe passthru: true turns"
+                        + " io_uring (`io_engine`, or `use_iouring` / `use_uring` without it) into `uring_cmd`; refused"
+                        + " with any other engine, the default posix included (give `\"io_engine\": \"io_uring\"`"
+                        + " with it, or `uring_cmd` alone).",
+                        (b, on) -> b.useUringCmd = on)
+                .nullIsDefault();
+        legacyIoUringSwitch("use_iouring");
+        legacyIoUringSwitch("use_uring");
         TABLE.alias("meta_magic", ConfigType.STRING, META_MAGIC, "LMCache's metadata magic, checked.", null)
                 .limit(META_MAGIC::equals, "must be " + META_MAGIC + " (the only format this store reads)");
         TABLE.alias("meta_version", ConfigType.INT, META_VERSION, "LMCache's metadata version, checked.", null)
@@ -263,14 +269,15 @@ public final class RawBlockCoreConfig {
                 .limit(v -> v >= 0, "must be >= 0");
     }
 
-    /** LMCache's boolean {@code key}: true selects {@code engine}, false leaves {@code io_engine} as it is. */
-    private static void engineSwitch(String key, IoEngine engine) {
-        TABLE.alias(key, ConfigType.BOOLEAN, false, "true sets `io_engine` to `" + engine.configName() + "`.",
-                (b, on) -> {
-                    if (on) {
-                        b.ioEngine(engine);
-                    }
-                });
+    /**
+     * LMCache's older boolean {@code key} for io_uring: it counts only when {@code io_engine} is not given
+     * (resolved once every key is read, so the order of the keys does not matter).
+     */
+    private static void legacyIoUringSwitch(String key) {
+        TABLE.alias(key, ConfigType.BOOLEAN, false, "LMCache's older switch: true selects `io_uring` when `io_engine`"
+                        + " is not given; beside `io_engine` it has no effect.",
+                        (b, on) -> b.legacyIoUring |= on)
+                .nullIsDefault();
     }
 
     /** Keys LMCache accepts in its raw_block JSON that have no effect here (see docs/configuration.md). */
@@ -385,6 +392,8 @@ public final class RawBlockCoreConfig {
                         + String.join(", ", TABLE.keys()));
             }
         }
+        JsonNode engine = root.get(IO_ENGINE.key());
+        b.resolveEngineSwitches(engine != null && !engine.isNull());
         return b.build();
     }
 
@@ -454,6 +463,10 @@ public final class RawBlockCoreConfig {
      */
     public static final class Builder {
         private final Object[] values;
+        /** LMCache's {@code use_iouring} or {@code use_uring} was true (JSON only; see resolveEngineSwitches). */
+        private boolean legacyIoUring;
+        /** LMCache's {@code use_uring_cmd} was true (JSON only; see resolveEngineSwitches). */
+        private boolean useUringCmd;
 
         public Builder() {
             this(TABLE.defaults());
@@ -500,6 +513,29 @@ public final class RawBlockCoreConfig {
         public Builder format(boolean v) { return set(FORMAT, v); }
         public Builder openDamaged(boolean v) { return set(OPEN_DAMAGED, v); }
         public Builder closeTimeoutMs(int v) { return set(CLOSE_TIMEOUT_MS, v); }
+
+        /**
+         * LMCache's engine switches, as its raw_block adapter reads them, once every key is read: the
+         * legacy io_uring switches select io_uring only when {@code io_engine} is not given, and
+         * {@code use_uring_cmd} needs io_uring (given, or selected so), which it makes uring_cmd. Our
+         * own {@code uring_cmd} engine satisfies it too.
+         */
+        private void resolveEngineSwitches(boolean ioEngineGiven) {
+            if (!ioEngineGiven && legacyIoUring) {
+                set(IO_ENGINE, IoEngine.IO_URING);
+            }
+            if (!useUringCmd) {
+                return;
+            }
+            IoEngine engine = IO_ENGINE.valueIn(values);
+            if (engine != IoEngine.IO_URING && engine != IoEngine.URING_CMD) {
+                throw new IllegalArgumentException("raw_block config: use_uring_cmd requires io_uring io_engine, but"
+                        + " use_uring_cmd = true is given with io_engine " + (ioEngineGiven ? "= " + engine.configName()
+                        : "not set (posix)") + ": add \"io_engine\": \"io_uring\" beside it for NVMe passthru on"
+                        + " /dev/ngXnY (or give \"io_engine\": \"uring_cmd\" alone), or drop use_uring_cmd");
+            }
+            set(IO_ENGINE, IoEngine.URING_CMD);
+        }
 
         /** @throws IllegalArgumentException naming the key, the value and the rule it breaks */
         public RawBlockCoreConfig build() {

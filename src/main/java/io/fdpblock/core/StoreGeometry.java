@@ -4,6 +4,8 @@ import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.DeviceOptions;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.linux.NativeFile;
+import io.fdpblock.nvme.NvmeNamespace;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -77,6 +79,7 @@ record StoreGeometry(long capacityBytes, long dataBase, long maxSlots) {
     /** Opens the device the configuration names with its engine, for one owner; creates a file of capacity_bytes. */
     static Opened openDevice(RawBlockCoreConfig config) throws IOException {
         IoEngine engine = config.ioEngine();
+        checkPassthruTargets(config);
         if (engine == IoEngine.MEMORY) {
             if (config.capacityBytes() == 0) {
                 throw new IllegalArgumentException("raw_block config: io_engine memory needs capacity_bytes > 0");
@@ -91,6 +94,11 @@ record StoreGeometry(long capacityBytes, long dataBase, long maxSlots) {
         Path path = Path.of(config.devicePath());
         boolean created = false;
         if (!Files.exists(path)) {
+            if (engine == IoEngine.URING_CMD) {
+                throw new IOException("device_path " + path + " does not exist: io_engine uring_cmd opens an NVMe"
+                        + " namespace character device (/dev/ngXnY) and never creates one; check that the namespace"
+                        + " is attached (nvme list) and name its generic device");
+            }
             if (config.capacityBytes() == 0) {
                 throw new IOException("device_path " + path + " does not exist: create it, or set capacity_bytes to"
                         + " have a file of that size created");
@@ -108,6 +116,27 @@ record StoreGeometry(long capacityBytes, long dataBase, long maxSlots) {
                 }
             }
             throw e;
+        }
+    }
+
+    /**
+     * uring_cmd reaches nothing but an NVMe namespace's generic character device: a path that exists and is
+     * something else (a regular file, a block device, a character device not named ngXnY) is a value error
+     * of the configuration, refused before anything is opened or created, as LMCache refuses it. What only
+     * an open tells (the namespace answering, permissions) is still checked at open.
+     */
+    private static void checkPassthruTargets(RawBlockCoreConfig config) {
+        if (config.ioEngine() != IoEngine.URING_CMD) {
+            return;
+        }
+        String key = config.devicePaths().size() > 1 ? "device_paths" : "device_path";
+        for (String p : config.devicePaths()) {
+            Path path = Path.of(p);
+            NativeFile.Kind kind = NativeFile.kindOf(path);
+            String notGeneric = kind == null ? null : NvmeNamespace.notAGenericDevice(path, kind);
+            if (notGeneric != null) {
+                throw new IllegalArgumentException("raw_block config: io_engine uring_cmd, " + key + " " + notGeneric);
+            }
         }
     }
 

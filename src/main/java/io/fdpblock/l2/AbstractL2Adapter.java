@@ -40,6 +40,11 @@ public abstract class AbstractL2Adapter implements L2Adapter {
     private final OpStats lookupStats = new OpStats();
     private final OpStats loadStats = new OpStats();
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** Set together, read together: one volatile reference. */
+    private volatile BackendIdentity identity = new BackendIdentity("", false);
+
+    /** What {@link #setBackendIdentity} set ({@code ""} until then, as LMCache's default). */
+    private record BackendIdentity(String name, boolean shared) {}
 
     protected AbstractL2Adapter() throws IOException {
         EventFd s = null;
@@ -316,6 +321,18 @@ public abstract class AbstractL2Adapter implements L2Adapter {
         }
     }
 
+    // ---- identity ----
+
+    @Override
+    public final void setBackendIdentity(String name, boolean shared) {
+        checkOpen();
+        if (name == null || name.isEmpty()) {
+            throw new IllegalArgumentException("backend name " + (name == null ? "null" : "\"\" is empty") + " for "
+                    + describe() + ": give the adapter's registered type name, e.g. \"raw_block\"");
+        }
+        identity = new BackendIdentity(name, shared);
+    }
+
     // ---- usage ----
 
     protected final void charge(String cacheSalt, long bytes) {
@@ -342,9 +359,16 @@ public abstract class AbstractL2Adapter implements L2Adapter {
         checkOpen();
         Map<String, Object> s = new LinkedHashMap<>(backendStatus());
         s.putIfAbsent("is_healthy", true);
+        BackendIdentity id = identity;
+        s.put("backend", id.name());
+        s.put("backend_shared", id.shared());
         s.put("pending_store_results", completedStores.size());
         s.put("pending_lookup_results", lookupResults.size());
         s.put("pending_load_results", loadResults.size());
+        // LMCache's names for the same counts: results recorded and not yet popped or queried
+        s.put("completed_store_task_count", completedStores.size());
+        s.put("completed_lookup_task_count", lookupResults.size());
+        s.put("completed_load_task_count", loadResults.size());
         s.put("listeners", listeners.size());
         s.put("listener_failures", listenerFailures.get());
         s.put("store", storeStats.snapshot("failed_tasks"));

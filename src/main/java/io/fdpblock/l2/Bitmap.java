@@ -2,7 +2,11 @@ package io.fdpblock.l2;
 
 import java.util.Arrays;
 
-/** A fixed-size bit set: bit i answers for {@code keys[i]} of a request. */
+/**
+ * A fixed-size bit set: bit i answers for {@code keys[i]} of a request. The Java counterpart of LMCache's
+ * native {@code Bitmap}, which lives in {@code lmcache.lmcache_native} (formerly
+ * {@code lmcache.native_storage_ops}).
+ */
 public final class Bitmap {
     private final int size;
     private final long[] words;

@@ -91,6 +91,20 @@ public interface L2Adapter extends AutoCloseable {
     /** Registers a listener and replays the keys already held to it as stored. */
     void registerListener(L2AdapterListener listener);
 
+    /**
+     * Names this adapter as the layer that built it knows it (LMCache's {@code set_backend_identity}):
+     * {@code name} is its registered type (e.g. {@code "raw_block"}), {@code shared} whether the storage
+     * behind it is one pool that several instances use. LMCache's storage manager sets it right after it
+     * builds an adapter and tags the adapter's cache events with it; {@link L2Adapters#create} sets it to
+     * the JSON's type, not shared, and {@link #reportStatus()} reports it ({@code backend},
+     * {@code backend_shared}). An adapter that wraps another forwards it to the one it wraps. May be set
+     * again; the last identity counts.
+     *
+     * @throws IllegalArgumentException for a null or empty name (the identity is then unchanged)
+     * @throws IllegalStateException after close
+     */
+    void setBackendIdentity(String name, boolean shared);
+
     AdapterUsage usage();
 
     /** A snapshot of state and counters; has {@code is_healthy}. */

@@ -45,7 +45,19 @@ public final class L2Adapters {
      */
     public static L2Adapter create(String json) throws IOException {
         Parsed p = parse(json);
-        return p.factory().create(p.config());
+        L2Adapter adapter = p.factory().create(p.config());
+        try {
+            // as LMCache's storage manager stamps an adapter it builds: its registered type, not shared
+            adapter.setBackendIdentity(p.factory().type(), false);
+        } catch (RuntimeException e) {
+            try {
+                adapter.close(); // not handed out: nobody else would close it
+            } catch (RuntimeException c) {
+                e.addSuppressed(c);
+            }
+            throw e;
+        }
+        return adapter;
     }
 
     /** An adapter JSON read and its type resolved, before anything is opened. */

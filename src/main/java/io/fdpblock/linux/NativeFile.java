@@ -173,12 +173,26 @@ public final class NativeFile implements AutoCloseable {
     }
 
     private static boolean isBlockDevice(Path path) {
+        return kindOf(path) == Kind.BLOCK_DEVICE; // when it cannot be told, open() names what is wrong with the path
+    }
+
+    /**
+     * What {@code path} is, from its {@code stat} (symbolic links followed), without opening it: for checks
+     * made before anything is opened. Null when it does not exist or its file system cannot tell.
+     */
+    public static Kind kindOf(Path path) {
         try {
-            Object mode = Files.getAttribute(path, "unix:mode");
-            return mode instanceof Integer m && (m & S_IFMT) == FdpNative.S_IFBLK();
+            return Files.getAttribute(path, "unix:mode") instanceof Integer mode ? kindOfMode(mode) : null;
         } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
-            return false; // open() then names what is wrong with the path
+            return null;
         }
+    }
+
+    private static Kind kindOfMode(int mode) {
+        int type = mode & S_IFMT;
+        return type == FdpNative.S_IFREG() ? Kind.REGULAR
+                : type == FdpNative.S_IFBLK() ? Kind.BLOCK_DEVICE
+                : type == FdpNative.S_IFCHR() ? Kind.CHAR_DEVICE : Kind.OTHER;
     }
 
     /**
@@ -378,10 +392,7 @@ public final class NativeFile implements AutoCloseable {
                 Syscalls.close(fd);
                 throw Errno.exception("fstat(" + path + ")", -r);
             }
-            int type = stat.st_mode(st) & S_IFMT;
-            kind = type == FdpNative.S_IFREG() ? Kind.REGULAR
-                    : type == FdpNative.S_IFBLK() ? Kind.BLOCK_DEVICE
-                    : type == FdpNative.S_IFCHR() ? Kind.CHAR_DEVICE : Kind.OTHER;
+            kind = kindOfMode(stat.st_mode(st));
         }
         return new NativeFile(path, fd, direct, write, kind);
     }

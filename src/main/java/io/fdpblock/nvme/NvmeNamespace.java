@@ -87,21 +87,12 @@ public final class NvmeNamespace implements AutoCloseable {
      */
     public static NvmeNamespace open(String device, boolean exclusive) throws IOException {
         Path path = Path.of(device);
-        Matcher m = GENERIC.matcher(path.getFileName().toString());
         NativeFile file = exclusive ? NativeFile.openExclusive(path, false) : NativeFile.open(path, true, false, false);
         try {
-            switch (file.kind()) {
-                case CHAR_DEVICE -> { }
-                case BLOCK_DEVICE -> throw new IOException(path + " is a block device" + (path.toString().matches(".*p\\d+$")
-                        ? " partition" : "") + ": NVMe passthru needs the namespace's generic character device "
-                        + suggestGeneric(path) + " (partitions have none)");
-                case REGULAR -> throw new IOException(path + " is a regular file: NVMe passthru needs a generic"
-                        + " character device /dev/ngXnY; use the io_uring or posix engine for files");
-                default -> throw new IOException(path + " is not an NVMe generic character device (/dev/ngXnY)");
-            }
-            if (!m.matches()) {
-                throw new IOException(path + " is a character device but not named ngXnY: open the namespace's"
-                        + " generic device (/dev/ngXnY)");
+            String notGeneric = notAGenericDevice(path, file.kind());
+            Matcher m = GENERIC.matcher(fileName(path));
+            if (notGeneric != null || !m.matches()) { // null: a character device named ngXnY, so it matches
+                throw new IOException(notGeneric);
             }
             int nsid = file.ioctl(FdpNative.NVME_IOCTL_ID(), "NVME_IOCTL_ID", MemorySegment.NULL);
             String block = "nvme" + m.group(1) + "n" + m.group(2);
@@ -121,8 +112,30 @@ public final class NvmeNamespace implements AutoCloseable {
         }
     }
 
+    /**
+     * Why {@code path}, a file of {@code kind} ({@link NativeFile#kindOf}), is no NVMe generic device, with
+     * what to use instead; null for a character device named {@code ngXnY}. What only an open tells (the
+     * namespace answering, permissions) is left to {@link #open}.
+     */
+    public static String notAGenericDevice(Path path, NativeFile.Kind kind) {
+        return switch (kind) {
+            case CHAR_DEVICE -> GENERIC.matcher(fileName(path)).matches() ? null : path + " is a character device but"
+                    + " not named ngXnY: open the namespace's generic device (/dev/ngXnY)";
+            case BLOCK_DEVICE -> path + " is a block device" + (path.toString().matches(".*p\\d+$") ? " partition" : "")
+                    + ": NVMe passthru needs the NVMe namespace character device " + suggestGeneric(path)
+                    + " (partitions have none)";
+            case REGULAR -> path + " is a regular file: NVMe passthru needs an NVMe namespace character device"
+                    + " (/dev/ngXnY); use the io_uring or posix engine for files";
+            case OTHER -> path + " is not an NVMe namespace character device (/dev/ngXnY)";
+        };
+    }
+
+    private static String fileName(Path path) {
+        return path.getFileName() == null ? "" : path.getFileName().toString();
+    }
+
     private static String suggestGeneric(Path path) {
-        Matcher b = Pattern.compile("nvme(\\d+)n(\\d+)(p\\d+)?").matcher(path.getFileName().toString());
+        Matcher b = Pattern.compile("nvme(\\d+)n(\\d+)(p\\d+)?").matcher(fileName(path));
         return b.matches() ? "/dev/ng" + b.group(1) + "n" + b.group(2) : "/dev/ngXnY";
     }
 

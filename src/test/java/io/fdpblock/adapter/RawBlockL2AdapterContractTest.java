@@ -13,12 +13,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 /** LMCache's L2 contract, run against the raw-block adapter over a file-backed store. */
 class RawBlockL2AdapterContractTest extends L2AdapterContractTest {
     private static final AtomicInteger SEQ = new AtomicInteger();
+    private static final long SLOT_BYTES = 16 << 10;
 
     @TempDir
     Path dir;
 
     static RawBlockCoreConfig.Builder config(Path file) {
-        return RawBlockCoreConfig.builder(file.toString(), 16 << 10).capacityBytes(RawBlockCoreConfig.v2MetaBytesFor(4096, 2048) + 2048L * (16 << 10)).ioEngine(IoEngine.IO_URING).metaEnablePeriodic(false);
+        return RawBlockCoreConfig.builder(file.toString(), SLOT_BYTES).capacityBytes(RawBlockCoreConfig.v2MetaBytesFor(4096, 2048) + 2048L * SLOT_BYTES).ioEngine(IoEngine.IO_URING).metaEnablePeriodic(false);
     }
 
     @Override
@@ -29,6 +30,12 @@ class RawBlockL2AdapterContractTest extends L2AdapterContractTest {
     @Override
     protected void breakInternals(L2Adapter adapter) throws Exception {
         ((RawBlockL2Adapter) adapter).core().close(); // the store goes away under the adapter
+    }
+
+    /** A newly stored key reports the slot it occupies, as LMCache's raw_block adapter does. */
+    @Override
+    protected long storedBytes(int payloadBytes) {
+        return SLOT_BYTES;
     }
 
     @Override

@@ -85,7 +85,7 @@ class RawBlockL2AdapterTest {
             for (ObjectKey k : three) {
                 objs.add(data(k, 1000));
             }
-            assertThat(awaitStore(a, a.submitStoreTask(three, objs))).isEqualTo(new L2StoreResult(true, 3000));
+            assertThat(awaitStore(a, a.submitStoreTask(three, objs))).isEqualTo(new L2StoreResult(true, 3 * SLOT));
             assertThat(a.usage()).isEqualTo(new AdapterUsage(3 * SLOT, 3 * SLOT, Map.of("a", 2 * SLOT, "b", SLOT)));
             assertThat(a.usage().usageFraction()).isEqualTo(1.0);
 
@@ -98,7 +98,7 @@ class RawBlockL2AdapterTest {
             a.delete(List.of(key(1, "a")));
             assertThat(a.usage().bytesByCacheSalt()).isEqualTo(Map.of("a", SLOT, "b", SLOT));
             assertThat(awaitStore(a, a.submitStoreTask(List.of(fourth), List.of(data(fourth, 10)))))
-                    .isEqualTo(new L2StoreResult(true, 10));
+                    .isEqualTo(new L2StoreResult(true, SLOT));
             assertThat(r.events).containsExactly("stored 3 [16384, 16384, 16384]", "deleted 1", "stored 1 [16384]");
             assertThat(a.usage().bytesByCacheSalt()).isEqualTo(Map.of("a", SLOT, "b", 2 * SLOT));
         }
@@ -129,7 +129,7 @@ class RawBlockL2AdapterTest {
                 assertThat(bufs.get(i).segment().asSlice(0, 5000).mismatch(data(keys.get(i), 5000).segment()))
                         .isEqualTo(-1);
             }
-            assertThat(b.reportStatus()).containsEntry("type", "raw_block").containsEntry("recovered_keys", 3)
+            assertThat(b.reportStatus()).containsEntry("type", "RawBlockL2Adapter").containsEntry("recovered_keys", 3)
                     .containsEntry("is_healthy", true);
         }
     }
@@ -141,6 +141,8 @@ class RawBlockL2AdapterTest {
                 + dir.resolve("reg.img") + "\",\"slot_bytes\":65536,\"capacity_bytes\":4194304,"
                 + "\"meta_total_bytes\":1048576,\"io_engine\":\"io_uring\",\"meta_enable_periodic\":false}")) {
             assertThat(a).isInstanceOf(RawBlockL2Adapter.class);
+            assertThat(a.reportStatus()).as("named by its registered type").containsEntry("backend", "raw_block")
+                    .containsEntry("backend_shared", false);
         }
         assertThatThrownBy(() -> L2Adapters.create("{\"type\":\"s3\"}")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("unknown L2 adapter type 's3'").hasMessageContaining("mock")

@@ -184,6 +184,11 @@ final class GatedAdapter implements L2Adapter {
     }
 
     @Override
+    public void setBackendIdentity(String name, boolean shared) {
+        delegate.setBackendIdentity(name, shared);
+    }
+
+    @Override
     public AdapterUsage usage() {
         return delegate.usage();
     }

@@ -83,11 +83,61 @@ class RawBlockCoreConfigTest {
         assertThatThrownBy(() -> RawBlockCoreConfig.fromJson("[1]")).hasMessageContaining("must be a JSON object");
     }
 
+    /** The engine LMCache's JSON selects, read both ways round: the order of the keys must not matter. */
+    private static IoEngine engineOf(String first, String second) {
+        String base = "\"device_path\":\"/x\",\"slot_bytes\":1048576";
+        IoEngine forward = RawBlockCoreConfig.fromJson("{" + base + "," + first + "," + second + "}").ioEngine();
+        IoEngine backward = RawBlockCoreConfig.fromJson("{" + second + "," + first + "," + base + "}").ioEngine();
+        assertThat(backward).as("%s, %s read the other way round", first, second).isEqualTo(forward);
+        return forward;
+    }
+
+    @Test
+    void engineSwitchesSelectAsLmcacheDoesInEitherKeyOrder() {
+        // two keys and the engine they select: use_iouring and use_uring count only without io_engine (null
+        // is not given, as in LMCache); use_uring_cmd turns io_uring, given or selected so, into passthru
+        String[][] cases = {
+            {"\"io_engine\":\"posix\"", "\"use_iouring\":true", "posix"},
+            {"\"io_engine\":\"posix\"", "\"use_uring\":true", "posix"},
+            {"\"io_engine\":\"memory\"", "\"use_iouring\":true", "memory"},
+            {"\"io_engine\":\"uring_cmd\"", "\"use_uring\":true", "uring_cmd"},
+            {"\"use_iouring\":false", "\"use_uring\":true", "io_uring"},
+            {"\"use_iouring\":false", "\"use_uring\":false", "posix"},
+            {"\"io_engine\":null", "\"use_iouring\":true", "io_uring"},
+            {"\"use_iouring\":null", "\"use_uring_cmd\":null", "posix"},
+            {"\"io_engine\":\"io_uring\"", "\"use_uring_cmd\":true", "uring_cmd"},
+            {"\"use_iouring\":true", "\"use_uring_cmd\":true", "uring_cmd"},
+            {"\"io_engine\":\"uring_cmd\"", "\"use_uring_cmd\":true", "uring_cmd"},
+            {"\"io_engine\":\"posix\"", "\"use_uring_cmd\":false", "posix"},
+        };
+        for (String[] c : cases) {
+            assertThat(engineOf(c[0], c[1])).as("%s, %s", c[0], c[1]).isEqualTo(IoEngine.parse(c[2]));
+        }
+    }
+
+    @Test
+    void useUringCmdWithoutIoUringIsRefusedInEitherKeyOrder() {
+        String base = "{\"device_path\":\"/x\",\"slot_bytes\":1048576,";
+        assertThatThrownBy(() -> RawBlockCoreConfig.fromJson(base + "\"use_uring_cmd\":true}"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("raw_block config: use_uring_cmd requires io_uring io_engine, but use_uring_cmd = true is"
+                        + " given with io_engine not set (posix): add \"io_engine\": \"io_uring\" beside it for NVMe"
+                        + " passthru on /dev/ngXnY (or give \"io_engine\": \"uring_cmd\" alone), or drop use_uring_cmd");
+        for (String json : List.of(base + "\"io_engine\":\"posix\",\"use_uring_cmd\":true}",
+                base + "\"use_uring_cmd\":true,\"io_engine\":\"posix\"}")) {
+            assertThatThrownBy(() -> RawBlockCoreConfig.fromJson(json)).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("use_uring_cmd requires io_uring io_engine")
+                    .hasMessageContaining("with io_engine = posix");
+        }
+        assertThatThrownBy(() -> RawBlockCoreConfig.fromJson(base + "\"io_engine\":\"memory\",\"use_uring_cmd\":true,"
+                + "\"capacity_bytes\":1073741824}")).hasMessageContaining("with io_engine = memory");
+    }
+
     @Test
     void lmcacheKeysWithoutEffectAreCheckedAndIgnored() {
         String base = "{\"device_path\":\"/x\",\"slot_bytes\":1048576";
         RawBlockCoreConfig c = RawBlockCoreConfig.fromJson(base + ",\"meta_idle_quiet_ms\":50,\"num_load_workers\":2,"
-                + "\"use_uring_cmd\":true,\"fdp_slot_reuse_policy\":null}");
+                + "\"io_engine\":\"io_uring\",\"use_uring_cmd\":true,\"fdp_slot_reuse_policy\":null}");
         assertThat(c.ioEngine()).isEqualTo(IoEngine.URING_CMD);
         assertThat(c.fdpSlotAffinityEnabled()).isFalse();
         assertThat(RawBlockCoreConfig.ACCEPTED_AND_IGNORED).contains("meta_idle_quiet_ms", "num_store_workers");

@@ -45,6 +45,14 @@ public abstract class L2AdapterContractTest {
 
     protected abstract int lockCount(L2Adapter adapter, ObjectKey key);
 
+    /**
+     * The bytes a store result reports for one newly stored key of {@code payloadBytes}: the payload by
+     * default; an adapter that reports the space a key occupies (raw_block: its slot) says so here.
+     */
+    protected long storedBytes(int payloadBytes) {
+        return payloadBytes;
+    }
+
     L2Adapter open() throws Exception {
         L2Adapter a = create();
         opened.add(a);
@@ -141,7 +149,7 @@ public abstract class L2AdapterContractTest {
             popped.put(id, awaitStore(a, id));
         }
         assertThat(popped).containsOnlyKeys(id);
-        assertThat(popped.get(id)).isEqualTo(new L2StoreResult(true, 5100));
+        assertThat(popped.get(id)).isEqualTo(new L2StoreResult(true, storedBytes(100) + storedBytes(5000)));
         assertThat(a.popCompletedStoreTasks()).isEmpty();
         long second = a.submitStoreTask(List.of(key(3)), List.of(data(key(3), 10)));
         assertThat(second).isNotEqualTo(id);
@@ -193,10 +201,28 @@ public abstract class L2AdapterContractTest {
         Map<String, Object> store = (Map<String, Object>) s.get("store");
         @SuppressWarnings("unchecked")
         Map<String, Object> lookup = (Map<String, Object>) s.get("lookup");
-        assertThat(store).containsEntry("tasks", 2L).containsEntry("failed_tasks", 0L).containsEntry("bytes", 6003L);
+        assertThat(store).containsEntry("tasks", 2L).containsEntry("failed_tasks", 0L).containsEntry("bytes",
+                storedBytes(3001) + storedBytes(3002));
         assertThat(lookup).containsEntry("tasks", 1L).containsEntry("misses", 2L);
         assertThat((Double) lookup.get("max_us")).isGreaterThan(0.0);
         assertThat((Double) store.get("p99_us")).isGreaterThanOrEqualTo((Double) store.get("p50_us"));
+    }
+
+    @Test
+    void backendIdentityIsReportedInTheStatusAndAnEmptyNameIsRefused() throws Exception {
+        L2Adapter a = open();
+        a.setBackendIdentity("raw_block", true);
+        assertThat(a.reportStatus()).containsEntry("backend", "raw_block").containsEntry("backend_shared", true);
+        assertThatThrownBy(() -> a.setBackendIdentity("", false)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("backend name \"\" is empty");
+        assertThatThrownBy(() -> a.setBackendIdentity(null, false)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("backend name null");
+        assertThat(a.reportStatus()).as("a refused identity changes nothing").containsEntry("backend", "raw_block")
+                .containsEntry("backend_shared", true);
+        a.setBackendIdentity("fs", false);
+        assertThat(a.reportStatus()).containsEntry("backend", "fs").containsEntry("backend_shared", false);
+        a.close();
+        assertThatThrownBy(() -> a.setBackendIdentity("fs", false)).isInstanceOf(IllegalStateException.class);
     }
 
     @Test
