@@ -47,7 +47,9 @@ module io.fdpblock {
     // Keep in step with src/main/resources/META-INF/services/ (the class path reads those files).
     provides io.fdpblock.l2.L2AdapterFactory with
             io.fdpblock.adapter.RawBlockL2Adapter.Factory,
-            io.fdpblock.l2.MockL2Adapter.Factory;
+            io.fdpblock.l2.MockL2Adapter.Factory,
+            io.fdpblock.l2.QosL2Adapter.Factory,
+            io.fdpblock.l2.FaultInjectL2Adapter.Factory;
     provides io.fdpblock.core.StoreFormat with
             io.fdpblock.core.v1.V1Format,
             io.fdpblock.core.v2.V2Format;
