@@ -1,6 +1,6 @@
 package io.fdpblock.core;
 
-import org.bouncycastle.crypto.digests.Blake2bDigest;
+import io.fdpblock.util.Blake2b64;
 
 import java.nio.charset.StandardCharsets;
 
@@ -13,11 +13,7 @@ public final class SlotIdentity {
      * bytes of the encoded key, read little-endian.
      */
     public static long of(String encodedKey) {
-        byte[] in = encodedKey.getBytes(StandardCharsets.UTF_8);
-        Blake2bDigest d = new Blake2bDigest(64);
-        d.update(in, 0, in.length);
-        byte[] out = new byte[8];
-        d.doFinal(out, 0);
+        byte[] out = Blake2b64.digest(encodedKey.getBytes(StandardCharsets.UTF_8));
         long v = 0;
         for (int i = 7; i >= 0; i--) {
             v = (v << 8) | (out[i] & 0xFF);

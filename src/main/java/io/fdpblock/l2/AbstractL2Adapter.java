@@ -30,9 +30,7 @@ public abstract class AbstractL2Adapter implements L2Adapter {
     private final EventFd lookupFd;
     private final EventFd loadFd;
     private final AtomicLong nextTaskId = new AtomicLong(1);
-    private final ConcurrentHashMap<Long, L2StoreResult> completedStores = new ConcurrentHashMap<>();
-    private final ConcurrentHashMap<Long, Bitmap> lookupResults = new ConcurrentHashMap<>();
-    private final ConcurrentHashMap<Long, Bitmap> loadResults = new ConcurrentHashMap<>();
+    private final TaskResults results = new TaskResults();
     private final CopyOnWriteArrayList<L2AdapterListener> listeners = new CopyOnWriteArrayList<>();
     private final ConcurrentHashMap<String, AtomicLong> bytesBySalt = new ConcurrentHashMap<>();
     private final AtomicLong listenerFailures = new AtomicLong();
@@ -151,19 +149,19 @@ public abstract class AbstractL2Adapter implements L2Adapter {
      * @param submitNanos {@link System#nanoTime()} at submit: the latency recorded is submit to signal
      */
     protected final void completeStore(long taskId, L2StoreResult result, long submitNanos) {
-        completedStores.put(taskId, result);
+        results.putStore(taskId, result);
         storeStats.record(submitNanos, result.success() ? 0 : 1, result.bytesWritten());
         storeFd.signal();
     }
 
     protected final void completeLookup(long taskId, Bitmap hits, long submitNanos) {
-        lookupResults.put(taskId, hits);
+        results.putLookup(taskId, hits);
         lookupStats.record(submitNanos, hits.size() - hits.cardinality(), 0);
         lookupFd.signal();
     }
 
     protected final void completeLoad(long taskId, Bitmap hits, long submitNanos) {
-        loadResults.put(taskId, hits);
+        results.putLoad(taskId, hits);
         loadStats.record(submitNanos, hits.size() - hits.cardinality(), 0);
         loadFd.signal();
     }
@@ -249,26 +247,19 @@ public abstract class AbstractL2Adapter implements L2Adapter {
     @Override
     public final Map<Long, L2StoreResult> popCompletedStoreTasks() {
         checkOpen();
-        Map<Long, L2StoreResult> out = new HashMap<>();
-        for (Long id : completedStores.keySet()) {
-            L2StoreResult r = completedStores.remove(id);
-            if (r != null) { // another thread may have popped it between keySet and remove
-                out.put(id, r);
-            }
-        }
-        return out;
+        return results.popStores();
     }
 
     @Override
     public final Bitmap queryLookupAndLockResult(long taskId) {
         checkOpen();
-        return lookupResults.remove(taskId);
+        return results.takeLookup(taskId);
     }
 
     @Override
     public final Bitmap queryLoadResult(long taskId) {
         checkOpen();
-        return loadResults.remove(taskId);
+        return results.takeLoad(taskId);
     }
 
     // ---- listeners ----
@@ -362,13 +353,7 @@ public abstract class AbstractL2Adapter implements L2Adapter {
         BackendIdentity id = identity;
         s.put("backend", id.name());
         s.put("backend_shared", id.shared());
-        s.put("pending_store_results", completedStores.size());
-        s.put("pending_lookup_results", lookupResults.size());
-        s.put("pending_load_results", loadResults.size());
-        // LMCache's names for the same counts: results recorded and not yet popped or queried
-        s.put("completed_store_task_count", completedStores.size());
-        s.put("completed_lookup_task_count", lookupResults.size());
-        s.put("completed_load_task_count", loadResults.size());
+        results.putPending(s);
         s.put("listeners", listeners.size());
         s.put("listener_failures", listenerFailures.get());
         s.put("store", storeStats.snapshot("failed_tasks"));

@@ -1,7 +1,7 @@
 package io.fdpblock.l2;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import org.bouncycastle.crypto.digests.Blake2bDigest;
+import io.fdpblock.util.Blake2b64;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
 import java.util.HexFormat;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -150,13 +149,8 @@ public final class FaultInjectL2Adapter extends ForwardingL2Adapter {
     private boolean inRateBucket(ObjectKey k) {
         String ident = seed + ":" + HEX.formatHex(k.chunkHash()) + ":" + k.modelName() + ":"
                 + Integer.toUnsignedString(k.kvRank()) + ":" + k.objectGroupId() + ":" + k.cacheSalt();
-        byte[] in = ident.getBytes(StandardCharsets.UTF_8);
-        Blake2bDigest d = new Blake2bDigest(64);
-        d.update(in, 0, in.length);
-        byte[] out = new byte[8];
-        d.doFinal(out, 0);
         long v = 0;
-        for (byte b : out) {
+        for (byte b : Blake2b64.digest(ident.getBytes(StandardCharsets.UTF_8))) { // read big-endian
             v = (v << 8) | (b & 0xFF);
         }
         return Long.remainderUnsigned(v, HASH_BUCKETS) < rateThreshold;
@@ -285,8 +279,7 @@ public final class FaultInjectL2Adapter extends ForwardingL2Adapter {
         public L2Adapter create(JsonNode config) throws IOException {
             Builder b = builder();
             JsonNode inner = null;
-            for (Iterator<Map.Entry<String, JsonNode>> it = config.properties().iterator(); it.hasNext(); ) {
-                Map.Entry<String, JsonNode> e = it.next();
+            for (Map.Entry<String, JsonNode> e : config.properties()) {
                 JsonNode v = e.getValue();
                 switch (e.getKey()) {
                     case "type" -> { }

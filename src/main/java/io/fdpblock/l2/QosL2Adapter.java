@@ -7,7 +7,6 @@ import io.fdpblock.util.Segments;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -63,9 +62,7 @@ public final class QosL2Adapter extends ForwardingL2Adapter {
     private final EventFd loadFd;
     private final EventFd wakeFd;
     private final AtomicLong nextTaskId = new AtomicLong(1);
-    private final ConcurrentHashMap<Long, L2StoreResult> completedStores = new ConcurrentHashMap<>();
-    private final ConcurrentHashMap<Long, Bitmap> lookupResults = new ConcurrentHashMap<>();
-    private final ConcurrentHashMap<Long, Bitmap> loadResults = new ConcurrentHashMap<>();
+    private final TaskResults results = new TaskResults();
     /** Parts at the inner adapter, by the inner adapter's task id. */
     private final ConcurrentHashMap<Long, Part> innerStores = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<Long, Part> innerLookups = new ConcurrentHashMap<>();
@@ -89,6 +86,7 @@ public final class QosL2Adapter extends ForwardingL2Adapter {
         this.scheduler = scheduler;
         this.resourceGroup = resourceGroup;
         this.onClose = onClose;
+        int[] innerFds = {inner.storeEventFd(), inner.lookupAndLockEventFd(), inner.loadEventFd()}; // first: may throw
         List<EventFd> fds = new ArrayList<>(4);
         try {
             for (int i = 0; i < 4; i++) {
@@ -102,7 +100,6 @@ public final class QosL2Adapter extends ForwardingL2Adapter {
         lookupFd = fds.get(1);
         loadFd = fds.get(2);
         wakeFd = fds.get(3);
-        int[] innerFds = {inner.storeEventFd(), inner.lookupAndLockEventFd(), inner.loadEventFd()};
         relay = Thread.ofPlatform().daemon().name("fdpblock-qos-relay-" + RELAYS.incrementAndGet())
                 .start(() -> relay(innerFds));
     }
@@ -283,26 +280,19 @@ public final class QosL2Adapter extends ForwardingL2Adapter {
     @Override
     public Map<Long, L2StoreResult> popCompletedStoreTasks() {
         checkOpen();
-        Map<Long, L2StoreResult> out = new HashMap<>();
-        for (Long id : completedStores.keySet()) {
-            L2StoreResult r = completedStores.remove(id);
-            if (r != null) { // another thread may have popped it between keySet and remove
-                out.put(id, r);
-            }
-        }
-        return out;
+        return results.popStores();
     }
 
     @Override
     public Bitmap queryLookupAndLockResult(long taskId) {
         checkOpen();
-        return lookupResults.remove(taskId);
+        return results.takeLookup(taskId);
     }
 
     @Override
     public Bitmap queryLoadResult(long taskId) {
         checkOpen();
-        return loadResults.remove(taskId);
+        return results.takeLoad(taskId);
     }
 
     // ---- admission and completion ----
@@ -404,15 +394,15 @@ public final class QosL2Adapter extends ForwardingL2Adapter {
         if (whole != null) {
             switch (t.op) { // recorded first, then signalled
                 case STORE -> {
-                    completedStores.put(t.id, (L2StoreResult) whole);
+                    results.putStore(t.id, (L2StoreResult) whole);
                     storeFd.signal();
                 }
                 case LOOKUP -> {
-                    lookupResults.put(t.id, (Bitmap) whole);
+                    results.putLookup(t.id, (Bitmap) whole);
                     lookupFd.signal();
                 }
                 case LOAD -> {
-                    loadResults.put(t.id, (Bitmap) whole);
+                    results.putLoad(t.id, (Bitmap) whole);
                     loadFd.signal();
                 }
             }
@@ -425,7 +415,7 @@ public final class QosL2Adapter extends ForwardingL2Adapter {
     private void relay(int[] innerFds) {
         try (Poller poller = Poller.of(innerFds[0], innerFds[1], innerFds[2], wakeFd.fd())) {
             while (!stopping) {
-                poller.poll(Duration.ofSeconds(1));
+                poller.poll(null); // the wake fd ends the wait at close
                 if (stopping) {
                     return;
                 }
@@ -508,9 +498,7 @@ public final class QosL2Adapter extends ForwardingL2Adapter {
         q.put("at_inner_stores", innerStores.size());
         q.put("at_inner_lookups", innerLookups.size());
         q.put("at_inner_loads", innerLoads.size());
-        q.put("pending_store_results", completedStores.size());
-        q.put("pending_lookup_results", lookupResults.size());
-        q.put("pending_load_results", loadResults.size());
+        results.putPending(q);
         q.put("split_tasks", splitTasks.sum());
         q.put("refused_by_inner", refusedByInner.sum());
         synchronized (earlyStores) {
@@ -594,8 +582,7 @@ public final class QosL2Adapter extends ForwardingL2Adapter {
             Map<String, Integer> weights = new TreeMap<>();
             String group = null;
             JsonNode inner = null;
-            for (Iterator<Map.Entry<String, JsonNode>> it = config.properties().iterator(); it.hasNext(); ) {
-                Map.Entry<String, JsonNode> e = it.next();
+            for (Map.Entry<String, JsonNode> e : config.properties()) {
                 JsonNode v = e.getValue();
                 switch (e.getKey()) {
                     case "type" -> { }
@@ -609,9 +596,8 @@ public final class QosL2Adapter extends ForwardingL2Adapter {
                             throw new IllegalArgumentException("qos: sched_weights = " + v
                                     + " must be an object of cache salt to weight, e.g. {\"tenant-a\": 300, \"\": 100}");
                         }
-                        for (Iterator<Map.Entry<String, JsonNode>> w = v.properties().iterator(); w.hasNext(); ) {
-                            Map.Entry<String, JsonNode> s = w.next();
-                            weights.put(s.getKey(), (int) integer("sched_weights[\"" + s.getKey() + "\"]", s.getValue(),
+                        for (Map.Entry<String, JsonNode> w : v.properties()) {
+                            weights.put(w.getKey(), (int) integer("sched_weights[\"" + w.getKey() + "\"]", w.getValue(),
                                     Integer.MAX_VALUE));
                         }
                     }

@@ -48,13 +48,15 @@ class WrapperContractTest {
                 : ((RawBlockL2Adapter) inner).core().lockCount(key.encoded());
     }
 
-    /** The contract through a QoS wrapper; one difference, documented: the inner adapter's refusals. */
-    abstract static class OverQos extends L2AdapterContractTest {
+    /** The contract through a wrapper of {@link #inner()}; lock counts and broken internals are the inner one's. */
+    abstract static class OverWrapper extends L2AdapterContractTest {
         abstract L2Adapter inner() throws Exception;
+
+        abstract L2Adapter wrap(L2Adapter inner) throws Exception;
 
         @Override
         protected L2Adapter create() throws Exception {
-            return QosL2Adapter.wrap(inner());
+            return wrap(inner());
         }
 
         @Override
@@ -65,6 +67,14 @@ class WrapperContractTest {
         @Override
         protected int lockCount(L2Adapter adapter, ObjectKey key) {
             return innerLockCount(adapter, key);
+        }
+    }
+
+    /** The contract through a QoS wrapper; one difference, documented: the inner adapter's refusals. */
+    abstract static class OverQos extends OverWrapper {
+        @Override
+        L2Adapter wrap(L2Adapter inner) throws Exception {
+            return QosL2Adapter.wrap(inner);
         }
 
         /**
@@ -122,22 +132,10 @@ class WrapperContractTest {
     }
 
     /** The contract through fault_inject with faults that hit none of the contract's keys. */
-    abstract static class OverFaultInject extends L2AdapterContractTest {
-        abstract L2Adapter inner() throws Exception;
-
+    abstract static class OverFaultInject extends OverWrapper {
         @Override
-        protected L2Adapter create() throws Exception {
-            return FaultInjectL2Adapter.builder().dropChunkHashesHex("ffeeddcc").gapIndices(64).wrap(inner());
-        }
-
-        @Override
-        protected void breakInternals(L2Adapter adapter) throws Exception {
-            breakInner(adapter);
-        }
-
-        @Override
-        protected int lockCount(L2Adapter adapter, ObjectKey key) {
-            return innerLockCount(adapter, key);
+        L2Adapter wrap(L2Adapter inner) {
+            return FaultInjectL2Adapter.builder().dropChunkHashesHex("ffeeddcc").gapIndices(64).wrap(inner);
         }
     }
 
