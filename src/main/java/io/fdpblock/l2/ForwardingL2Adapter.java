@@ -145,6 +145,13 @@ public abstract class ForwardingL2Adapter implements L2Adapter, ReclaimUnitGroup
         inner.registerListener(listener);
     }
 
+    /** Forwarded: the identity is the storage's, which the inner adapter is (as LMCache's wrappers do). */
+    @Override
+    public void setBackendIdentity(String name, boolean shared) {
+        checkOpen();
+        inner.setBackendIdentity(name, shared);
+    }
+
     @Override
     public AdapterUsage usage() {
         checkOpen();

@@ -171,6 +171,7 @@ class FaultInjectL2AdapterTest {
         assertThat(f.inner()).isInstanceOf(MockL2Adapter.class);
         assertThat(f.usage().totalCapacityBytes()).isEqualTo(4096);
         assertThat(drops(f, keys(8))).isEqualTo("[0, 3, 7]");
+        assertThat(f.inner().reportStatus()).as("the identity is forwarded").containsEntry("backend", "fault_inject");
         @SuppressWarnings("unchecked")
         Map<String, Object> fault = (Map<String, Object>) f.reportStatus().get("fault_inject");
         assertThat(fault).containsEntry("seed", 42L).containsEntry("rate", 0.0).containsEntry("gap_indices", List.of(7))

@@ -419,6 +419,9 @@ class QosL2AdapterTest {
         assertThat(q.inner()).isInstanceOf(MockL2Adapter.class);
         assertThat(q.usage().totalCapacityBytes()).isEqualTo(65536);
         assertThat(q.reportStatus()).containsEntry("type", "mock").containsKey("qos");
+        assertThat(q.inner().reportStatus()).as("the identity is forwarded").containsEntry("backend", "qos");
+        q.setBackendIdentity("nvme0", true);
+        assertThat(q.inner().reportStatus()).containsEntry("backend", "nvme0").containsEntry("backend_shared", true);
         assertThat(q).hasToString("qos adapter over mock L2 adapter");
 
         assertThatThrownBy(() -> L2Adapters.create("{\"type\":\"qos\",\"inner\":{\"type\":\"mock\"},\"weight\":1}"))

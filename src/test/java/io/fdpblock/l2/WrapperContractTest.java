@@ -25,11 +25,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 @Tag("host")
 class WrapperContractTest {
     private static final AtomicInteger SEQ = new AtomicInteger();
+    private static final int SLOT_BYTES = 16 << 10;
 
     /** A raw-block adapter over a new file in {@code dir}: the same store the raw-block contract test uses. */
     static RawBlockL2Adapter rawBlock(Path dir) throws Exception {
         return RawBlockL2Adapter.open(RawBlockCoreConfig.builder(dir.resolve("raw-" + SEQ.incrementAndGet() + ".img")
-                        .toString(), 16 << 10).capacityBytes(RawBlockCoreConfig.v2MetaBytesFor(4096, 2048) + 2048L * (16 << 10))
+                        .toString(), SLOT_BYTES).capacityBytes(RawBlockCoreConfig.v2MetaBytesFor(4096, 2048) + 2048L * SLOT_BYTES)
                 .ioEngine(IoEngine.IO_URING).metaEnablePeriodic(false).build());
     }
 
@@ -129,6 +130,11 @@ class WrapperContractTest {
         L2Adapter inner() throws Exception {
             return rawBlock(dir);
         }
+
+        @Override
+        protected long storedBytes(int payloadBytes) {
+            return SLOT_BYTES; // raw_block reports the slot a new key occupies
+        }
     }
 
     /** The contract through fault_inject with faults that hit none of the contract's keys. */
@@ -155,6 +161,11 @@ class WrapperContractTest {
         @Override
         L2Adapter inner() throws Exception {
             return rawBlock(dir);
+        }
+
+        @Override
+        protected long storedBytes(int payloadBytes) {
+            return SLOT_BYTES; // raw_block reports the slot a new key occupies
         }
     }
 }
