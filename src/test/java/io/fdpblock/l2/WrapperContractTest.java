@@ -49,15 +49,30 @@ class WrapperContractTest {
                 : ((RawBlockL2Adapter) inner).core().lockCount(key.encoded());
     }
 
-    /** The contract through a wrapper of {@link #inner()}; lock counts and broken internals are the inner one's. */
+    /** The adapters a wrapper is tested over. */
+    enum Inner {
+        MOCK,
+        /** completions later, from another thread */
+        MOCK_WITH_BANDWIDTH,
+        RAW_BLOCK
+    }
+
+    /** The contract through a wrapper over an {@link Inner}; lock counts and broken internals are the inner one's. */
     abstract static class OverWrapper extends L2AdapterContractTest {
-        abstract L2Adapter inner() throws Exception;
+        @TempDir
+        Path dir;
+
+        abstract Inner inner();
 
         abstract L2Adapter wrap(L2Adapter inner) throws Exception;
 
         @Override
         protected L2Adapter create() throws Exception {
-            return wrap(inner());
+            return wrap(switch (inner()) {
+                case MOCK -> new MockL2Adapter();
+                case MOCK_WITH_BANDWIDTH -> new MockL2Adapter(0, 2_000_000_000L);
+                case RAW_BLOCK -> rawBlock(dir);
+            });
         }
 
         @Override
@@ -68,6 +83,11 @@ class WrapperContractTest {
         @Override
         protected int lockCount(L2Adapter adapter, ObjectKey key) {
             return innerLockCount(adapter, key);
+        }
+
+        @Override
+        protected long storedBytes(int payloadBytes) {
+            return inner() == Inner.RAW_BLOCK ? SLOT_BYTES : payloadBytes; // raw_block: the slot a new key occupies
         }
     }
 
@@ -108,32 +128,24 @@ class WrapperContractTest {
     @Nested
     class QosOverMock extends OverQos {
         @Override
-        L2Adapter inner() throws Exception {
-            return new MockL2Adapter();
+        Inner inner() {
+            return Inner.MOCK;
         }
     }
 
     @Nested
-    class QosOverMockWithBandwidth extends OverQos { // completions later, from another thread
+    class QosOverMockWithBandwidth extends OverQos {
         @Override
-        L2Adapter inner() throws Exception {
-            return new MockL2Adapter(0, 2_000_000_000L);
+        Inner inner() {
+            return Inner.MOCK_WITH_BANDWIDTH;
         }
     }
 
     @Nested
     class QosOverRawBlock extends OverQos {
-        @TempDir
-        Path dir;
-
         @Override
-        L2Adapter inner() throws Exception {
-            return rawBlock(dir);
-        }
-
-        @Override
-        protected long storedBytes(int payloadBytes) {
-            return SLOT_BYTES; // raw_block reports the slot a new key occupies
+        Inner inner() {
+            return Inner.RAW_BLOCK;
         }
     }
 
@@ -148,24 +160,16 @@ class WrapperContractTest {
     @Nested
     class FaultInjectOverMock extends OverFaultInject {
         @Override
-        L2Adapter inner() throws Exception {
-            return new MockL2Adapter();
+        Inner inner() {
+            return Inner.MOCK;
         }
     }
 
     @Nested
     class FaultInjectOverRawBlock extends OverFaultInject {
-        @TempDir
-        Path dir;
-
         @Override
-        L2Adapter inner() throws Exception {
-            return rawBlock(dir);
-        }
-
-        @Override
-        protected long storedBytes(int payloadBytes) {
-            return SLOT_BYTES; // raw_block reports the slot a new key occupies
+        Inner inner() {
+            return Inner.RAW_BLOCK;
         }
     }
 }
