@@ -24,7 +24,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * store closed, {@link Target#prepareSlots}, {@link Source#confine}, {@link Target#writeBody},
  * {@link Target#commit}, {@link Source#erase}, {@link Target#finish}. One single-block write in
  * {@link Target#commit} or {@link Source#erase} commits ({@link Progress#committing}): stopped before it
- * lands, the device opens in the source format with every key; after, in the target's.
+ * lands, the device opens in the source format with every key; after, in the target's. Which one it opens
+ * in is what {@link StoreFormats#find} makes of it (a header nearer the device's start wins), so the two
+ * formats' headers decide where that write must be.
  */
 public final class FormatMigration {
     private FormatMigration() {}
