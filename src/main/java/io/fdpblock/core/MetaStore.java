@@ -87,6 +87,13 @@ public interface MetaStore {
      */
     Map<String, Integer> keySizes() throws IOException;
 
+    /**
+     * Every committed entry with its slot header, read and checked against it by this format's rule (a
+     * read per entry, in batches); takes the store's lock only while it copies entries, never across I/O
+     * or the visitor.
+     */
+    void forEachEntry(StoreEntry.Visitor visitor) throws IOException;
+
     /** The format's own status entries. */
     void status(Map<String, Object> s);
 }

@@ -21,6 +21,22 @@ import java.lang.foreign.MemorySegment;
 public record ProbeContext(RawBlockCoreConfig config, BlockDevice device, long capacity, long dataAlign,
         PlacementId metadata) {
     /**
+     * A probe of all of {@code device} for a tool that has no store configuration (migrate, inspect), to
+     * detect a store ({@link StoreFormats#find}) and read its layout ({@link StoreFormat#recordedLayout}),
+     * which use of a configuration only {@code block_align} and {@code meta_total_bytes} (where lmcache_v1's
+     * second container lies; null: the default). It writes nothing.
+     */
+    public static ProbeContext ofDevice(BlockDevice device, int blockAlign, Long metaTotalBytes) {
+        int headerBytes = Math.max(blockAlign, RawBlockCoreConfig.DEFAULT_HEADER_BYTES);
+        RawBlockCoreConfig.Builder b = RawBlockCoreConfig.builder(device.path(), 2L * headerBytes) // required; unread
+                .blockAlign(blockAlign).headerBytes(headerBytes);
+        if (metaTotalBytes != null) {
+            b.metaTotalBytes(metaTotalBytes);
+        }
+        return new ProbeContext(b.build(), device, device.sizeBytes(), blockAlign, PlacementId.NONE);
+    }
+
+    /**
      * A striped store's metadata lies on its first member: refuses (before anything is written) a
      * metadata area of {@code metaBytes} that does not fit it. Nothing for a single device.
      */

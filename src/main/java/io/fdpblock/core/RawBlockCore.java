@@ -60,7 +60,7 @@ public final class RawBlockCore implements AutoCloseable {
         void onComplete(PutOutcome[] outcomes);
     }
 
-    /** The parts its paths share; the fields below are the ones the package's tools and tests read. */
+    /** The parts its paths share; the fields below are the ones the package's tests read. */
     final StoreParts parts;
     private final boolean ownsDevice;
     final RawBlockCoreConfig config;
@@ -314,6 +314,21 @@ public final class RawBlockCore implements AutoCloseable {
      */
     public Map<String, Integer> keySizes() throws IOException {
         return meta.keySizes();
+    }
+
+    /**
+     * Every committed entry as the store's format records it (key, slot, size, CRC32C, object metadata),
+     * with the slot header it points at, read and checked against it by the format's rule: a read per
+     * entry, for audits and for the tools that carry the entries elsewhere (migrate). Entries committed
+     * or removed meanwhile may or may not be listed.
+     */
+    public void forEachEntry(StoreEntry.Visitor visitor) throws IOException {
+        meta.forEachEntry(visitor);
+    }
+
+    /** What this open recovered from the device (status reports it: {@code recovery}, {@code recovered_keys}, ...). */
+    public RecoveryResult recovery() {
+        return recovered;
     }
 
     /** Keys per cache salt (usage by salt, without the keys). */

@@ -1,5 +1,7 @@
 package io.fdpblock.core;
 
+import io.fdpblock.device.BlockDevice;
+
 import java.io.IOException;
 
 /**
@@ -8,7 +10,9 @@ import java.io.IOException;
  * them. Open asks each format what the device holds ({@link #detect}); the format that found its store
  * opens it ({@link #open}), or, on a device that holds none, the configured one makes a new store
  * ({@link #create}). Either way the result is recovered into an index and a metadata writer
- * ({@link Opening#recover}), whose background work the engine starts afterwards.
+ * ({@link Opening#recover}), whose background work the engine starts afterwards. The tools reach a
+ * store through its format too: the layout it records ({@link #recordedLayout}) and its part in a
+ * migration to or from another format ({@link FormatMigration}).
  *
  * <p>Implementations are stateless and public, with a public no-argument constructor.
  */
@@ -48,6 +52,40 @@ public interface StoreFormat {
      * ones the store on them was created over, where what this format records tells. Nothing by default.
      */
     default void checkUnlabelledMembers(ProbeContext probe) throws IOException {}
+
+    // ------------------------------------------------------------------ for the tools (migrate)
+
+    /**
+     * What this format records of the layout of the store on {@code probe}'s device, read without writing,
+     * for a tool that opens a store without its configuration: {@code given} fills what it does not record,
+     * and tells it where to look where it cannot find out by itself.
+     *
+     * @param found what {@link #detect} found; {@link Detection#NONE} (or {@link Detection.Kind#TRACES})
+     *        when no format found its header on the device, and a format may still find its store by what
+     *        else it left
+     * @return the layout, or null when the device holds no store of this format
+     * @throws FormatRefusedException when it holds one whose layout cannot be told, saying what to give
+     */
+    StoreLayout recordedLayout(ProbeContext probe, Detection found, StoreLayout.Given given) throws IOException;
+
+    /**
+     * This format as the source of a migration of {@code store} (open in this format, with
+     * {@code layout}) to another format ({@link FormatMigration}).
+     *
+     * @param devicePath what the store's configuration names its device
+     */
+    FormatMigration.Source migrationSource(RawBlockCore store, StoreLayout layout, String devicePath)
+            throws IOException;
+
+    /**
+     * This format as the target of a migration of the store on {@code device}, with {@code layout}, from
+     * another format ({@link FormatMigration}).
+     *
+     * @param devicePath what the store's configuration names its device
+     * @throws FormatRefusedException when this format's metadata for the store does not fit its metadata area
+     */
+    FormatMigration.Target migrationTarget(BlockDevice device, StoreLayout layout, String devicePath)
+            throws IOException;
 
     /** A store of a format, opened far enough to say where its data area starts. */
     interface Opening {

@@ -12,9 +12,10 @@ import java.util.ServiceLoader;
 /**
  * The store formats by name, as {@link ServiceLoader} finds them, and which one opens a device: an
  * existing store opens in its own format whatever the configuration's {@code meta_format} says; a new
- * device gets the configured one; damage is refused. Nothing is written while the formats look.
+ * device gets the configured one; damage is refused. Nothing is written while the formats look. The
+ * tools (migrate, inspect) ask it the same: which format a device holds, by the store's own rule.
  */
-final class StoreFormats {
+public final class StoreFormats {
     private static final List<StoreFormat> ALL = load();
 
     private StoreFormats() {}
@@ -28,7 +29,7 @@ final class StoreFormats {
     }
 
     /** The format of this {@code meta_format} name. */
-    static StoreFormat named(String name) {
+    public static StoreFormat named(String name) {
         for (StoreFormat f : ALL) {
             if (f.name().equals(name)) {
                 return f;
@@ -66,18 +67,18 @@ final class StoreFormats {
     }
 
     /** The formats, in the order the service files list them. */
-    static List<StoreFormat> all() {
+    public static List<StoreFormat> all() {
         return ALL;
     }
 
     /** What one format found: the one that opens the device. */
-    record Found(StoreFormat format, Detection detection) {}
+    public record Found(StoreFormat format, Detection detection) {}
 
     /**
      * What the device holds, as its open sees it: a header nearer the device's start wins over another
      * format's; else a damaged one; else a trace (a second copy); null when nothing of any format.
      */
-    static Found find(ProbeContext probe) throws IOException {
+    public static Found find(ProbeContext probe) throws IOException {
         Found store = null;
         Found damaged = null;
         Found traces = null;

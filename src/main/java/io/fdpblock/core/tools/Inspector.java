@@ -1,14 +1,18 @@
 package io.fdpblock.core.tools;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.fdpblock.core.Detection;
 import io.fdpblock.core.OnDiskFormat;
+import io.fdpblock.core.ProbeContext;
 import io.fdpblock.core.SaltTable;
+import io.fdpblock.core.StoreFormats;
 import io.fdpblock.core.v1.CheckpointCodec;
 import io.fdpblock.core.v1.MetadataArea;
 import io.fdpblock.core.v2.CompactIndex;
 import io.fdpblock.core.v2.KeyListing;
 import io.fdpblock.core.v2.LogReader;
 import io.fdpblock.core.v2.Snapshots;
+import io.fdpblock.core.v2.V2Format;
 import io.fdpblock.core.v2.V2Layout;
 import io.fdpblock.core.v2.V2Recovery;
 import io.fdpblock.device.BlockDevice;
@@ -169,16 +173,17 @@ public final class Inspector {
      * @param blockAlign where superblock copy B is looked for when copy A is not valid
      * @param verify read every entry's slot header: the key it names, checked against the entry
      * @return null when the device holds no fdpblock_v2 superblock (an lmcache_v1 container header at
-     *         offset 0 wins, as when a store opens)
+     *         offset 0 wins: which format a device holds is told by the rule a store's open uses)
      */
     public static V2Report inspectV2(BlockDevice device, int blockAlign, boolean verify) throws IOException {
-        FormatProbe.Found found = FormatProbe.detect(device, blockAlign);
-        if (found.kind() != FormatProbe.Found.Kind.FDPBLOCK_V2
-                && found.kind() != FormatProbe.Found.Kind.FDPBLOCK_V2_DAMAGED) {
+        StoreFormats.Found found = StoreFormats.find(ProbeContext.ofDevice(device, blockAlign, null));
+        if (found == null || !found.format().name().equals(V2Format.NAME)) {
             return null;
         }
+        V2Layout layout = found.detection().kind() == Detection.Kind.STORE ? V2Format.readSuperblock(device, blockAlign)
+                : null;
         List<Superblock> supers = new ArrayList<>(2);
-        int align = found.layout() != null ? found.layout().blockAlign() : blockAlign;
+        int align = layout != null ? layout.blockAlign() : blockAlign;
         try (Arena arena = Arena.ofShared()) {
             for (int copy = 0; copy < 2; copy++) {
                 long off = (long) copy * align;
@@ -189,7 +194,6 @@ public final class Inspector {
                 supers.add(new Superblock(copy == 0 ? "A" : "B", off, l != null, problem, l == null ? null : describe(l)));
             }
         }
-        V2Layout layout = found.layout();
         List<String> notes = new ArrayList<>();
         if (layout == null) {
             notes.add("both superblocks are damaged: the store's layout is unknown, and it would be refused");

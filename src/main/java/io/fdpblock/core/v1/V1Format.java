@@ -2,12 +2,16 @@ package io.fdpblock.core.v1;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.fdpblock.core.Detection;
+import io.fdpblock.core.FormatMigration;
 import io.fdpblock.core.OnDiskFormat;
 import io.fdpblock.core.ProbeContext;
+import io.fdpblock.core.RawBlockCore;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.core.StoreContext;
 import io.fdpblock.core.StoreFormat;
+import io.fdpblock.core.StoreLayout;
 import io.fdpblock.core.StoreRefusedException;
+import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.StripedBlockDevice;
 
 import java.io.IOException;
@@ -119,6 +123,22 @@ public final class V1Format implements StoreFormat {
                     + " of another size. Nothing was changed: give exactly the devices the store was created"
                     + " over, in its order (members written before labels cannot be checked)");
         }
+    }
+
+    /** The newest readable checkpoint's ({@link V1Migration#recordedLayout}). */
+    @Override
+    public StoreLayout recordedLayout(ProbeContext probe, Detection found, StoreLayout.Given given) throws IOException {
+        return V1Migration.recordedLayout(probe, found, given);
+    }
+
+    @Override
+    public FormatMigration.Source migrationSource(RawBlockCore store, StoreLayout layout, String devicePath) {
+        return new V1Migration.Source(store, layout, devicePath);
+    }
+
+    @Override
+    public FormatMigration.Target migrationTarget(BlockDevice device, StoreLayout layout, String devicePath) {
+        return new V1Migration.Target(device, layout, devicePath);
     }
 
     private record V1Opening(long metaTotalBytes) implements Opening {

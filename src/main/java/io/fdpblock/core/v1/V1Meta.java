@@ -1,13 +1,20 @@
 package io.fdpblock.core.v1;
 
 import io.fdpblock.core.MetaStore;
+import io.fdpblock.core.OnDiskFormat;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.core.RecoveryResult;
 import io.fdpblock.core.StoreContext;
+import io.fdpblock.core.StoreEntry;
+import io.fdpblock.core.StoreIndex;
 import io.fdpblock.core.StoreKey;
 import io.fdpblock.core.StoreReadOnlyException;
 
+import io.fdpblock.device.IoBatch;
+
 import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -23,6 +30,8 @@ import java.util.function.LongConsumer;
  * one that succeeds makes every earlier change durable at once, and puts are taken again.
  */
 final class V1Meta implements MetaStore {
+    /** Slot headers per device submission when entries are listed with their headers. */
+    private static final int HEADER_READS = 64;
     private final StoreContext core;
     private final MetadataArea area;
     private final CheckpointCodec.Layout layout;
@@ -157,6 +166,45 @@ final class V1Meta implements MetaStore {
             return out;
         } finally {
             core.lock().unlock();
+        }
+    }
+
+    /**
+     * From the heap index; a slot header checks out when it has the magic, the key's identity and the
+     * entry's length (recovery's verify), and names no other key where it names one (LMCache's name none).
+     * The CRC32C is the header's: LMCache writes none.
+     */
+    @Override
+    public void forEachEntry(StoreEntry.Visitor visitor) throws IOException {
+        List<Map.Entry<String, StoreIndex.Found>> all = new ArrayList<>();
+        core.lock().lock();
+        try {
+            index.forEach((k, e) -> all.add(Map.entry(k, e)));
+        } finally {
+            core.lock().unlock();
+        }
+        int hb = core.headerBytes();
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment buf = arena.allocate((long) HEADER_READS * hb, 4096);
+            for (int from = 0; from < all.size(); from += HEADER_READS) {
+                int to = Math.min(all.size(), from + HEADER_READS);
+                IoBatch b = new IoBatch(to - from);
+                for (int i = from; i < to; i++) {
+                    b.read(core.slotOffset(all.get(i).getValue().slot()), buf.asSlice((long) (i - from) * hb, hb));
+                }
+                core.device().execute(b);
+                for (int i = from; i < to; i++) {
+                    String key = all.get(i).getKey();
+                    StoreIndex.Found e = all.get(i).getValue();
+                    OnDiskFormat.SlotHeader h = OnDiskFormat.readSlotHeader(buf.asSlice((long) (i - from) * hb, hb));
+                    String problem = OnDiskFormat.slotHeaderProblem(h, key, e.size());
+                    if (problem == null && h.key() != null && !h.key().equals(key)) {
+                        problem = "names another key, " + h.key();
+                    }
+                    visitor.entry(new StoreEntry(key, e.slot(), e.size(), h.crc32c(), h.hasCrc(), e.meta(), h,
+                            problem));
+                }
+            }
         }
     }
 

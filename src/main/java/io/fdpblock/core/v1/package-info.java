@@ -4,6 +4,8 @@
  * header block, the payload and a trailer: {@code ContainerFormat}), byte-compatible with LMCache.
  * {@code V1Format} detects and opens it; {@code Recovery} picks the newest valid container and checks
  * the slot headers it names; {@code Checkpointer} writes the next one from the heap index
- * ({@code HeapKeyIndex}). Not exported: the engine finds it through {@link java.util.ServiceLoader}.
+ * ({@code HeapKeyIndex}); {@code V1Migration} is its part in the tools' migration (the layout a
+ * checkpoint records, the store as source or target). Not exported: the engine finds it through
+ * {@link java.util.ServiceLoader}.
  */
 package io.fdpblock.core.v1;

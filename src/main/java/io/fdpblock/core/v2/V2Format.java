@@ -2,12 +2,14 @@ package io.fdpblock.core.v2;
 
 import io.fdpblock.core.Detection;
 import io.fdpblock.core.ForeignData;
+import io.fdpblock.core.FormatMigration;
 import io.fdpblock.core.LayoutMismatch;
 import io.fdpblock.core.ProbeContext;
 import io.fdpblock.core.RawBlockCore;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.core.StoreContext;
 import io.fdpblock.core.StoreFormat;
+import io.fdpblock.core.StoreLayout;
 import io.fdpblock.core.StoreRefusedException;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
@@ -61,13 +63,7 @@ public final class V2Format implements StoreFormat {
     @Override
     public Opening open(ProbeContext probe) throws IOException {
         RawBlockCoreConfig config = probe.config();
-        V2Layout l;
-        try (Arena arena = Arena.ofShared()) {
-            MemorySegment blocks = arena.allocate(2L * config.blockAlign(), 4096);
-            probe.read(0, blocks);
-            l = V2Layout.read(blocks.asSlice(0, config.blockAlign()));
-            l = l != null ? l : V2Layout.read(blocks.asSlice(config.blockAlign(), config.blockAlign()));
-        }
+        V2Layout l = readSuperblock(probe.device(), config.blockAlign());
         LayoutMismatch m = l.mismatch(config, probe.capacity());
         if (m != null && m.field().equals("capacity_bytes") && probe.device() instanceof StripedBlockDevice s
                 && !s.labelled() && config.capacityBytes() == 0) {
@@ -150,6 +146,36 @@ public final class V2Format implements StoreFormat {
         b.write(0, sb, metadata);
         device.execute(b);
         device.flush();
+    }
+
+    /** The superblock {@link #detect} finds: copy A, else copy B (at {@code blockAlign}); null when neither is. */
+    public static V2Layout readSuperblock(BlockDevice device, int blockAlign) throws IOException {
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment blocks = arena.allocate(2L * blockAlign, 4096);
+            IoBatch b = new IoBatch(1);
+            b.read(0, blocks);
+            device.execute(b);
+            V2Layout l = V2Layout.read(blocks.asSlice(0, blockAlign));
+            return l != null ? l : V2Layout.read(blocks.asSlice(blockAlign, blockAlign));
+        }
+    }
+
+    /** The superblock's ({@link V2Migration#recordedLayout}); nothing to go on without one. */
+    @Override
+    public StoreLayout recordedLayout(ProbeContext probe, Detection found, StoreLayout.Given given) throws IOException {
+        return V2Migration.recordedLayout(probe, found);
+    }
+
+    @Override
+    public FormatMigration.Source migrationSource(RawBlockCore store, StoreLayout layout, String devicePath)
+            throws IOException {
+        return new V2Migration.Source(store, layout);
+    }
+
+    @Override
+    public FormatMigration.Target migrationTarget(BlockDevice device, StoreLayout layout, String devicePath)
+            throws IOException {
+        return new V2Migration.Target(device, layout);
     }
 
     /** @param createdNote for a new store, what happened (its superblocks are written first), else null */

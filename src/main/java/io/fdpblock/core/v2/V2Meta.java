@@ -6,6 +6,7 @@ import io.fdpblock.core.RawBlockCore;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.core.RecoveryResult;
 import io.fdpblock.core.StoreContext;
+import io.fdpblock.core.StoreEntry;
 import io.fdpblock.core.StoreKey;
 import io.fdpblock.core.StoreReadOnlyException;
 import io.fdpblock.core.StoreRefusedException;
@@ -478,6 +479,21 @@ public final class V2Meta implements MetaStore {
     @Override
     public Map<String, Integer> keySizes() throws IOException {
         return KeyListing.fromSlotHeaders(core, index);
+    }
+
+    /**
+     * From the compact index, which keeps no key: each entry's key is the one its slot header names, when
+     * that key hashes to the entry ({@link KeyListing#headerProblem}); else it is null and the problem
+     * says why. The CRC32C is the index's.
+     */
+    @Override
+    public void forEachEntry(StoreEntry.Visitor visitor) throws IOException {
+        KeyListing.forEach(core.device(), core.dataBase(), core.slotBytes(), core.headerBytes(), index, core.lock(),
+                true, (h1, h2, slot, size, crc, saltId, h) -> {
+                    String problem = KeyListing.headerProblem(h, h1, h2, size);
+                    visitor.entry(new StoreEntry(problem == null ? h.key() : null, slot, size, crc, true, null, h,
+                            problem));
+                });
     }
 
     @Override

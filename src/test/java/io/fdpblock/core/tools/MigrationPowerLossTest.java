@@ -3,6 +3,7 @@ package io.fdpblock.core.tools;
 import io.fdpblock.core.CoreFixture;
 import io.fdpblock.core.RawBlockCore;
 import io.fdpblock.core.RawBlockCoreConfig;
+import io.fdpblock.core.StoreLayout;
 import io.fdpblock.core.tools.Migration;
 import io.fdpblock.core.tools.MigrationRefusedException;
 import io.fdpblock.core.v1.MetadataArea;
@@ -188,7 +189,8 @@ class MigrationPowerLossTest {
         // running it again (with the size of the metadata area, which a store in lmcache_v1 needs anyway) finishes
         PowerLossDevice again = device.afterPowerLoss(seed + 2);
         try {
-            Migration.migrate(again, "power-loss", options.withMetaTotalBytes(META));
+            Migration.migrate(again, "power-loss", options.withLayout(
+                    new StoreLayout.Given(null, null, null, META, null)));
             t.finishedByRerun++;
         } catch (MigrationRefusedException e) {
             if (e.reason() != MigrationRefusedException.Reason.SAME_FORMAT) {

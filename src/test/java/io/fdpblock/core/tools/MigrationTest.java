@@ -5,6 +5,7 @@ import io.fdpblock.core.LoadRequest;
 import io.fdpblock.core.PutRequest;
 import io.fdpblock.core.RawBlockCore;
 import io.fdpblock.core.RawBlockCoreConfig;
+import io.fdpblock.core.StoreLayout;
 import io.fdpblock.core.tools.Inspector;
 import io.fdpblock.core.tools.Migration;
 import io.fdpblock.core.tools.MigrationRefusedException;
@@ -306,7 +307,8 @@ class MigrationTest {
         assertRefused(Migration.Options.to(V2), MigrationRefusedException.Reason.NEEDS_OPTION,
                 m -> assertThat(m).contains("container 0 is unreadable (payload fails its CRC-32)")
                         .contains("--meta-total-bytes"));
-        assertRefused(Migration.Options.to(V2).withMetaTotalBytes(META), MigrationRefusedException.Reason.UNREADABLE,
+        assertRefused(Migration.Options.to(V2).withLayout(new StoreLayout.Given(null, null, null, META, null)),
+                MigrationRefusedException.Reason.UNREADABLE,
                 m -> assertThat(m).contains("no readable lmcache_v1 checkpoint").contains("payload fails its CRC-32"));
 
         // both fdpblock_v2 superblocks damaged
@@ -332,7 +334,8 @@ class MigrationTest {
     void optionsThatDifferFromTheStoresLayoutAreRefusedNamingTheField() throws Exception {
         file = dir.resolve("layout.img");
         storeSome(config(V1, META).build());
-        assertRefused(Migration.Options.to(V2).withSlotBytes(2 * SLOT), MigrationRefusedException.Reason.LAYOUT_MISMATCH,
+        assertRefused(Migration.Options.to(V2).withLayout(new StoreLayout.Given(null, null, 2 * SLOT, null, null)),
+                MigrationRefusedException.Reason.LAYOUT_MISMATCH,
                 m -> assertThat(m).contains("slot_bytes is " + SLOT + " on the device but " + 2 * SLOT));
     }
 

@@ -3,6 +3,7 @@ package io.fdpblock.cli;
 import io.fdpblock.core.tools.Migration;
 import io.fdpblock.core.tools.MigrationRefusedException;
 import io.fdpblock.core.RawBlockCoreConfig;
+import io.fdpblock.core.StoreLayout;
 import io.fdpblock.device.IoEngine;
 import io.fdpblock.tools.util.Sizes;
 import picocli.CommandLine.Command;
@@ -111,9 +112,8 @@ public final class MigrateCommand implements Callable<Integer> {
             throw Cli.bad(spec, "--capacity-bytes " + capacityBytes + " is out of range: it must be at least 1 (the"
                     + " store's capacity_bytes)");
         }
-        Migration.Options options = Migration.Options.to(target).withEngine(e).withBlockAlign(blockAlign)
-                .withHeaderBytes(headerBytes).withSlotBytes(slotBytes).withMetaTotalBytes(metaTotalBytes)
-                .withCapacityBytes(capacityBytes);
+        Migration.Options options = Migration.Options.to(target).withEngine(e).withLayout(new StoreLayout.Given(
+                blockAlign, headerBytes, slotBytes, metaTotalBytes, capacityBytes));
         Migration.Result r;
         try {
             r = Migration.migrate(device, options);
