@@ -1,6 +1,7 @@
 package io.fdpblock.bench;
 
 import io.fdpblock.adapter.RawBlockL2Adapter;
+import io.fdpblock.core.KeyHash;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
@@ -458,10 +459,25 @@ public final class AdapterWorkload implements AutoCloseable {
      * (median; NaN when unknown), its minor page faults per lookup-and-unlock (NaN when unknown) and the
      * whole process's CPU over the round in cores: a lookup runs on the caller's thread, so a slow one is
      * descheduled (CPU below wall), doing more work (such as faulting in heap pages the JVM had not
-     * touched yet), or sharing its core with other busy threads of the process (cores well above 1).
+     * touched yet), or sharing its core with other busy threads of the process (cores well above 1). Beside
+     * it, in the same round on the same thread, the CPU of hashing the same keys once the way the store
+     * does ({@link KeyHash} of each key's encoded text; median per pass, NaN when unknown): the least a
+     * lookup must spend.
      */
     public record LookupResult(long[] sortedNanos, int keys, long misses, Map<String, Object> adapterStatus,
-            String where, double cpuMedianMicros, double minorFaultsPerLookup, double processCpuCores) {
+            String where, double cpuMedianMicros, double minorFaultsPerLookup, double processCpuCores,
+            double hashOnceCpuMedianMicros) {
+        /** Without the hash measured beside it. */
+        public LookupResult(long[] sortedNanos, int keys, long misses, Map<String, Object> adapterStatus,
+                String where, double cpuMedianMicros, double minorFaultsPerLookup, double processCpuCores) {
+            this(sortedNanos, keys, misses, adapterStatus, where, cpuMedianMicros, minorFaultsPerLookup,
+                    processCpuCores, Double.NaN);
+        }
+
+        /** The lookup's CPU over that of hashing its keys once (NaN when either is unknown). */
+        public double cpuOverHashOnce() {
+            return Stats.ratio(cpuMedianMicros, hashOnceCpuMedianMicros);
+        }
         public double medianMicros() {
             return Stats.percentile(sortedNanos, sortedNanos.length, 50) / 1000.0;
         }
@@ -470,6 +486,9 @@ public final class AdapterWorkload implements AutoCloseable {
             return Stats.percentile(sortedNanos, sortedNanos.length, p) / 1000.0;
         }
     }
+
+    /** The hashes of {@link #hashOnceCpuMedianMicros}, xor-ed: read by nobody, written so they are computed. */
+    private static volatile long hashSink;
 
     /** Lookups run untimed before each round: at least this many, and for at least the ramp. */
     static final int LOOKUP_WARMUP_MIN = 20;
@@ -534,7 +553,38 @@ public final class AdapterWorkload implements AutoCloseable {
         Object status = adapter.reportStatus().get("lookup");
         @SuppressWarnings("unchecked")
         Map<String, Object> st = status instanceof Map<?, ?> m ? (Map<String, Object>) m : Map.of();
-        return new LookupResult(samples, keys.size(), misses, st, where, cpuMedian, faults, processCores);
+        return new LookupResult(samples, keys.size(), misses, st, where, cpuMedian, faults, processCores,
+                hashOnceCpuMedianMicros(keys, iterations));
+    }
+
+    /**
+     * The calling thread's CPU for hashing every key once, as the store hashes a key ({@link KeyHash} of
+     * its encoded text, the one the index, log and snapshots keep): median of {@code iterations} passes, in
+     * microseconds, after {@value #LOOKUP_WARMUP_MIN} untimed ones; NaN when the thread's CPU time is unknown.
+     */
+    static double hashOnceCpuMedianMicros(List<ObjectKey> keys, int iterations) {
+        long sink = 0;
+        for (int i = 0; i < LOOKUP_WARMUP_MIN; i++) {
+            sink ^= hashOnce(keys);
+        }
+        long[] cpu = new long[iterations];
+        for (int i = 0; i < iterations; i++) {
+            long c0 = CpuClock.threadCpuNanos();
+            sink ^= hashOnce(keys);
+            long c1 = CpuClock.threadCpuNanos();
+            cpu[i] = c0 < 0 || c1 < 0 ? -1 : c1 - c0;
+        }
+        hashSink = sink; // kept, so that the hashing is not optimised away
+        Arrays.sort(cpu);
+        return cpu[0] < 0 ? Double.NaN : Stats.percentile(cpu, cpu.length, 50) / 1000.0;
+    }
+
+    private static long hashOnce(List<ObjectKey> keys) {
+        long x = 0;
+        for (ObjectKey k : keys) {
+            x ^= KeyHash.of(k.encoded()).getLeastSignificantBits();
+        }
+        return x;
     }
 
     /** One lookup-and-lock, from submit to the eventfd signal and the result taken. */

@@ -16,7 +16,6 @@ import io.fdpblock.uring.Uring;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 
-import com.sun.management.OperatingSystemMXBean;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -27,7 +26,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.zip.CRC32C;
 
 /**
  * {@code fdpblock bench}: our engines and the RawBlock adapter side by side with fio, on the same file (or
@@ -99,7 +97,7 @@ public final class Bench {
     }
 
     static final String CPU_ACCOUNTING = "CPU time = user + system of each process over its measured window: ours ="
-            + " delta of OperatingSystemMXBean.getProcessCpuTime() (every JVM thread: submitter,"
+            + " delta of clock_gettime(CLOCK_PROCESS_CPUTIME_ID), at nanosecond resolution (every JVM thread: submitter,"
             + " io_uring reactor, GC, JIT); fio = (usr_cpu + sys_cpu)% x job_runtime from its JSON (getrusage of the"
             + " job process, reset by fio at the end of ramp_time)";
 
@@ -108,15 +106,24 @@ public final class Bench {
     private final List<CaseResult> results = new ArrayList<>();
     private final List<PlacementResult> placementResults = new ArrayList<>();
     private boolean devicePrewritten;
-    /** The CRC32C alone, measured once when a load case runs. */
+    /** The first CRC32C alone of the run (each adapter round has its own): the JSON's {@code crc32c_alone}. */
     private Measurement crcAlone;
+    /** The region the CRC32C alone is measured on, beside every adapter round; open during the adapter cases. */
+    private Crc32cAlone crc32c;
+    private final HugetlbPool hugetlb;
     private Fio fio;
     private String loadAtStart;
     private final ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
     public Bench(Options options, PrintStream out) {
+        this(options, out, HugetlbPool.system());
+    }
+
+    /** @param hugetlb the hugetlb pages fio's buffers take for the like-for-like reference */
+    Bench(Options options, PrintStream out, HugetlbPool hugetlb) {
         this.o = options;
         this.out = out;
+        this.hugetlb = hugetlb;
     }
 
     public List<CaseResult> results() {
@@ -141,11 +148,24 @@ public final class Bench {
     }
 
     /**
-     * Runs every selected case and writes the results (also when some rounds failed).
+     * Runs every selected case and writes the results (also when some rounds failed). The hugetlb pages
+     * reserved for fio are given back at the end, whatever happened ({@link HugetlbPool}).
      *
      * @return 0, or 3 when a round of our side failed (each failure is printed)
      */
     public int run() throws IOException {
+        try {
+            return runCases();
+        } finally {
+            String reserved = hugetlb.reservation();
+            hugetlb.close();
+            if (reserved != null) {
+                out.println(reserved.replace("set back at the end", "now set back"));
+            }
+        }
+    }
+
+    private int runCases() throws IOException {
         Uring.ensureAvailable();
         Files.createDirectories(o.outDir());
         Path fioDir = o.outDir().resolve("fio");
@@ -155,7 +175,8 @@ public final class Bench {
         loadAtStart = loadAverage();
         out.printf(Locale.ROOT, "fdpblock bench: %s (%s), %d round(s) of %d s (+%d s ramp) per side per case,"
                         + " ours then fio (fio first in even rounds), O_DIRECT, registered buffers and files on both"
-                        + " sides; ours: %s; our buffers: %s, fio's: its own (malloc)%n",
+                        + " sides; ours: %s; our buffers: %s, fio's: its own (malloc), and for 1 MiB cases again on"
+                        + " huge pages (--mem=shmhuge), the reference judged%n",
                 o.file(), Sizes.human(o.sizeBytes()), o.rounds(), o.seconds(), o.rampSeconds(),
                 describePipeline(o.pipeline()) + ", submit policy " + o.submitPolicy().name().toLowerCase(Locale.ROOT),
                 IoMemory.hugePages());
@@ -350,9 +371,9 @@ public final class Bench {
                 if (ref == null) {
                     ref = fioRound(fioArgs, fioJson);
                 }
-                r.add(new CaseResult.Round(round, ours, oursError, ref.measurement(), ref.error()));
                 progress(c, round, ours, oursError, ref.measurement(), ref.error());
-                fioWithHugePages(c, r, round, ours, fioArgs, fioDir);
+                Measurement huge = fioWithHugePages(c, r, round, ours, fioArgs, fioDir);
+                r.add(new CaseResult.Round(round, ours, oursError, ref.measurement(), ref.error(), huge, null));
             }
         }
     }
@@ -494,17 +515,25 @@ public final class Bench {
 
     /**
      * The adapter cases: those of the default store ({@code verify_payload} "always") on one adapter, then
-     * the load with "recovery" on a second one over the same file, populated again. A load case is set
-     * beside the CRC32C alone, measured once ({@link Crc32cAlone}).
+     * the load with "recovery" on a second one over the same file, populated again. Every round of a store
+     * or load case is set beside the CRC32C alone, measured again at the round's end ({@link Crc32cAlone}):
+     * the CPU one thread gets on a shared machine changes from minute to minute.
      */
     private void runAdapter(List<BenchCase> cases, Path fioDir) throws IOException {
-        if (cases.stream().anyMatch(c -> c.kind() == BenchCase.Kind.ADAPTER_LOAD
-                || c.kind() == BenchCase.Kind.ADAPTER_LOAD_VERIFY_RECOVERY)) {
-            crcAlone = Crc32cAlone.measure(BenchCase.MIB, Crc32cAlone.REGION_BYTES, 1_000_000_000L);
-            out.printf(Locale.ROOT, "adapter: CRC32C alone (CRC32C, 1 MiB chunks, one thread): %,.0f MB"
-                    + " per CPU-second from memory, %,.0f from cache%n", crcBytesPerCpuSecond() / 1e6,
-                    crcAlone.extra().get("cached_mb_per_cpu_sec") instanceof Number n ? n.doubleValue() : Double.NaN);
+        if (cases.stream().anyMatch(c -> c.kind() != BenchCase.Kind.ADAPTER_LOOKUP)) {
+            crc32c = Crc32cAlone.open(BenchCase.MIB, Crc32cAlone.REGION_BYTES);
         }
+        try {
+            runAdapterStores(cases, fioDir);
+        } finally {
+            if (crc32c != null) {
+                crc32c.close();
+                crc32c = null;
+            }
+        }
+    }
+
+    private void runAdapterStores(List<BenchCase> cases, Path fioDir) throws IOException {
         List<BenchCase> always = cases.stream().filter(c -> c.kind() != BenchCase.Kind.ADAPTER_LOAD_VERIFY_RECOVERY)
                 .toList();
         List<BenchCase> recovery = cases.stream()
@@ -517,20 +546,45 @@ public final class Bench {
         }
     }
 
-    private double crcBytesPerCpuSecond() {
-        return crcAlone == null || !(crcAlone.cpuSeconds() > 0) ? Double.NaN : crcAlone.bytes() / crcAlone.cpuSeconds();
+    /** How long the CRC32C alone is measured beside each adapter round (and half as long from cache). */
+    static final long CRC_ALONE_NANOS = 500_000_000L;
+
+    /**
+     * The CRC32C alone, measured now, at the end of a round of {@code ours}' case (after fio's sides, so
+     * that it delays neither). Null when our side failed or no adapter store or load
+     * case is running.
+     */
+    private Measurement crc32cBeside(Measurement ours) {
+        if (crc32c == null || ours == null) {
+            return null;
+        }
+        Measurement crc = crc32c.measure(CRC_ALONE_NANOS);
+        if (crcAlone == null) {
+            crcAlone = crc;
+        }
+        return crc;
     }
 
-    /** A load round's figures plus what the CRC32C alone would cost of them ({@code crc32c_share_of_cpu}). */
-    private Measurement withCrcShare(Measurement m, boolean crcOnLoad) {
-        double rate = crcBytesPerCpuSecond();
-        if (!Double.isNaN(rate)) {
-            m.extra().put("crc32c_alone_mb_per_cpu_sec", Measurement.round(rate / 1e6, 0));
-            if (crcOnLoad && m.cpuSeconds() > 0) {
-                m.extra().put("crc32c_share_of_cpu", Measurement.round(m.bytes() / rate / m.cpuSeconds(), 3));
-            }
+    /** The round's CPU per chunk, in a line, and the CRC32C's share of ours in ours' extras. */
+    private void reportCpuPerChunk(CaseResult r, CaseResult.Round round) {
+        Measurement ours = round.ours();
+        Measurement crc = round.crc32cAlone();
+        if (ours == null || crc == null) {
+            return;
         }
-        return m;
+        long crcBytes = CaseResult.crc32cBytesPerChunk(r.benchCase());
+        ours.extra().put("crc32c_alone_mb_per_cpu_sec", Measurement.round(crc.mbPerCpuSec(), 0));
+        if (crcBytes > 0 && ours.cpuSeconds() > 0) {
+            ours.extra().put("crc32c_share_of_cpu", Measurement.round(ours.ops()
+                    * CaseResult.crc32cMicrosPerChunk(crc, crcBytes) / 1e6 / ours.cpuSeconds(), 3));
+        }
+        Measurement f = round.fioLikeForLike();
+        out.printf(Locale.ROOT, "%-28s round %d/%d  CPU per chunk: ours %.1f us, fio%s %s us per I/O, CRC32C alone"
+                        + " %,.0f MB per CPU-second (%.1f us for the %d bytes checked): %s us beyond fio and the"
+                        + " CRC32C%n", r.benchCase().label(), round.round(), o.rounds(), ours.cpuMicrosPerOp(),
+                round.fioHugePages() != null ? " on huge pages" : "", f == null ? "-" : num(f.cpuMicrosPerOp(), 1),
+                crc.mbPerCpuSec(), CaseResult.crc32cMicrosPerChunk(crc, crcBytes), crcBytes,
+                num(r.cpuMicrosPerChunkBeyondFioAndCrc(round), 1));
     }
 
     private void runAdapter(List<BenchCase> cases, Path fioDir, RawBlockCoreConfig.VerifyPayload verify)
@@ -578,8 +632,8 @@ public final class Bench {
                     case ADAPTER_LOAD, ADAPTER_LOAD_VERIFY_RECOVERY -> {
                         populate(w);
                         populated = true;
-                        adapterRounds(c, r, fioDir, () -> withCrcShare(w.load(o.rampSeconds() * 1_000_000_000L,
-                                o.seconds() * 1_000_000_000L), crcOnLoad));
+                        adapterRounds(c, r, fioDir, () -> w.load(o.rampSeconds() * 1_000_000_000L,
+                                o.seconds() * 1_000_000_000L));
                     }
                     case ADAPTER_LOOKUP -> {
                         int keys = 1000;
@@ -595,9 +649,10 @@ public final class Bench {
                                     : AdapterWorkload.lookupOnMemory(keys, ramp, o.lookupIterations());
                             roundResults.add(l);
                             out.printf(Locale.ROOT, "%-28s round %d/%d  median %.1f us (CPU %.1f us, %.1f page faults,"
-                                            + " process %.2f cores), p99 %.1f us (%s)%n", c.label(), round, o.rounds(),
+                                            + " process %.2f cores), p99 %.1f us (%s); hashing the keys once: CPU %.1f"
+                                            + " us (lookup %.2fx that)%n", c.label(), round, o.rounds(),
                                     l.medianMicros(), l.cpuMedianMicros(), l.minorFaultsPerLookup(), l.processCpuCores(),
-                                    l.percentileMicros(99), l.where());
+                                    l.percentileMicros(99), l.where(), l.hashOnceCpuMedianMicros(), l.cpuOverHashOnce());
                         }
                         r.lookup(roundResults);
                     }
@@ -636,12 +691,15 @@ public final class Bench {
             if (ref == null) {
                 ref = fioRound(fioArgs, fioJson);
             }
-            r.add(new CaseResult.Round(round, m, err, ref.measurement(), ref.error()));
             progress(c, round, m, err, ref.measurement(), ref.error());
             if (m != null && fioArgs != null && c.rw().equals("write")) {
                 fioWithOursFlushes(c, round, m, fioArgs, fioDir);
             }
-            fioWithHugePages(c, r, round, m, fioArgs, fioDir);
+            Measurement huge = fioWithHugePages(c, r, round, m, fioArgs, fioDir);
+            Measurement crc = crc32cBeside(m);
+            CaseResult.Round done = new CaseResult.Round(round, m, err, ref.measurement(), ref.error(), huge, crc);
+            r.add(done);
+            reportCpuPerChunk(r, done);
         }
     }
 
@@ -649,27 +707,40 @@ public final class Bench {
      * Our buffers are on huge pages ({@link IoMemory}), fio's on whatever malloc gives: for 1 MiB I/O
      * that alone can double a device's throughput (a request takes one DMA segment per physically
      * contiguous run of pages, and a virtio queue without indirect descriptors holds 256). After each
-     * round of a 1 MiB case, fio runs once more with its buffers on huge pages ({@code --mem=shmhuge},
-     * hugetlb pages reserved by the administrator), so the JSON says how ours compares like for like:
-     * {@code fio_hugepages_mb_per_sec}, {@code ours_over_fio_hugepages}. The target stays against plain fio.
+     * round of a 1 MiB case, fio runs once more with its buffers on huge pages ({@code --mem=shmhuge}),
+     * the reference the case's bandwidth is judged against (like for like; plain fio stays beside it):
+     * {@code fio_hugepages} in the round's JSON, {@code fio_hugepages_mb_per_sec} and
+     * {@code ours_over_fio_hugepages} in ours' extras. The hugetlb pages it needs are reserved when the
+     * bench runs as root ({@link HugetlbPool}); else the case's note says why it did not run.
+     *
+     * @return fio's figures, or null when it did not run
      */
-    private void fioWithHugePages(BenchCase c, CaseResult r, int round, Measurement ours, List<String> fioArgs,
+    private Measurement fioWithHugePages(BenchCase c, CaseResult r, int round, Measurement ours, List<String> fioArgs,
             Path fioDir) {
         if (ours == null || fioArgs == null || c.blockSize() < BenchCase.MIB) {
-            return;
+            return null;
         }
-        Fio.HugePageRoom room = Fio.hugePageRoom(fioArgs);
-        if (!room.enough()) {
-            if (round == 1) {
-                r.note("fio with huge-page buffers (--mem=shmhuge) not run: " + room.free() + " hugetlb pages free, "
-                        + room.needed() + " needed; reserve them (as root: echo " + room.needed()
-                        + " > /proc/sys/vm/nr_hugepages) to compare"
-                        + " with fio like for like");
+        String why = hugePagesForFio(fioArgs);
+        if (why != null) {
+            if (r.note() == null || !r.note().contains(CaseResult.HUGE_PAGES_NOT_RUN)) {
+                r.note(CaseResult.HUGE_PAGES_NOT_RUN + " (round " + round + "): " + why + "; the bandwidth is judged"
+                        + " against plain fio, not like for like");
             }
-            return;
+            return null;
         }
-        fioVariant(c, round, ours, fioArgs, fioDir, List.of("--mem=shmhuge"), "hugepages",
+        return fioVariant(c, round, ours, fioArgs, fioDir, List.of("--mem=shmhuge"), "hugepages",
                 "fio with its buffers on huge pages");
+    }
+
+    /** Reserves the hugetlb pages fio's job takes on huge pages: null when they are free, else why not. */
+    private String hugePagesForFio(List<String> fioArgs) {
+        boolean reservedBefore = hugetlb.reservation() != null;
+        String why = hugetlb.ensureFree(Fio.hugetlbPagesNeeded(fioArgs, hugetlb.pages().pageBytes()));
+        String reserved = hugetlb.reservation();
+        if (!reservedBefore && reserved != null) {
+            out.println(reserved);
+        }
+        return why;
     }
 
     /**
@@ -686,7 +757,7 @@ public final class Bench {
         }
         long everyMib = Math.max(1, Math.round(ours.bytes() / (double) BenchCase.MIB / n.longValue()));
         ours.extra().put("fio_same_flushes_every_mib", everyMib);
-        boolean huge = Fio.hugePageRoom(fioArgs).enough(); // like for like when it can be
+        boolean huge = hugePagesForFio(fioArgs) == null; // like for like when it can be
         ours.extra().put("fio_same_flushes_on_huge_pages", huge);
         fioVariant(c, round, ours, fioArgs, fioDir,
                 huge ? List.of("--fdatasync=" + everyMib, "--mem=shmhuge") : List.of("--fdatasync=" + everyMib),
@@ -697,21 +768,24 @@ public final class Bench {
     /**
      * fio's job once more with {@code options} added, after ours' round: {@code fio_<name>_mb_per_sec} and
      * {@code ours_over_fio_<name>} in ours' extras (or {@code fio_<name>_error}), and a line saying so.
+     *
+     * @return fio's figures, or null when it failed
      */
-    private void fioVariant(BenchCase c, int round, Measurement ours, List<String> fioArgs, Path fioDir,
+    private Measurement fioVariant(BenchCase c, int round, Measurement ours, List<String> fioArgs, Path fioDir,
             List<String> options, String name, String what) {
         List<String> args = new ArrayList<>(fioArgs);
         args.addAll(options);
         FioRun f = fioRound(args, fioDir.resolve(c.id() + "-round" + round + "-" + name.replace('_', '-') + ".json"));
         if (f.measurement() == null) {
             ours.extra().put("fio_" + name + "_error", String.valueOf(f.error()));
-            return;
+            return null;
         }
         double mbs = f.measurement().mbPerSec();
         ours.extra().put("fio_" + name + "_mb_per_sec", Measurement.round(mbs, 2));
         ours.extra().put("ours_over_fio_" + name, Measurement.round(ours.mbPerSec() / mbs, 3));
         out.printf(Locale.ROOT, "%-28s round %d/%d  %s: %,.1f MB/s (ours/that %.2fx)%n", c.label(), round, o.rounds(),
                 what, mbs, ours.mbPerSec() / mbs);
+        return f.measurement();
     }
 
     /**
@@ -744,12 +818,14 @@ public final class Bench {
     /** The table of medians and ratios. */
     public void printTable(PrintStream p) {
         p.printf(Locale.ROOT, "Medians of %d round(s); ratio = ours/fio; CPU in cores busy (user+system) during the"
-                + " window.%n", o.rounds());
-        String head = String.format(Locale.ROOT, "%-26s %-6s %12s %12s %7s %7s %4s | %5s %5s %11s %11s %6s %6s %4s",
-                "case", "unit", "ours", "fio", "ratio", "target", "met", "CPU", "CPU", "per CPU-s", "per CPU-s",
-                "ratio", "target", "met");
-        String head2 = String.format(Locale.ROOT, "%-26s %-6s %12s %12s %7s %7s %4s | %5s %5s %11s %11s %6s %6s %4s",
-                "", "", "", "", "", "", "", "ours", "fio", "ours", "fio", "", "", "");
+                + " window. fio = the reference judged: for 1 MiB cases fio with its buffers on huge pages"
+                + " (--mem=shmhuge), as ours are, like for like (* = it did not run: plain fio, see the case's note);"
+                + " plain fio = fio with its own malloc'd buffers. CPU and per CPU-s: plain fio.%n", o.rounds());
+        String row = "%-26s %-6s %12s %13s %7s %7s %4s | %12s %7s | %5s %5s %11s %11s %6s %6s %4s";
+        String head = String.format(Locale.ROOT, row, "case", "unit", "ours", "fio", "ratio", "target", "met",
+                "plain fio", "ratio", "CPU", "CPU", "per CPU-s", "per CPU-s", "ratio", "target", "met");
+        String head2 = String.format(Locale.ROOT, row, "", "", "", "", "", "", "", "", "", "ours", "fio", "ours", "fio",
+                "", "", "");
         p.println(head);
         p.println(head2);
         p.println("-".repeat(head.length()));
@@ -769,55 +845,70 @@ public final class Bench {
                 }
             }
             if (c.kind() == BenchCase.Kind.ADAPTER_LOOKUP) {
-                CaseResult.Target t = ts.get(0);
-                p.printf(Locale.ROOT, "%-26s %-6s %12s %12s %7s %7s %4s |%n", c.label(), "p50 us",
-                        r.lookup() == null ? "-" : String.format(Locale.ROOT, "%.1f", r.lookup().medianMicros()), "-",
-                        "-", t.describe(), yesNo(t.met()));
+                CaseResult.Target latency = target(ts, CaseResult.LOOKUP_LATENCY_TARGET);
+                CaseResult.Target cpu = target(ts, CaseResult.LOOKUP_CPU_TARGET);
+                p.printf(Locale.ROOT, "%-26s %-6s %12s %13s %7s %7s %4s |%n", c.label(), "p50 us",
+                        r.lookup() == null ? "-" : num(r.lookup().medianMicros(), 1), "-", "-", latency.describe(),
+                        yesNo(latency.met()));
+                p.printf(Locale.ROOT, "%-26s %-6s %12s %13s %7s %7s %4s |%n", "  CPU vs hashing keys once", "CPU us",
+                        r.lookup() == null ? "-" : num(r.lookup().cpuMedianMicros(), 1), num(r.hashOnceCpuMicros(), 1),
+                        ratio(r.lookupCpuOverHashOnce()), cpu.describe(), yesNo(cpu.met()));
                 continue;
             }
-            CaseResult.Target thr = ts.stream().filter(t -> !t.name().contains("per CPU")).findFirst().orElse(null);
+            CaseResult.Target thr = ts.stream().filter(t -> t.name().startsWith("IOPS ours/")
+                    || t.name().startsWith("bandwidth ours/")).findFirst().orElse(null);
             CaseResult.Target eff = ts.stream().filter(t -> t.name().contains("per CPU")).findFirst().orElse(null);
             boolean iops = c.judgedByIops();
-            p.printf(Locale.ROOT, "%-26s %-6s %12s %12s %7s %7s %4s | %5s %5s %11s %11s %6s %6s %4s%n", c.label(),
-                    r.throughputUnit(), num(r.oursThroughput(), iops ? 0 : 1), num(r.fioThroughput(), iops ? 0 : 1),
-                    ratio(r.throughputRatio()), thr == null ? "-" : thr.describe(), thr == null ? "-" : yesNo(thr.met()),
-                    num(r.oursCpuCores(), 2), num(r.fioCpuCores(), 2), num(r.oursIopsPerCpuSec(), 0),
-                    num(r.fioIopsPerCpuSec(), 0), ratio(r.cpuEfficiencyRatio()), eff == null ? "-" : eff.describe(),
-                    eff == null ? "-" : yesNo(eff.met()));
+            boolean plainBeside = r.likeForLike();
+            p.printf(Locale.ROOT, row + "%n", c.label(), r.throughputUnit(), num(r.oursThroughput(), iops ? 0 : 1),
+                    num(r.headlineFioThroughput(), iops ? 0 : 1) + (r.headlineFallsBackToPlainFio() && r.hasFio() ? "*"
+                            : " "), ratio(r.headlineThroughputRatio()), thr == null ? "-" : thr.describe(),
+                    thr == null ? "-" : yesNo(thr.met()), plainBeside ? num(r.fioThroughput(), 1) : "-",
+                    plainBeside ? ratio(r.throughputRatio()) : "-", num(r.oursCpuCores(), 2), num(r.fioCpuCores(), 2),
+                    num(r.oursIopsPerCpuSec(), 0), num(r.fioIopsPerCpuSec(), 0), ratio(r.cpuEfficiencyRatio()),
+                    eff == null ? "-" : eff.describe(), eff == null ? "-" : yesNo(eff.met()));
         }
         p.println("-".repeat(head.length()));
         p.printf(Locale.ROOT, "targets met: %d of %d judged%s%n", met, judged,
                 fio == null ? " (fio missing: ratios cannot be judged; run `make bench`)" : "");
         p.println(CPU_ACCOUNTING + ".");
-        printHugePageReference(p);
+        printCpuPerChunkTable(p);
         printWhy(p);
     }
 
-    /** The 1 MiB cases against fio with its buffers on huge pages, as ours are (medians of the rounds run). */
-    private void printHugePageReference(PrintStream p) {
-        List<String> rows = new ArrayList<>();
-        for (CaseResult r : results) {
-            List<Measurement> ours = r.rounds().stream().map(CaseResult.Round::ours)
-                    .filter(m -> m != null && m.extra().get("fio_hugepages_mb_per_sec") instanceof Number).toList();
-            if (!ours.isEmpty()) {
-                rows.add(String.format(Locale.ROOT, "%-26s %12s %12s %7s %6d", r.benchCase().label(),
-                        num(Stats.median(ours, Measurement::mbPerSec), 1),
-                        num(Stats.median(ours, m -> ((Number) m.extra().get("fio_hugepages_mb_per_sec")).doubleValue()), 1),
-                        ratio(Stats.median(ours, m -> ((Number) m.extra().get("ours_over_fio_hugepages")).doubleValue())),
-                        ours.size()));
-            }
-        }
-        if (rows.isEmpty()) {
+    private static CaseResult.Target target(List<CaseResult.Target> ts, String name) {
+        return ts.stream().filter(t -> t.name().equals(name)).findFirst().orElseThrow();
+    }
+
+    /**
+     * The adapter's CPU per chunk beyond fio's per I/O and beyond the CRC32C of the bytes it checks
+     * (medians of the rounds; each round's figures are in the JSON).
+     */
+    private void printCpuPerChunkTable(PrintStream p) {
+        List<CaseResult> chunks = results.stream().filter(r -> r.skipped() == null && r.movesChunks() && r.hasOurs())
+                .toList();
+        if (chunks.isEmpty()) {
             return;
         }
         p.println();
-        p.println("Like for like (MB/s, medians): fio again with its buffers on huge pages (--mem=shmhuge), as ours are"
-                + " (IoMemory); ratio = median of the rounds' ours/that");
-        String head = String.format(Locale.ROOT, "%-26s %12s %12s %7s %6s", "case", "ours", "fio huge", "ratio",
-                "rounds");
+        p.println("CPU per chunk (us, medians of the rounds): ours = process CPU per chunk; fio = its CPU per I/O of"
+                + " the chunk's bytes (on huge pages where that ran; * = plain fio); CRC32C = the CPU of the bytes the"
+                + " store checksums (stores and \"always\" loads: the payload; \"recovery\" loads: none, every slot was"
+                + " stored since the open) at the rate of the CRC32C alone, measured beside each round; beyond = ours -"
+                + " fio - CRC32C, per round");
+        String row = "%-26s %8s %9s %11s %8s %8s %7s %4s";
+        String head = String.format(Locale.ROOT, row, "case", "ours", "fio", "CRC32C MB", "CRC32C", "beyond", "target",
+                "met");
         p.println(head);
+        p.println(String.format(Locale.ROOT, row, "", "", "", "per CPU-s", "", "", "", ""));
         p.println("-".repeat(head.length()));
-        rows.forEach(p::println);
+        for (CaseResult r : chunks) {
+            CaseResult.Target t = target(r.targets(), CaseResult.CPU_BEYOND_TARGET);
+            p.printf(Locale.ROOT, row + "%n", r.benchCase().label(), num(r.oursCpuMicrosPerChunk(), 1),
+                    num(r.fioCpuMicrosPerIo(), 1) + (r.cpuPerChunkAgainstPlainFio() ? "*" : " "),
+                    num(r.crc32cAloneMbPerCpuSec(), 0), num(r.crc32cMicrosPerChunk(), 1),
+                    num(r.cpuMicrosPerChunkBeyondFioAndCrc(), 1), t.describe(), yesNo(t.met()));
+        }
     }
 
     /** Why a ratio is what it is: depth in flight, latency, system calls per I/O (medians of the rounds). */
@@ -897,8 +988,11 @@ public final class Bench {
         m.put("units", "IOPS = operations per second; MB/s = 10^6 bytes per second; per_cpu_sec = operations (4 KiB"
                 + " cases) or MB (1 MiB cases) per CPU-second (user + system)");
         m.put("cases", results.stream().map(CaseResult::toMap).toList());
-        if (crcAlone != null) {
+        if (crcAlone != null) { // the run's first; every adapter round has its own, measured beside it
             m.put("crc32c_alone", crcAlone.toMap());
+        }
+        if (fio != null) { // what backs fio's buffers in the like-for-like reference, and what the bench reserved
+            m.put("hugetlb", hugetlb.describe());
         }
         if (!placementResults.isEmpty()) {
             m.put("placement_cases", placementResults.stream().map(PlacementResult::toMap).toList());

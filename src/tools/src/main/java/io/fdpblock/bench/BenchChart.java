@@ -16,14 +16,16 @@ import java.util.Locale;
 import java.util.stream.DoubleStream;
 
 /**
- * The chart of a bench run (XChart, PNG): ours/fio ratios with the parity line, then throughput in
- * operations per second (log scale), then CPU cores busy, ours next to fio for every case.
+ * The chart of a bench run (XChart, PNG): ours/fio ratios with the parity line (the headline: for 1 MiB
+ * cases against fio with its buffers on huge pages, like for like, with plain fio's beside it), then
+ * throughput in operations per second (log scale), then CPU cores busy, ours next to fio for every case.
  */
 public final class BenchChart {
     private static final int WIDTH = 1400;
     private static final int HEIGHT = 460;
     private static final Color OURS = new Color(0x1f77b4);
     private static final Color FIO = new Color(0xff7f0e);
+    private static final Color PLAIN_FIO = new Color(0xc7c7c7);
 
     private BenchChart() {}
 
@@ -36,14 +38,17 @@ public final class BenchChart {
             throw new IOException("no case with figures to draw");
         }
         List<String> labels = shown.stream().map(r -> r.benchCase().label()).toList();
-        String lookup = results.stream().filter(r -> r.lookup() != null).findFirst()
-                .map(r -> String.format(Locale.ROOT, "; adapter lookup-and-lock of 1,000 keys: median %.1f us (target < 200)",
-                        r.lookup().medianMicros()))
+        String lookup = results.stream().filter(r -> r.lookup() != null).findFirst().map(BenchChart::lookupTitle)
                 .orElse("");
 
         CategoryChart ratios = chart("fdpblock bench: ours / fio, median of " + rounds + " round(s)" + lookup,
                 "ours / fio");
-        series(ratios, "throughput", labels, shown.stream().map(CaseResult::throughputRatio).toList(), OURS);
+        series(ratios, "throughput (1 MiB: vs fio on huge pages, like for like)", labels,
+                shown.stream().map(CaseResult::headlineThroughputRatio).toList(), OURS);
+        if (shown.stream().anyMatch(CaseResult::likeForLike)) {
+            series(ratios, "throughput vs plain fio (malloc'd buffers)", labels, shown.stream()
+                    .map(r -> r.likeForLike() ? r.throughputRatio() : Double.NaN).toList(), PLAIN_FIO);
+        }
         series(ratios, "work per CPU-second", labels, shown.stream().map(CaseResult::cpuEfficiencyRatio).toList(),
                 new Color(0x2ca02c));
         CategorySeries parity = ratios.addSeries("parity (1.0)", labels, labels.stream().map(l -> 1.0).toList());
@@ -58,8 +63,8 @@ public final class BenchChart {
         series(throughput, "ours", labels, shown.stream().map(r -> r.hasOurs() ? iops(r, true) : Double.NaN).toList(),
                 OURS);
         if (shown.stream().anyMatch(CaseResult::hasFio)) {
-            series(throughput, "fio", labels, shown.stream().map(r -> r.hasFio() ? iops(r, false) : Double.NaN).toList(),
-                    FIO);
+            series(throughput, "fio (1 MiB: on huge pages)", labels, shown.stream()
+                    .map(r -> r.hasFio() ? iops(r, false) : Double.NaN).toList(), FIO);
         }
         double lowest = shown.stream().flatMapToDouble(r -> DoubleStream.of(
                 r.hasOurs() ? iops(r, true) : Double.NaN, r.hasFio() ? iops(r, false) : Double.NaN))
@@ -73,7 +78,7 @@ public final class BenchChart {
                 + Runtime.getRuntime().availableProcessors() + ")", "cores");
         series(cpu, "ours (JVM process)", labels, shown.stream().map(CaseResult::oursCpuCores).toList(), OURS);
         if (shown.stream().anyMatch(CaseResult::hasFio)) {
-            series(cpu, "fio (job process)", labels, shown.stream().map(CaseResult::fioCpuCores).toList(), FIO);
+            series(cpu, "plain fio (job process)", labels, shown.stream().map(CaseResult::fioCpuCores).toList(), FIO);
         }
         cpu.getStyler().setYAxisMin(0.0).setYAxisDecimalPattern("0.00");
         cpu.getStyler().setLabelsVisible(true);
@@ -81,9 +86,27 @@ public final class BenchChart {
         return Charts.writeStacked(List.of(ratios, throughput, cpu), WIDTH, HEIGHT, png);
     }
 
-    /** Operations per second: IOPS for 4 KiB cases; for 1 MiB cases the same figure (ops of 1 MiB). */
+    /**
+     * The lookup's figures for the title, each with the target the bench judges it by: the median latency
+     * and its CPU over hashing its keys once.
+     */
+    static String lookupTitle(CaseResult r) {
+        List<CaseResult.Target> ts = r.targets();
+        CaseResult.Target latency = ts.stream().filter(t -> t.name().equals(CaseResult.LOOKUP_LATENCY_TARGET))
+                .findFirst().orElseThrow();
+        CaseResult.Target cpu = ts.stream().filter(t -> t.name().equals(CaseResult.LOOKUP_CPU_TARGET)).findFirst()
+                .orElseThrow();
+        return String.format(Locale.ROOT, "; adapter lookup-and-lock of 1,000 keys: median %.1f us (target %s), CPU"
+                + " %.2fx hashing the keys once (target %s)", latency.actual(), latency.describe().replace("<", "< "),
+                cpu.actual(), cpu.describe().replace("<=", "<= "));
+    }
+
+    /**
+     * Operations per second: IOPS for 4 KiB cases; for 1 MiB cases the same figure (ops of 1 MiB). fio's is
+     * the reference of the headline (on huge pages, where that ran).
+     */
     private static double iops(CaseResult r, boolean ours) {
-        double t = ours ? r.oursThroughput() : r.fioThroughput();
+        double t = ours ? r.oursThroughput() : r.headlineFioThroughput();
         return r.benchCase().judgedByIops() ? t : t * 1e6 / r.benchCase().blockSize();
     }
 

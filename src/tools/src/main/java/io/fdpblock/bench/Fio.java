@@ -150,37 +150,6 @@ public final class Fio {
         return a;
     }
 
-    /** Hugetlb pages free here, and how many fio's buffers for a job take. */
-    record HugePageRoom(long free, long needed) {
-        boolean enough() {
-            return free >= needed;
-        }
-    }
-
-    /** {@link HugePageRoom} for {@code jobArgs}, from /proc/meminfo. */
-    static HugePageRoom hugePageRoom(List<String> jobArgs) {
-        long[] pages = hugetlbPages();
-        return new HugePageRoom(pages[0], hugetlbPagesNeeded(jobArgs, pages[1]));
-    }
-
-    /** {free hugetlb pages, their size in bytes} from /proc/meminfo ({0, 2 MiB} when unreadable). */
-    private static long[] hugetlbPages() {
-        long free = 0;
-        long size = 2L << 20;
-        try {
-            for (String l : Files.readAllLines(Path.of("/proc/meminfo"))) {
-                if (l.startsWith("HugePages_Free:")) {
-                    free = Long.parseLong(l.replaceAll("[^0-9]", ""));
-                } else if (l.startsWith("Hugepagesize:")) {
-                    size = Long.parseLong(l.replaceAll("[^0-9]", "")) * 1024;
-                }
-            }
-        } catch (IOException | NumberFormatException e) {
-            return new long[] {0, size};
-        }
-        return new long[] {free, size};
-    }
-
     /** Huge pages fio's buffers take for {@code jobArgs}: iodepth x bs per job, plus one for alignment. */
     static long hugetlbPagesNeeded(List<String> jobArgs, long pageBytes) {
         long bs = 0;

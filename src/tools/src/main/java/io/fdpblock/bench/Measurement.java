@@ -35,6 +35,16 @@ public record Measurement(long ops, long bytes, double seconds, double cpuSecond
         return cpuSeconds > 0 ? ops / cpuSeconds : Double.NaN;
     }
 
+    /** Megabytes (10^6 bytes) moved per CPU-second; NaN when CPU time is unknown or 0. */
+    public double mbPerCpuSec() {
+        return cpuSeconds > 0 ? bytes / 1e6 / cpuSeconds : Double.NaN;
+    }
+
+    /** CPU time per operation in microseconds; NaN when CPU time is unknown or nothing was done. */
+    public double cpuMicrosPerOp() {
+        return ops > 0 && !Double.isNaN(cpuSeconds) ? cpuSeconds / ops * 1e6 : Double.NaN;
+    }
+
     /** CPU use in the window, in cores (1.0 = one core busy all the time). */
     public double cpuCores() {
         return seconds > 0 && cpuSeconds >= 0 ? cpuSeconds / seconds : Double.NaN;

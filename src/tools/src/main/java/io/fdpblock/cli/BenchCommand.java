@@ -27,6 +27,13 @@ import java.util.concurrent.Callable;
                 "Each case runs --rounds times (ours then fio, fio first every second round), on the same file with the same parameters (O_DIRECT,"
                         + " registered buffers and files). Prints medians and ours/fio ratios; writes"
                         + " bench-results.json and bench-results.png into --out.",
+                "Like for like: our buffers are on huge pages, so every 1 MiB case is judged against fio run again with"
+                        + " its buffers on huge pages (--mem=shmhuge), plain fio beside it. Run as root, the bench"
+                        + " reserves the hugetlb pages that takes (/proc/sys/vm/nr_hugepages) and sets it back at the"
+                        + " end; otherwise the case's note says why it could not.",
+                "The adapter's store and load cases report their CPU per chunk beyond fio's CPU per I/O and beyond"
+                        + " the CRC32C of the bytes they checksum, the CRC32C measured alone beside every round; the"
+                        + " lookup, its CPU against hashing the same keys once.",
                 "Placement cases (both devices of an FDP namespace, Linux >= 6.16): the same write job as plain io_uring"
                         + " on /dev/nvmeXnY, with a write stream, and as NVMe passthru with the same placement id on"
                         + " /dev/ngXnY: what placement through the block layer costs (ours only: no fio sets write streams).",
@@ -74,7 +81,8 @@ public final class BenchCommand implements Callable<Integer> {
             + " randread,adapter (ids: randread-4k-qd1, randread-4k-qd32, randwrite-4k-qd1, randwrite-4k-qd32,"
             + " seqwrite-1m-qd16, seqread-1m-qd16, randread-4k-2rings-qd128, nvme-<the first six>,"
             + " placement-randwrite-4k-qd1, placement-randwrite-4k-qd32, placement-seqwrite-1m-qd16,"
-            + " adapter-store-1m-qd16, adapter-store-1m-qd16-headroom, adapter-load-1m-qd16,"
+            + " adapter-store-1m-qd16, adapter-store-1m-qd16-headroom, adapter-store-1m-qd16-evict-rounds,"
+            + " adapter-load-1m-qd16,"
             + " adapter-load-1m-qd16-verify-recovery, adapter-lookup-1000)")
     List<String> cases;
 

@@ -108,6 +108,8 @@ class BenchHostTest {
             assertThat(r.minorFaultsPerLookup()).as("page faults per lookup, read from /proc/thread-self/stat")
                     .isGreaterThanOrEqualTo(0.0);
             assertThat(r.processCpuCores()).as("the process's CPU over the round, in cores").isPositive();
+            assertThat(r.hashOnceCpuMedianMicros()).as("hashing the same keys once, beside the lookups").isPositive();
+            assertThat(r.cpuOverHashOnce()).isEqualTo(r.cpuMedianMicros() / r.hashOnceCpuMedianMicros());
             assertThat(w.adapter().core().keyCount()).isEqualTo(w.keyCount());
         }
         // verify_payload "recovery": the same loads, every chunk served (its slot header is read with it)
@@ -122,6 +124,13 @@ class BenchHostTest {
         assertThat(crc.ops()).isPositive();
         assertThat(crc.bytes()).isEqualTo(crc.ops() << 20);
         assertThat(crc.cpuSeconds()).isPositive();
+        try (Crc32cAlone again = Crc32cAlone.open(1 << 20, 8L << 20)) { // one region, measured beside every round
+            for (int round = 0; round < 2; round++) {
+                Measurement m = again.measure(20_000_000L);
+                assertThat(m.bytes()).isEqualTo(m.ops() << 20).isPositive();
+                assertThat(m.mbPerCpuSec()).isPositive();
+            }
+        }
         AdapterWorkload.LookupResult mem = AdapterWorkload.lookupOnMemory(1000, 5, 20);
         assertThat(mem.keys()).isEqualTo(1000);
         assertThat(mem.misses()).isZero();
@@ -131,21 +140,36 @@ class BenchHostTest {
     void benchWithoutFioRunsOurSideAndWritesTheFigures() throws IOException {
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
         Path out = dir.resolve("out");
+        // a stand-in hugetlb pool: this test must never touch the machine's /proc/sys/vm/nr_hugepages
+        Path meminfo = Files.writeString(dir.resolve("meminfo"), "HugePages_Free: 0\nHugepagesize: 2048 kB\n");
+        Path nr = Files.writeString(dir.resolve("nr_hugepages"), "0\n");
         Bench b = new Bench(new Bench.Options(dir.resolve("bench.img"), 256L << 20, null, 1, 0, 1, out,
                 dir.resolve("no-such-fio").toString(), List.of("randread-4k-qd1", "nvme-randread-4k-qd1",
-                "adapter-lookup"), true, 4, 20, PipelinedIo.Mode.HANDOFF, null),
-                new PrintStream(buf, true, StandardCharsets.UTF_8));
+                "adapter-store-1m-qd16-evict-rounds", "adapter-lookup"), true, 4, 20, PipelinedIo.Mode.HANDOFF, null),
+                new PrintStream(buf, true, StandardCharsets.UTF_8), new HugetlbPool(meminfo, nr, true));
         assertThat(b.run()).isZero();
         String printed = buf.toString(StandardCharsets.UTF_8);
         assertThat(printed).contains("fio not found", "make bench", "randread 4k QD1 io_uring",
-                "skipped: no --device", "adapter lookup 1000 keys", "targets met:");
+                "skipped: no --device", "adapter lookup 1000 keys", "targets met:", "CPU per chunk: ours",
+                "CPU vs hashing keys once", "hashing the keys once: CPU");
         JsonNode json = new ObjectMapper().readTree(out.resolve("bench-results.json").toFile());
-        assertThat(json.path("cases")).hasSize(3);
+        assertThat(json.path("cases")).hasSize(4);
         JsonNode raw = json.path("cases").get(0);
         assertThat(raw.path("rounds").get(0).path("ours").path("ops").asLong()).isPositive();
         assertThat(raw.path("rounds").get(0).path("fio").isNull()).isTrue();
         assertThat(json.path("cases").get(1).path("skipped").asText()).contains("--device");
-        assertThat(json.path("cases").get(2).path("lookup").path("median_us").asDouble()).isPositive();
+        JsonNode store = json.path("cases").get(2).path("rounds").get(0);
+        assertThat(store.path("crc32c_alone").path("bytes").asLong()).as("the CRC32C alone beside the round")
+                .isPositive();
+        assertThat(store.path("ours_cpu_us_per_chunk").asDouble()).isPositive();
+        assertThat(store.path("crc32c_us_per_chunk").asDouble()).isPositive();
+        assertThat(store.has("cpu_us_per_chunk_beyond_fio_and_crc")).as("null without fio, but there").isTrue();
+        assertThat(json.path("crc32c_alone").path("bytes").asLong()).isPositive();
+        JsonNode lookup = json.path("cases").get(3).path("lookup");
+        assertThat(lookup.path("median_us").asDouble()).isPositive();
+        assertThat(lookup.path("hash_once_cpu_median_of_rounds_us").asDouble()).isPositive();
+        assertThat(lookup.path("thread_cpu_over_hash_once").asDouble()).isPositive();
         assertThat(out.resolve("bench-results.png")).exists();
+        assertThat(Files.readString(nr)).as("no fio: no huge pages wanted").isEqualTo("0\n");
     }
 }

@@ -6,6 +6,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.awt.image.BufferedImage;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -144,13 +147,183 @@ class BenchReportTest {
         for (BenchCase c : BenchCase.adapterCases()) {
             judged.put(c.kind(), new CaseResult(c).targets().stream().map(CaseResult.Target::name).toList());
         }
-        String bandwidth = "bandwidth ours/fio";
+        String bandwidth = "bandwidth ours/plain fio (fio on huge pages not run)"; // no round: no fio on huge pages
         String perCpu = "MB per CPU-second ours/fio";
-        assertThat(judged.get(BenchCase.Kind.ADAPTER_LOAD)).containsExactly(bandwidth);
-        assertThat(judged.get(BenchCase.Kind.ADAPTER_LOAD_VERIFY_RECOVERY)).containsExactly(bandwidth, perCpu);
-        assertThat(judged.get(BenchCase.Kind.ADAPTER_STORE)).containsExactly(bandwidth, perCpu);
-        assertThat(judged.get(BenchCase.Kind.ADAPTER_STORE_HEADROOM)).containsExactly(bandwidth, perCpu);
-        assertThat(judged.get(BenchCase.Kind.ADAPTER_STORE_EVICT_ROUNDS)).containsExactly(bandwidth, perCpu);
+        String beyond = CaseResult.CPU_BEYOND_TARGET;
+        assertThat(judged.get(BenchCase.Kind.ADAPTER_LOAD)).containsExactly(bandwidth, beyond);
+        assertThat(judged.get(BenchCase.Kind.ADAPTER_LOAD_VERIFY_RECOVERY)).containsExactly(bandwidth, perCpu, beyond);
+        assertThat(judged.get(BenchCase.Kind.ADAPTER_STORE)).containsExactly(bandwidth, perCpu, beyond);
+        assertThat(judged.get(BenchCase.Kind.ADAPTER_STORE_HEADROOM)).containsExactly(bandwidth, perCpu, beyond);
+        assertThat(judged.get(BenchCase.Kind.ADAPTER_STORE_EVICT_ROUNDS)).containsExactly(bandwidth, perCpu, beyond);
+        assertThat(judged.get(BenchCase.Kind.ADAPTER_LOOKUP)).containsExactly(CaseResult.LOOKUP_LATENCY_TARGET,
+                CaseResult.LOOKUP_CPU_TARGET);
+    }
+
+    private static BenchCase adapterCase(BenchCase.Kind kind) {
+        return BenchCase.adapterCases().stream().filter(c -> c.kind() == kind).findFirst().orElseThrow();
+    }
+
+    /** {@code ops} chunks (or I/Os) of 1 MiB in 5 s with {@code cpuSeconds} of CPU. */
+    private static Measurement mib(long ops, double cpuSeconds) {
+        return new Measurement(ops, ops << 20, 5, cpuSeconds);
+    }
+
+    /** The CRC32C alone over 10,000 chunks of 1 MiB in {@code cpuSeconds}: {@code cpuSeconds x 100} us a chunk. */
+    private static Measurement crc(double cpuSeconds) {
+        return new Measurement(10_000, 10_000L << 20, cpuSeconds, cpuSeconds);
+    }
+
+    /**
+     * An adapter store of three rounds: ours 5,000 chunks in 5 s at 100, 110, 120 us of CPU a chunk; plain fio
+     * 2,500 I/Os at 25 us; fio on huge pages 4,000 I/Os at 20 us in rounds 1 and 2 (not run in round 3); the
+     * CRC32C alone beside them at 45, 20, 30 us per MiB.
+     */
+    private static CaseResult storeWithHugePagesAndCrc(BenchCase c) {
+        CaseResult r = new CaseResult(c);
+        double[] oursCpu = {0.50, 0.55, 0.60};
+        double[] crcCpu = {0.45, 0.20, 0.30};
+        for (int i = 0; i < 3; i++) {
+            r.add(new CaseResult.Round(i + 1, mib(5000, oursCpu[i]), null, mib(2500, 0.0625), null,
+                    i < 2 ? mib(4000, 0.08) : null, crc(crcCpu[i])));
+        }
+        return r;
+    }
+
+    @Test
+    void cpuPerChunkBeyondFioAndTheCrcIsOursLessFiosPerIoLessTheCrcOfTheBytesChecked() {
+        Measurement ours = mib(1000, 0.1); // 100 us a chunk
+        Measurement fio = mib(2000, 0.05); // 25 us an I/O
+        assertThat(ours.cpuMicrosPerOp()).isCloseTo(100, within(1e-9));
+        assertThat(CaseResult.crc32cMicrosPerChunk(crc(0.3), 1 << 20)).isCloseTo(30, within(1e-9));
+        assertThat(CaseResult.crc32cMicrosPerChunk(crc(0.3), 512 << 10)).as("half the bytes").isCloseTo(15, within(1e-9));
+        assertThat(CaseResult.crc32cMicrosPerChunk(null, 0)).as("nothing checked: nothing to subtract").isZero();
+        assertThat(CaseResult.crc32cMicrosPerChunk(null, 1 << 20)).as("checked, but not measured").isNaN();
+        assertThat(CaseResult.cpuMicrosPerChunkBeyondFioAndCrc(ours, fio, crc(0.3), 1 << 20)).isCloseTo(45, within(1e-9));
+        assertThat(CaseResult.cpuMicrosPerChunkBeyondFioAndCrc(ours, fio, null, 0)).isCloseTo(75, within(1e-9));
+        assertThat(CaseResult.cpuMicrosPerChunkBeyondFioAndCrc(ours, null, crc(0.3), 1 << 20)).isNaN();
+        assertThat(CaseResult.cpuMicrosPerChunkBeyondFioAndCrc(ours, new Measurement(10, 10L << 20, 1, Double.NaN),
+                crc(0.3), 1 << 20)).as("fio's CPU unknown").isNaN();
+
+        // what the store checksums: every payload stored, every one loaded with "always", none with "recovery"
+        assertThat(CaseResult.crc32cBytesPerChunk(adapterCase(BenchCase.Kind.ADAPTER_STORE))).isEqualTo(1 << 20);
+        assertThat(CaseResult.crc32cBytesPerChunk(adapterCase(BenchCase.Kind.ADAPTER_STORE_HEADROOM))).isEqualTo(1 << 20);
+        assertThat(CaseResult.crc32cBytesPerChunk(adapterCase(BenchCase.Kind.ADAPTER_STORE_EVICT_ROUNDS)))
+                .isEqualTo(1 << 20);
+        assertThat(CaseResult.crc32cBytesPerChunk(adapterCase(BenchCase.Kind.ADAPTER_LOAD))).isEqualTo(1 << 20);
+        assertThat(CaseResult.crc32cBytesPerChunk(adapterCase(BenchCase.Kind.ADAPTER_LOAD_VERIFY_RECOVERY))).isZero();
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void eachRoundSubtractsItsOwnCrcAndFioOnHugePagesWhereItRanAndTheMedianIsJudged() {
+        CaseResult r = storeWithHugePagesAndCrc(adapterCase(BenchCase.Kind.ADAPTER_STORE));
+        // rounds: 100 - 20 - 45 = 35; 110 - 20 - 20 = 70; 120 - 25 (plain fio: no huge pages) - 30 = 65
+        assertThat(r.rounds()).extracting(r::cpuMicrosPerChunkBeyondFioAndCrc).satisfiesExactly(
+                v -> assertThat(v).isCloseTo(35, within(1e-6)), v -> assertThat(v).isCloseTo(70, within(1e-6)),
+                v -> assertThat(v).isCloseTo(65, within(1e-6)));
+        assertThat(r.cpuMicrosPerChunkBeyondFioAndCrc()).as("median of the rounds' own").isCloseTo(65, within(1e-6));
+        assertThat(r.oursCpuMicrosPerChunk()).isCloseTo(110, within(1e-6));
+        assertThat(r.fioCpuMicrosPerIo()).isCloseTo(20, within(1e-6));
+        assertThat(r.crc32cMicrosPerChunk()).isCloseTo(30, within(1e-6));
+        assertThat(r.cpuPerChunkAgainstPlainFio()).isTrue();
+        CaseResult.Target beyond = r.targets().stream().filter(t -> t.name().equals(CaseResult.CPU_BEYOND_TARGET))
+                .findFirst().orElseThrow();
+        assertThat(beyond.op()).isEqualTo("<=");
+        assertThat(beyond.required()).isEqualTo(5.0);
+        assertThat(beyond.actual()).isCloseTo(65, within(1e-6));
+        assertThat(beyond.met()).isFalse();
+        assertThat(new CaseResult.Target("x", "<=", 5.0, 5.0).met()).isTrue();
+        assertThat(new CaseResult.Target("x", "<=", 5.0, 5.01).met()).isFalse();
+        assertThat(beyond.describe()).isEqualTo("<=5.00");
+
+        Map<String, Object> json = r.toMap();
+        List<Map<String, Object>> rounds = (List<Map<String, Object>>) json.get("rounds");
+        assertThat(rounds.get(0)).containsEntry("cpu_us_per_chunk_beyond_fio_and_crc", 35.0)
+                .containsEntry("ours_cpu_us_per_chunk", 100.0).containsEntry("fio_cpu_us_per_io", 20.0)
+                .containsEntry("fio_cpu_of", "fio_hugepages").containsEntry("crc32c_bytes_per_chunk", 1L << 20)
+                .containsEntry("crc32c_us_per_chunk", 45.0).containsKeys("fio_hugepages", "crc32c_alone", "ours", "fio");
+        assertThat((Map<String, Object>) rounds.get(0).get("crc32c_alone")).containsEntry("bytes", 10_000L << 20);
+        assertThat(rounds.get(2)).containsEntry("cpu_us_per_chunk_beyond_fio_and_crc", 65.0)
+                .containsEntry("fio_cpu_of", "fio").containsEntry("fio_cpu_us_per_io", 25.0)
+                .doesNotContainKey("fio_hugepages");
+        Map<String, Object> med = (Map<String, Object>) json.get("median");
+        assertThat(med).containsEntry("cpu_us_per_chunk_beyond_fio_and_crc", 65.0)
+                .containsEntry("ours_cpu_us_per_chunk", 110.0).containsEntry("fio_cpu_us_per_io", 20.0)
+                .containsEntry("crc32c_us_per_chunk", 30.0)
+                .containsEntry("crc32c_alone_mb_per_cpu_sec", Measurement.round(10_000.0 * (1 << 20) / 1e6 / 0.3, 0));
+
+        // the recovery load checksums nothing: ours less fio's only (100 - 20, 110 - 20, 120 - 25)
+        CaseResult recovery = storeWithHugePagesAndCrc(adapterCase(BenchCase.Kind.ADAPTER_LOAD_VERIFY_RECOVERY));
+        assertThat(recovery.cpuMicrosPerChunkBeyondFioAndCrc()).isCloseTo(90, within(1e-6));
+        assertThat(recovery.crc32cMicrosPerChunk()).isZero();
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void aOneMibCaseIsJudgedAgainstFioOnHugePagesWithPlainFioBeside() {
+        CaseResult r = storeWithHugePagesAndCrc(adapterCase(BenchCase.Kind.ADAPTER_STORE));
+        // ours 1,048.6 MB/s every round; fio on huge pages 838.9 (rounds 1 and 2); plain fio 524.3
+        assertThat(r.likeForLike()).isTrue();
+        assertThat(r.headlineFallsBackToPlainFio()).isFalse();
+        assertThat(r.fioHugePagesThroughput()).isCloseTo(4000L * 1048576 / 5e6, within(1e-6));
+        assertThat(r.headlineThroughputRatio()).isCloseTo(1.25, within(1e-9));
+        assertThat(r.headlineFioThroughput()).isEqualTo(r.fioHugePagesThroughput());
+        assertThat(r.throughputRatio()).as("plain fio").isCloseTo(2.0, within(1e-9));
+        CaseResult.Target bandwidth = r.targets().get(0);
+        assertThat(bandwidth.name()).isEqualTo("bandwidth ours/fio on huge pages");
+        assertThat(bandwidth.actual()).isCloseTo(1.25, within(1e-9));
+        assertThat(bandwidth.met()).isTrue();
+        Map<String, Object> json = r.toMap();
+        assertThat((Map<String, Object>) json.get("ours_over_fio")).containsEntry("throughput", 2.0)
+                .containsEntry("throughput_fio_hugepages", 1.25).containsKey("per_cpu_sec_fio_hugepages");
+        assertThat((Map<String, Object>) json.get("headline")).containsEntry("reference", "fio_hugepages")
+                .containsEntry("throughput_ratio", 1.25).doesNotContainKey("why_not_like_for_like");
+        assertThat((Map<String, Object>) json.get("median")).containsEntry("fio", Measurement.round(2500L * 1048576 / 5e6, 2))
+                .containsEntry("fio_hugepages", Measurement.round(4000L * 1048576 / 5e6, 2));
+
+        // without fio on huge pages: judged against plain fio, and named so; the note says why
+        BenchCase seq = BenchCase.rawCases(IoEngine.IO_URING).get(4); // seqwrite 1m QD16
+        CaseResult plain = result(seq, 3000, 0.5, 3100.0, 0.3);
+        plain.note("a note made before the rounds");
+        plain.note(CaseResult.HUGE_PAGES_NOT_RUN + " (round 1): 9 hugetlb pages of 2048 KiB needed, 0 free");
+        assertThat(plain.likeForLike()).isFalse();
+        assertThat(plain.headlineFallsBackToPlainFio()).isTrue();
+        assertThat(plain.headlineThroughputRatio()).isEqualTo(plain.throughputRatio());
+        assertThat(plain.targets().get(0).name()).isEqualTo("bandwidth ours/plain fio (fio on huge pages not run)");
+        assertThat((Map<String, Object>) plain.toMap().get("headline")).containsEntry("reference", "fio")
+                .containsEntry("why_not_like_for_like", CaseResult.HUGE_PAGES_NOT_RUN
+                        + " (round 1): 9 hugetlb pages of 2048 KiB needed, 0 free");
+
+        // a 4 KiB case has no huge-page reference: its headline is plain fio's, nothing falls back
+        CaseResult small = result(BenchCase.rawCases(IoEngine.IO_URING).get(1), 90_000, 2.0, 100_000.0, 2.5);
+        assertThat(small.headlineFallsBackToPlainFio()).isFalse();
+        assertThat(small.headlineThroughputRatio()).isEqualTo(small.throughputRatio());
+        assertThat(small.targets().get(0).name()).isEqualTo("IOPS ours/fio");
+    }
+
+    @Test
+    void theTablePrintsTheLikeForLikeRatioFirstAndTheCpuPerChunk() throws Exception {
+        Bench b = new Bench(new Bench.Options(dir.resolve("x.img"), 256L << 20, null, 1, 0, 3, dir, null, List.of(),
+                true, 4, 20, null, null), System.out);
+        BenchCase seq = BenchCase.rawCases(IoEngine.IO_URING).get(4);
+        CaseResult plain = result(seq, 3000, 0.5, 3100.0, 0.3);
+        b.results().add(storeWithHugePagesAndCrc(adapterCase(BenchCase.Kind.ADAPTER_STORE)));
+        b.results().add(plain);
+        CaseResult lookup = new CaseResult(adapterCase(BenchCase.Kind.ADAPTER_LOOKUP));
+        lookup.lookup(List.of(new AdapterWorkload.LookupResult(new long[] {60_000}, 1000, 0, Map.of(), "here", 130.0,
+                0.0, 1.0, 100.0)));
+        b.results().add(lookup);
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        b.printTable(new PrintStream(buf, true, StandardCharsets.UTF_8));
+        List<String> lines = buf.toString(StandardCharsets.UTF_8).lines().toList();
+        assertThat(lines).anySatisfy(l -> assertThat(l).startsWith("adapter store 1m QD16 ")
+                .containsPattern("1,048\\.6 +838\\.9  +1\\.25x +>=0\\.95 +yes \\| +524\\.3 +2\\.00x"));
+        assertThat(lines).as("plain fio judged, marked, nothing beside").anySatisfy(l -> assertThat(l)
+                .startsWith("seqwrite 1m QD16 io_uring").containsPattern("3,460\\.3 +3,575\\.6\\* +0\\.97x +>=1\\.00 +NO +\\| +- +-"));
+        assertThat(lines).anySatisfy(l -> assertThat(l).startsWith("  CPU vs hashing keys once")
+                .containsPattern("130\\.0 +100\\.0  +1\\.30x +<=1\\.50 +yes"));
+        assertThat(lines).anySatisfy(l -> assertThat(l).startsWith("adapter store 1m QD16 ")
+                .containsPattern("110\\.0 +20\\.0\\* +34,953 +30\\.0 +65\\.0 +<=5\\.00 +NO"));
     }
 
     @Test
@@ -160,15 +333,30 @@ class BenchReportTest {
                 .findFirst().orElseThrow();
         CaseResult r = new CaseResult(lookup);
         // a slow round (faulting in heap pages) and a fast one: the median is of all samples together
+        // hashing the keys once beside each round: 60 and 68 us, so the lookup's CPU is 2.97x and 1.12x that
         r.lookup(List.of(
                 new AdapterWorkload.LookupResult(new long[] {170_000, 180_000, 190_000}, 1000, 2, Map.of(),
-                        "here", 178.0, 10.5, 1.25),
+                        "here", 178.0, 10.5, 1.25, 60.0),
                 new AdapterWorkload.LookupResult(new long[] {70_000, 80_000}, 1000, 1, Map.of(),
-                        "here", 76.0, 0.0, 1.05)));
+                        "here", 76.0, 0.0, 1.05, 68.0)));
         assertThat(r.lookup().medianMicros()).isCloseTo(170.0, within(1e-9)); // nearest rank, 3rd of 5
         assertThat(r.lookup().misses()).isEqualTo(3);
-        assertThat(r.targets()).singleElement().satisfies(t -> assertThat(t.met()).isFalse()); // 170 us, not < 100
+        assertThat(r.hashOnceCpuMicros()).as("median of the rounds' hash-once CPU").isCloseTo(64.0, within(1e-9));
+        assertThat(r.lookupCpuOverHashOnce()).as("127 us / 64 us").isCloseTo(127.0 / 64.0, within(1e-9));
+        assertThat(r.targets()).satisfiesExactly(
+                t -> assertThat(t.met()).isFalse(), // 170 us, not < 100
+                t -> {
+                    assertThat(t.name()).isEqualTo(CaseResult.LOOKUP_CPU_TARGET);
+                    assertThat(t.describe()).isEqualTo("<=1.50");
+                    assertThat(t.met()).isFalse(); // 1.98x
+                });
         Map<String, Object> l = (Map<String, Object>) r.toMap().get("lookup");
+        assertThat(l).containsEntry("hash_once_cpu_median_of_rounds_us", 64.0)
+                .containsEntry("round_hash_once_cpu_medians_us", List.of(60.0, 68.0))
+                .containsEntry("thread_cpu_over_hash_once", 1.984)
+                .containsEntry("round_thread_cpu_over_hash_once", List.of(2.967, 1.118));
+        assertThat(BenchChart.lookupTitle(r)).as("the chart's targets are the bench's")
+                .contains("median 170.0 us (target < 100)", "CPU 1.98x hashing the keys once (target <= 1.50)");
         assertThat(l).containsEntry("round_medians_us", List.of(180.0, 70.0))
                 .containsEntry("round_thread_cpu_medians_us", List.of(178.0, 76.0))
                 .containsEntry("round_minor_faults_per_lookup", List.of(10.5, 0.0))
@@ -188,6 +376,12 @@ class BenchReportTest {
         assertThat(img.getWidth()).isGreaterThan(1000);
         List<CaseResult> noFio = List.of(result(raw.get(0), 10_000, 1, null, 0), result(raw.get(4), 3000, 0.5, null, 0));
         assertThat(Files.size(BenchChart.write(noFio, dir.resolve("b.png"), 3))).isGreaterThan(1000);
+        CaseResult lookup = new CaseResult(adapterCase(BenchCase.Kind.ADAPTER_LOOKUP));
+        lookup.lookup(List.of(new AdapterWorkload.LookupResult(new long[] {60_000}, 1000, 0, Map.of(), "here", 130.0,
+                0.0, 1.0, 100.0)));
+        List<CaseResult> likeForLike = List.of(result(raw.get(0), 10_000, 1, 12_000.0, 0.8),
+                storeWithHugePagesAndCrc(adapterCase(BenchCase.Kind.ADAPTER_STORE)), lookup);
+        assertThat(Files.size(BenchChart.write(likeForLike, dir.resolve("c.png"), 3))).isGreaterThan(1000);
     }
 
     @Test
