@@ -278,12 +278,10 @@ public final class FaultInjectL2Adapter extends ForwardingL2Adapter {
         @Override
         public L2Adapter create(JsonNode config) throws IOException {
             Builder b = builder();
-            JsonNode inner = null;
-            for (Map.Entry<String, JsonNode> e : config.properties()) {
+            JsonNode inner = config.get("inner");
+            for (Map.Entry<String, JsonNode> e : ForwardingL2Adapter.wrapperOptions(config)) {
                 JsonNode v = e.getValue();
                 switch (e.getKey()) {
-                    case "type" -> { }
-                    case "inner" -> inner = v;
                     case "rate" -> {
                         if (!v.isNumber()) {
                             throw new IllegalArgumentException("fault_inject: rate = " + v + " must be a number in [0, 1]");

@@ -242,6 +242,12 @@ public abstract class ForwardingL2Adapter implements L2Adapter, ReclaimUnitGroup
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    /** A wrapper's own keys in its JSON: every key but {@code type} and {@code inner}, in their order. */
+    static List<Map.Entry<String, JsonNode>> wrapperOptions(JsonNode config) {
+        return config.properties().stream().filter(e -> !e.getKey().equals("type") && !e.getKey().equals("inner"))
+                .toList();
+    }
+
     /**
      * The wrapped adapter of a wrapper's JSON: {@code inner} must be an adapter's own JSON object (with
      * its {@code type}), made by {@link L2Adapters#create} like any other.

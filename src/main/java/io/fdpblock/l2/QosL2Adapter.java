@@ -581,12 +581,10 @@ public final class QosL2Adapter extends ForwardingL2Adapter {
             int defaultWeight = QosScheduler.DEFAULT_WEIGHT;
             Map<String, Integer> weights = new TreeMap<>();
             String group = null;
-            JsonNode inner = null;
-            for (Map.Entry<String, JsonNode> e : config.properties()) {
+            JsonNode inner = config.get("inner");
+            for (Map.Entry<String, JsonNode> e : ForwardingL2Adapter.wrapperOptions(config)) {
                 JsonNode v = e.getValue();
                 switch (e.getKey()) {
-                    case "type" -> { }
-                    case "inner" -> inner = v;
                     case "default_sched_weight" -> defaultWeight = (int) integer(e.getKey(), v, Integer.MAX_VALUE);
                     case "quantum_bytes" -> quantum = integer(e.getKey(), v, Long.MAX_VALUE);
                     case "max_inflight_tasks" -> maxTasks = (int) integer(e.getKey(), v, Integer.MAX_VALUE);
