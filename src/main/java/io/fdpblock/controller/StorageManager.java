@@ -66,7 +66,8 @@ public final class StorageManager implements AutoCloseable {
         StoreController sc = new StoreController(l1, this.adapters, Policies.STORE.create(b.storePolicy));
         PrefetchController pc;
         try {
-            pc = new PrefetchController(l1, this.adapters, Policies.PREFETCH.create(b.prefetchPolicy), b.maxInFlight);
+            pc = new PrefetchController(l1, this.adapters, Policies.PREFETCH.create(b.prefetchPolicy), b.maxInFlight,
+                    b.loadDeadline);
         } catch (IOException | RuntimeException e) {
             sc.stop();
             throw e;
@@ -274,6 +275,8 @@ public final class StorageManager implements AutoCloseable {
         m.put("store_tasks_in_flight", storeController.inFlightTasks());
         m.put("prefetch_requests_active", prefetchController.activeRequests());
         m.put("prefetch_requests_pending", prefetchController.pendingRequests());
+        m.put("prefetch_requests_draining", prefetchController.drainingRequests());
+        m.put("prefetch_deadline_timeouts", prefetchController.deadlineTimeouts());
         return m;
     }
 
@@ -343,6 +346,7 @@ public final class StorageManager implements AutoCloseable {
         private String storePolicy = Policies.DEFAULT;
         private String prefetchPolicy = Policies.DEFAULT;
         private int maxInFlight = PrefetchController.DEFAULT_MAX_IN_FLIGHT;
+        private Duration loadDeadline;
         private Supplier<? extends EvictionPolicy> evictionPolicy;
         private double evictHigh = EvictionController.DEFAULT_HIGH_WATERMARK;
         private double evictLow = EvictionController.DEFAULT_LOW_WATERMARK;
@@ -417,6 +421,21 @@ public final class StorageManager implements AutoCloseable {
 
         public Builder maxInFlight(int n) {
             this.maxInFlight = n;
+            return this;
+        }
+
+        /**
+         * A prefetch not answered within {@code deadline} of its submission is answered with what L1 and its
+         * completed loads hold; its late loads drain (docs/contract.md section 4). Null or zero: no deadline
+         * (the default).
+         *
+         * @throws IllegalArgumentException for a negative deadline
+         */
+        public Builder loadDeadline(Duration deadline) {
+            if (deadline != null && deadline.isNegative()) {
+                throw new IllegalArgumentException("load deadline " + deadline + " must be positive, or zero for none");
+            }
+            this.loadDeadline = deadline;
             return this;
         }
 

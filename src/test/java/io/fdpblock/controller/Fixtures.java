@@ -116,6 +116,31 @@ public final class Fixtures {
         throw new IllegalArgumentException("no lock count for " + a);
     }
 
+    /**
+     * One character per key: L1 ('-' absent, 'W' write-locked, 'U' ready and unlocked, else its read-lock
+     * count), then per adapter the L2 lock count of each key.
+     */
+    static String state(L1Manager l1, List<L2Adapter> adapters, List<ObjectKey> keys) {
+        StringBuilder sb = new StringBuilder("L1=");
+        for (ObjectKey k : keys) {
+            if (!l1.contains(k)) {
+                sb.append('-');
+            } else if (l1.isWriteLocked(k)) {
+                sb.append('W');
+            } else {
+                int r = l1.readLockCount(k);
+                sb.append(r == 0 ? "U" : String.valueOf(r));
+            }
+        }
+        for (int i = 0; i < adapters.size(); i++) {
+            sb.append(" L2[").append(i).append("]=");
+            for (ObjectKey k : keys) {
+                sb.append(l2Locks(adapters.get(i), k));
+            }
+        }
+        return sb.toString();
+    }
+
     static void assertNoL2Locks(List<L2Adapter> adapters, List<ObjectKey> keys) {
         for (L2Adapter a : adapters) {
             for (ObjectKey k : keys) {
