@@ -6,6 +6,7 @@ import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.IoEngine;
 import io.fdpblock.l2.Bitmap;
 import io.fdpblock.l2.L2Adapter;
+import io.fdpblock.l2.L2AdapterListener;
 import io.fdpblock.l2.L2StoreResult;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.MockL2Adapter;
@@ -22,6 +23,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -192,6 +194,47 @@ public final class Fixtures {
             a.submitUnlock(hits);
         }
         return b;
+    }
+
+    /** The keys of every onKeysDeleted call, in order. */
+    static final class Recorder implements L2AdapterListener {
+        final List<List<ObjectKey>> deleted = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void onKeysDeleted(List<ObjectKey> keys) {
+            deleted.add(List.copyOf(keys));
+        }
+    }
+
+    /** Keys {@code from..to-1} with cache salt {@code salt}. */
+    static List<ObjectKey> salted(String salt, int from, int to) {
+        List<ObjectKey> out = new ArrayList<>();
+        for (ObjectKey k : keys(from, to)) {
+            out.add(k.withCacheSalt(salt));
+        }
+        return out;
+    }
+
+    /** Lookup-and-lock: the keys stay locked against deletion until unlocked. */
+    static void lock(L2Adapter a, List<ObjectKey> keys) throws Exception {
+        long id = a.submitLookupAndLockTask(keys);
+        long deadline = System.nanoTime() + Fixtures.WAIT.toNanos();
+        Bitmap b;
+        while ((b = a.queryLookupAndLockResult(id)) == null) {
+            assertThat(System.nanoTime()).isLessThan(deadline);
+            EventFd.await(a.lookupAndLockEventFd(), Duration.ofMillis(200));
+        }
+        assertThat(b.cardinality()).isEqualTo(keys.size());
+    }
+
+    /** The keys of {@code keys} the adapter holds, in order. */
+    static List<ObjectKey> held(L2Adapter a, List<ObjectKey> keys) throws Exception {
+        Bitmap b = holds(a, keys);
+        List<ObjectKey> out = new ArrayList<>();
+        for (int i : b.indices()) {
+            out.add(keys.get(i));
+        }
+        return out;
     }
 
     /** Writes each key's pattern into L1 as a ready object (finishWrite: the store listener fires). */
