@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Supplier;
 
 /**
@@ -349,7 +350,8 @@ public final class StorageManager implements AutoCloseable {
      * What L1 and the controllers did so far: L1 size and use, evictions, and the stores and prefetch
      * reservations L1 refused for lack of room (a full L1 that can evict nothing is never silent),
      * store tasks completed, failed and in flight, prefetch requests active, queued and draining (past
-     * their load deadline), deadline timeouts, and the retention ledger and tenant quotas when there are.
+     * their load deadline), deadline timeouts, the retention ledger when there is one, and the tenant quotas
+     * with what each salt uses in L2 when there are quotas.
      */
     public Map<String, Object> status() {
         checkOpen();
@@ -373,6 +375,11 @@ public final class StorageManager implements AutoCloseable {
         }
         if (!tenantQuotas.snapshot().isEmpty()) {
             m.put("tenant_quotas", tenantQuotas.snapshot());
+            Map<String, Long> bySalt = new TreeMap<>(); // what each tenant uses against its quota
+            for (L2Adapter a : adapters) {
+                a.usage().bytesByCacheSalt().forEach((salt, bytes) -> bySalt.merge(salt, bytes, Long::sum));
+            }
+            m.put("l2_bytes_by_cache_salt", bySalt);
         }
         return m;
     }

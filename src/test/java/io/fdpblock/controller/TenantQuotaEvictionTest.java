@@ -145,7 +145,8 @@ class TenantQuotaEvictionTest {
         ec.evictIfNeeded(); // or its thread did the round already: the outcome is the same
         assertThat(held(m, alice)).containsExactlyElementsOf(alice);
         assertThat(held(m, bob)).as("bob has no quota").isEmpty();
-        assertThat(sm.status()).containsEntry("tenant_quotas", Map.of("alice", 10L * CHUNK));
+        assertThat(sm.status()).containsEntry("tenant_quotas", Map.of("alice", 10L * CHUNK))
+                .containsEntry("l2_bytes_by_cache_salt", Map.of("alice", 4L * CHUNK));
 
         sm.tenantQuotas().set("bob", 10L * CHUNK);
         sm.tenantQuotas().set("alice", 2L * CHUNK); // 4 >= 1.8: down to 1
