@@ -447,18 +447,24 @@ public final class PrefetchController implements AutoCloseable {
                 return true;
             }
         } else if (r.step == Step.LOADING) {
-            pollAnswers(r);
-            admitAnswered(r);
-            if (r.awaiting() == 0) {
-                if (r.draining) {
-                    retireDrained(r);
-                } else {
-                    finishLoad(r);
-                }
-                return true;
-            }
+            return admitLoads(r);
         }
         return false;
+    }
+
+    /** Admits {@code r}'s loads that are in; when all are, finishes it (or, draining, retires it). @return the latter */
+    private boolean admitLoads(Request r) {
+        pollAnswers(r);
+        admitAnswered(r);
+        if (r.awaiting() > 0) {
+            return false;
+        }
+        if (r.draining) {
+            retireDrained(r);
+        } else {
+            finishLoad(r);
+        }
+        return true;
     }
 
     private boolean admit() {
@@ -868,17 +874,8 @@ public final class PrefetchController implements AutoCloseable {
                         LOG.log(System.Logger.Level.WARNING, "prefetch " + r.id + " stopped with " + r.awaiting()
                                 + " lookups unanswered: the L2 locks they take cannot be released here");
                     }
-                } else if (r.step == Step.LOADING) {
-                    pollAnswers(r);
-                    admitAnswered(r);
-                    if (r.awaiting() == 0) {
-                        if (r.draining) {
-                            retireDrained(r);
-                        } else {
-                            finishLoad(r); // finished after all: completed normally
-                        }
-                        continue;
-                    }
+                } else if (r.step == Step.LOADING && admitLoads(r)) {
+                    continue; // finished after all: completed normally (or drained)
                 }
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.WARNING, "prefetch " + r.id + " could not be finished at stop", e);

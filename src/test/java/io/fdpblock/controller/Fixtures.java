@@ -237,6 +237,18 @@ public final class Fixtures {
         return out;
     }
 
+    /**
+     * For a request of keys 0..3 over two adapters: stores keys 0 and 1 on {@code fast}, and returns a slow
+     * mock that holds keys 2 and 3 and holds its loads back until {@code releaseLoads()}.
+     */
+    static MockL2Adapter slowBeside(L2Adapter fast, Closer closer, List<ObjectKey> keys) throws IOException {
+        MockL2Adapter slow = closer.add(new MockL2Adapter());
+        putDirect(fast, pick(keys, 0, 1));
+        putDirect(slow, pick(keys, 2, 3));
+        slow.holdLoads();
+        return slow;
+    }
+
     /** Writes each key's pattern into L1 as a ready object (finishWrite: the store listener fires). */
     static void putL1(L1Manager l1, List<ObjectKey> keys, boolean temporary) {
         List<MemoryObj> objs = l1.reserveWrite(keys, LAYOUT, temporary);

@@ -37,6 +37,7 @@ import static io.fdpblock.controller.Fixtures.keys;
 import static io.fdpblock.controller.Fixtures.l2Locks;
 import static io.fdpblock.controller.Fixtures.pick;
 import static io.fdpblock.controller.Fixtures.putDirect;
+import static io.fdpblock.controller.Fixtures.slowBeside;
 import static io.fdpblock.controller.Fixtures.state;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -160,11 +161,8 @@ class PrefetchControllerTest {
     void aFastAdaptersLoadIsInL1BeforeTheSlowOneIsIn() throws Exception {
         l1(16);
         L2Adapter fast = adapter(Kind.RAW_BLOCK, "fast");
-        MockL2Adapter slow = closer.add(new MockL2Adapter());
         List<ObjectKey> ks = keys(0, 4);
-        putDirect(fast, pick(ks, 0, 1));
-        putDirect(slow, pick(ks, 2, 3));
-        slow.holdLoads();
+        MockL2Adapter slow = slowBeside(fast, closer, ks);
         List<L2Adapter> both = List.of(fast, slow);
         StepRecorder steps = new StepRecorder(l1, both);
         PrefetchController pc = controller(both, 8, steps);
@@ -189,12 +187,9 @@ class PrefetchControllerTest {
     void aFastAdaptersFailedKeyIsDeletedBeforeTheSlowOneIsIn() throws Exception {
         l1(16);
         GatedAdapter fast = closer.add(new GatedAdapter(Fixtures.open(Kind.RAW_BLOCK, dir, "fast")));
-        MockL2Adapter slow = closer.add(new MockL2Adapter());
         List<ObjectKey> ks = keys(0, 4);
-        putDirect(fast, pick(ks, 0, 1));
-        putDirect(slow, pick(ks, 2, 3));
+        MockL2Adapter slow = slowBeside(fast, closer, ks);
         fast.loadMisses.add(ks.get(1));
-        slow.holdLoads();
         List<L2Adapter> both = List.of(fast, slow);
         StepRecorder steps = new StepRecorder(l1, both);
         PrefetchController pc = controller(both, 8, steps);

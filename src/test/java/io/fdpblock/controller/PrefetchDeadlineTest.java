@@ -29,8 +29,8 @@ import static io.fdpblock.controller.Fixtures.assertNoL2Locks;
 import static io.fdpblock.controller.Fixtures.holdsPattern;
 import static io.fdpblock.controller.Fixtures.keys;
 import static io.fdpblock.controller.Fixtures.l2Locks;
-import static io.fdpblock.controller.Fixtures.pick;
 import static io.fdpblock.controller.Fixtures.putDirect;
+import static io.fdpblock.controller.Fixtures.slowBeside;
 import static io.fdpblock.controller.Fixtures.state;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -76,6 +76,14 @@ class PrefetchDeadlineTest {
         return pc;
     }
 
+    /** A mock that holds {@code keys} and holds its loads back until {@code releaseLoads()}. */
+    private MockL2Adapter holdingLoads(List<ObjectKey> keys) throws Exception {
+        MockL2Adapter a = closer.add(new MockL2Adapter());
+        putDirect(a, keys);
+        a.holdLoads();
+        return a;
+    }
+
     /** Moves the test clock past every deadline given so far and has the controller look at once. */
     private void passDeadline(PrefetchController pc) {
         now.addAndGet(DEADLINE.toNanos());
@@ -95,6 +103,27 @@ class PrefetchDeadlineTest {
             assertThat(holdsPattern(objs.get(i).segment(), keys.get(i))).as("bytes of %s", keys.get(i)).isTrue();
         }
         l1.finishRead(keys);
+    }
+
+    /** A request of keys 0..3, answered at its deadline with the fast adapter's load in and the slow one's held. */
+    private record Expired(List<ObjectKey> keys, MockL2Adapter slow, List<L2Adapter> both, StepRecorder steps,
+            PrefetchController pc, long id) {}
+
+    /** Keys 0 and 1 on a raw_block adapter, 2 and 3 on a mock that holds its loads; then the deadline passes. */
+    private Expired expiredWithTheFastLoadIn() throws Exception {
+        l1(8);
+        L2Adapter fast = rawBlock("fast");
+        List<ObjectKey> ks = keys(0, 4);
+        MockL2Adapter slow = slowBeside(fast, closer, ks);
+        List<L2Adapter> both = List.of(fast, slow);
+        StepRecorder steps = new StepRecorder(l1, both);
+        PrefetchController pc = controller(both, 8, steps);
+
+        long id = pc.submitPrefetchRequest(ks, LAYOUT);
+        assertThat(steps.await(Step.ADMITTED, 1)).isEqualTo("L1=11WW L2[0]=0000 L2[1]=0011");
+        passDeadline(pc);
+        assertThat(steps.await(Step.EXPIRED, 1)).isEqualTo("L1=11WW L2[0]=0000 L2[1]=0011");
+        return new Expired(ks, slow, both, steps, pc, id);
     }
 
     @Test
@@ -130,10 +159,8 @@ class PrefetchDeadlineTest {
     @Test
     void aLoadPastItsDeadlineIsAnsweredOnceAndItsBuffersAreNotReusedBeforeItIsIn() throws Exception {
         l1(3);
-        MockL2Adapter a = closer.add(new MockL2Adapter());
         List<ObjectKey> ks = keys(0, 3);
-        putDirect(a, ks);
-        a.holdLoads();
+        MockL2Adapter a = holdingLoads(ks);
         StepRecorder steps = new StepRecorder(l1, List.of(a));
         PrefetchController pc = controller(List.of(a), 8, steps);
 
@@ -196,33 +223,20 @@ class PrefetchDeadlineTest {
      */
     @Test
     void atTheDeadlineTheFastAdaptersPrefixIsTheAnswerAndTheSlowOneDrains() throws Exception {
-        l1(8);
-        L2Adapter fast = rawBlock("fast");
-        MockL2Adapter slow = closer.add(new MockL2Adapter());
-        List<ObjectKey> ks = keys(0, 4);
-        putDirect(fast, pick(ks, 0, 1));
-        putDirect(slow, pick(ks, 2, 3));
-        slow.holdLoads();
-        List<L2Adapter> both = List.of(fast, slow);
-        StepRecorder steps = new StepRecorder(l1, both);
-        PrefetchController pc = controller(both, 8, steps);
+        Expired e = expiredWithTheFastLoadIn();
+        List<ObjectKey> ks = e.keys();
+        e.slow().releaseLoads();
+        assertThat(e.steps().await(Step.DRAINED, 1)).isEqualTo("L1=11UU L2[0]=0000 L2[1]=0000");
 
-        long id = pc.submitPrefetchRequest(ks, LAYOUT);
-        assertThat(steps.await(Step.ADMITTED, 1)).isEqualTo("L1=11WW L2[0]=0000 L2[1]=0011");
-        passDeadline(pc);
-        assertThat(steps.await(Step.EXPIRED, 1)).isEqualTo("L1=11WW L2[0]=0000 L2[1]=0011");
-        slow.releaseLoads();
-        assertThat(steps.await(Step.DRAINED, 1)).isEqualTo("L1=11UU L2[0]=0000 L2[1]=0000");
-
-        assertThat(pc.queryPrefetchResult(id)).isEqualTo(2);
-        assertThat(pc.queryPrefetchResult(id)).isNull();
+        assertThat(e.pc().queryPrefetchResult(e.id())).isEqualTo(2);
+        assertThat(e.pc().queryPrefetchResult(e.id())).isNull();
         List<MemoryObj> answered = l1.readLockedObjects(ks.subList(0, 2));
         assertThat(holdsPattern(answered.get(0).segment(), ks.get(0))).isTrue();
         assertThat(holdsPattern(answered.get(1).segment(), ks.get(1))).isTrue();
         l1.finishRead(ks.subList(0, 2));
         assertBytes(ks.subList(2, 4));
         assertNoL1Locks(l1);
-        assertNoL2Locks(both, ks);
+        assertNoL2Locks(e.both(), ks);
     }
 
     /**
@@ -266,10 +280,8 @@ class PrefetchDeadlineTest {
     @SuppressWarnings("unchecked")
     void aRequestDueWhileQueuedIsAnsweredZeroAndNeverReachesL2() throws Exception {
         l1(8);
-        MockL2Adapter a = closer.add(new MockL2Adapter());
         List<ObjectKey> ks = keys(0, 6);
-        putDirect(a, ks);
-        a.holdLoads();
+        MockL2Adapter a = holdingLoads(ks);
         StepRecorder steps = new StepRecorder(l1, List.of(a));
         PrefetchController pc = controller(List.of(a), 1, steps);
 
@@ -296,10 +308,8 @@ class PrefetchDeadlineTest {
     @Test
     void aLoadThatIsInWhenTheDeadlinePassesWins() throws Exception {
         l1(8);
-        MockL2Adapter a = closer.add(new MockL2Adapter());
         List<ObjectKey> ks = keys(0, 3);
-        putDirect(a, ks);
-        a.holdLoads();
+        MockL2Adapter a = holdingLoads(ks);
         StepRecorder steps = new StepRecorder(l1, List.of(a)).then((step, id, keys, active) -> {
             if (step == Step.LOADING) {
                 a.releaseLoads();
@@ -321,26 +331,12 @@ class PrefetchDeadlineTest {
      */
     @Test
     void stopWhileDrainingKeepsTheAnswerAndReleasesTheLateLoadsLocks() throws Exception {
-        l1(8);
-        L2Adapter fast = rawBlock("fast");
-        MockL2Adapter slow = closer.add(new MockL2Adapter());
-        List<ObjectKey> ks = keys(0, 4);
-        putDirect(fast, pick(ks, 0, 1));
-        putDirect(slow, pick(ks, 2, 3));
-        slow.holdLoads();
-        List<L2Adapter> both = List.of(fast, slow);
-        StepRecorder steps = new StepRecorder(l1, both);
-        PrefetchController pc = controller(both, 8, steps);
-
-        long id = pc.submitPrefetchRequest(ks, LAYOUT);
-        steps.await(Step.ADMITTED, 1);
-        passDeadline(pc);
-        steps.await(Step.EXPIRED, 1);
-        pc.stop();
-        assertThat(state(l1, both, ks)).isEqualTo("L1=11-- L2[0]=0000 L2[1]=0000");
-        assertThat(pc.queryPrefetchResult(id)).isEqualTo(2);
-        assertThat(pc.drainingRequests()).isZero();
-        l1.finishRead(ks.subList(0, 2));
+        Expired e = expiredWithTheFastLoadIn();
+        e.pc().stop();
+        assertThat(state(l1, e.both(), e.keys())).isEqualTo("L1=11-- L2[0]=0000 L2[1]=0000");
+        assertThat(e.pc().queryPrefetchResult(e.id())).isEqualTo(2);
+        assertThat(e.pc().drainingRequests()).isZero();
+        l1.finishRead(e.keys().subList(0, 2));
         assertNoL1Locks(l1);
     }
 }
