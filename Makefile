@@ -64,7 +64,7 @@ endef
 .PHONY: help jdk deps build test test-python soak fuzz test-image device-env test-hardware run waf bench bench-scale bench-guest jmh bindings jshell clean consumer-check
 
 help:
-	@echo "make run       the main job on the embedded default (a file-backed device in a temp dir)"
+	@echo "make run       the main job on the embedded default (a file-backed device in a temp dir); RUN_ARGS=... to pass options"
 	@echo "make test      all test tiers this machine can run: the library's tests, then the tools' and the device tier (brings up its guest image itself), then the Python adapter's"
 	@echo "make test-python  the Python tier alone: the LMCache adapter plugin of python/ (docs/lmcache-python.md)"
 	@echo "make soak      the long runs of the store for minutes: SOAK_OPS operations, SOAK_LAPS log laps a reopen (docs/reliability.md)"
@@ -156,8 +156,10 @@ test-hardware: jdk deps
 	$(MVN) $(MVN_ARGS) install -Dfdpblock.test.groups=device -Dfdpblock.fuzz.skip=true
 	$(TOOLS_MVN) $(MVN_ARGS) test -Dfdpblock.test.groups=device
 
+# The main job; RUN_ARGS=... passes options, e.g. RUN_ARGS="--load-deadline-ms 50" (docs/cli.md).
+RUN_ARGS ?=
 run: build
-	$(JAVA) -jar $(JAR) run
+	$(JAVA) -jar $(JAR) run $(RUN_ARGS)
 
 # The comparison of placement and eviction policies (docs/waf-model.md) (fdpblock waf; about 10 minutes here):
 # traces, waf.json and waf.png in target/waf.

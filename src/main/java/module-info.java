@@ -60,5 +60,6 @@ module io.fdpblock {
             io.fdpblock.controller.DefaultPrefetchPolicy.Factory;
     provides io.fdpblock.controller.EvictionPolicyFactory with
             io.fdpblock.controller.LruEvictionPolicy.Factory,
-            io.fdpblock.controller.ReclaimUnitEvictionPolicy.Factory;
+            io.fdpblock.controller.ReclaimUnitEvictionPolicy.Factory,
+            io.fdpblock.controller.TenantQuotaEvictionPolicy.Factory;
 }

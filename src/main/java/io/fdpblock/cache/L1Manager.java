@@ -636,6 +636,11 @@ public final class L1Manager implements AutoCloseable {
         return about(key, e -> e != null && e.temporary);
     }
 
+    /** The size of {@code key}'s object in bytes (in any state); 0 when it is absent. */
+    public long objectBytes(ObjectKey key) {
+        return about(key, e -> e == null ? 0L : e.obj.size());
+    }
+
     /** How many keys L1 holds (any state). */
     public int size() {
         return sumOver(e -> 1);

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
@@ -18,6 +19,12 @@ import java.util.function.Predicate;
  * Keeps an L2 adapter below a usage threshold, as LMCache's eviction controller does: when its usage
  * reaches the high watermark, the {@link EvictionPolicy} deletes down to the low one. Usage is the
  * adapter's {@link L2Adapter#usage()} (for {@code raw_block}: slots in use over all slots).
+ *
+ * <p>With a policy that {@link EvictionPolicy#perCacheSalt() evicts per cache salt}, the watermarks apply
+ * to each tenant's quota instead ({@link TenantQuotas}): a salt without a quota loses its keys first, a
+ * salt at or above {@code high} of its quota is evicted down to {@code low} of it; the adapter's total is
+ * not looked at. With a {@link RetentionLedger}, keys whose retention has not expired are kept in every
+ * round; expired retention is swept at the start of each round (it never deletes anything).
  *
  * <p>The controller registers a listener with the adapter that hands every event to the policy (the
  * keys already held are replayed at once) and, when a store brings usage to the high watermark, wakes
@@ -36,6 +43,8 @@ public final class EvictionController implements AutoCloseable {
     private final EvictionPolicy policy;
     private final double high;
     private final double low;
+    private final TenantQuotas quotas;
+    private final RetentionLedger retention;
     private final ControllerThread worker;
     private final Object wake = new Object();
     private boolean signalled;
@@ -51,6 +60,8 @@ public final class EvictionController implements AutoCloseable {
     private long skippedLocked;
     private long skippedBusy;
     private long evictedHits;
+    private long skippedRetained;
+    private long evictedUnquotaedKeys;
     private long failures;
 
     /**
@@ -62,6 +73,22 @@ public final class EvictionController implements AutoCloseable {
      * @throws IllegalArgumentException for watermarks out of range, or a policy the adapter cannot serve
      */
     public EvictionController(L2Adapter adapter, EvictionPolicy policy, double highWatermark, double lowWatermark) {
+        this(adapter, policy, highWatermark, lowWatermark, null, null);
+    }
+
+    /**
+     * Like {@link #EvictionController(L2Adapter, EvictionPolicy, double, double)}, with the tenants' quotas a
+     * per-salt policy evicts against, and the retention that shields keys.
+     *
+     * @param quotas needed by (and only used with) a policy that evicts per cache salt; may be changed at
+     *        any time
+     * @param retention null: no key is shielded; else its budget must be below {@code high} of the
+     *        adapter's capacity, so that a round always finds keys it may evict
+     * @throws IllegalArgumentException also for a per-salt policy without quotas, retention with a policy that
+     *         cannot keep retained keys, or a retention budget not below the high watermark
+     */
+    public EvictionController(L2Adapter adapter, EvictionPolicy policy, double highWatermark, double lowWatermark,
+            TenantQuotas quotas, RetentionLedger retention) {
         if (adapter == null || policy == null) {
             throw new IllegalArgumentException("an eviction controller needs an adapter and a policy");
         }
@@ -69,10 +96,30 @@ public final class EvictionController implements AutoCloseable {
             throw new IllegalArgumentException("eviction watermarks: high " + highWatermark + " must be in (0, 1] and low "
                     + lowWatermark + " in [0, high): e.g. high 0.95, low 0.90 (fractions of the adapter's capacity)");
         }
+        if (policy.perCacheSalt() && quotas == null) {
+            throw new IllegalArgumentException("eviction policy " + policy.getClass().getSimpleName() + " evicts per"
+                    + " cache salt against the tenants' quotas: give it TenantQuotas (StorageManager.builder()"
+                    + ".tenantQuota(salt, bytes))");
+        }
+        if (retention != null) {
+            if (!policy.takesKeyFilter()) {
+                throw new IllegalArgumentException("retention needs an eviction policy that can keep retained keys"
+                        + " (lru or tenant_quota); " + policy.getClass().getSimpleName() + " cannot: use one of those,"
+                        + " or no retention");
+            }
+            long capacity = adapter.usage().totalCapacityBytes();
+            if (capacity <= 0 || retention.budgetBytes() >= highWatermark * capacity) {
+                throw new IllegalArgumentException("retention budget of " + retention.budgetBytes() + " bytes must be"
+                        + " below the high watermark " + highWatermark + " of " + adapter + "'s capacity of " + capacity
+                        + " bytes, so that eviction always finds keys it may take: give retention a smaller share");
+            }
+        }
         this.adapter = adapter;
         this.policy = policy;
         this.high = highWatermark;
         this.low = lowWatermark;
+        this.quotas = quotas;
+        this.retention = retention;
         this.worker = new ControllerThread("eviction controller", "fdpblock-evict");
         policy.bind(adapter);
         adapter.registerListener(new Forwarder());
@@ -86,10 +133,13 @@ public final class EvictionController implements AutoCloseable {
                 return;
             }
             storedKeys.addAndGet(keys.size());
+            if (retention != null) {
+                retention.charge(keys, sizes);
+            }
             policy.onKeysStored(keys, sizes);
             if (worker.isRunning()) {
-                AdapterUsage u = adapter.usage();
-                if (u.usageFraction() >= high) {
+                // per salt: a tenant may be over its quota however full the adapter is
+                if (policy.perCacheSalt() || adapter.usage().usageFraction() >= high) {
                     signal();
                 }
             }
@@ -107,6 +157,9 @@ public final class EvictionController implements AutoCloseable {
         public void onKeysDeleted(List<ObjectKey> keys) {
             if (!detached) {
                 deletedKeys.addAndGet(keys.size());
+                if (retention != null) {
+                    retention.forget(keys); // deleted by anyone: its budget is free again
+                }
                 policy.onKeysDeleted(keys);
             }
         }
@@ -129,6 +182,16 @@ public final class EvictionController implements AutoCloseable {
 
     public double lowWatermark() {
         return low;
+    }
+
+    /** The tenants' quotas a per-salt policy evicts against (null when none were given). */
+    public TenantQuotas quotas() {
+        return quotas;
+    }
+
+    /** The retention it keeps (null when none). */
+    public RetentionLedger retention() {
+        return retention;
     }
 
     /** Starts the controller's thread; a second start is a no-op, a start after {@link #stop()} fails. */
@@ -168,7 +231,8 @@ public final class EvictionController implements AutoCloseable {
 
     /**
      * One round now, on this thread: when usage is at or above the high watermark, the policy deletes down
-     * to the low one.
+     * to the low one (per salt, against each tenant's quota, for a per-salt policy). Expired retention is
+     * swept first.
      *
      * @return what it did ({@link EvictionRound#NONE} below the high watermark)
      */
@@ -176,12 +240,23 @@ public final class EvictionController implements AutoCloseable {
         if (detached || worker.isStopped()) {
             return EvictionRound.NONE; // the policy hears nothing any more: what it tracks would be stale
         }
-        AdapterUsage u = adapter.usage();
-        if (u.totalCapacityBytes() <= 0 || u.usageFraction() < high) {
-            return EvictionRound.NONE;
+        if (retention != null) {
+            retention.sweep();
         }
-        long bytes = u.totalBytesUsed() - (long) (low * u.totalCapacityBytes());
-        EvictionRound r = policy.evict(bytes);
+        AdapterUsage u = adapter.usage();
+        EvictionRound r;
+        if (policy.perCacheSalt()) {
+            r = evictPerCacheSalt(u);
+            if (r == null) {
+                return EvictionRound.NONE;
+            }
+        } else {
+            if (u.totalCapacityBytes() <= 0 || u.usageFraction() < high) {
+                return EvictionRound.NONE;
+            }
+            long bytes = u.totalBytesUsed() - (long) (low * u.totalCapacityBytes());
+            r = retention == null ? policy.evict(bytes) : policy.evict(bytes, retention::isEvictable);
+        }
         rounds++;
         evictedKeys += r.keys();
         evictedBytes += r.bytes();
@@ -189,7 +264,45 @@ public final class EvictionController implements AutoCloseable {
         skippedLocked += r.skippedLocked();
         skippedBusy += r.skippedBusy();
         evictedHits += r.hits();
+        skippedRetained += r.skippedRetained();
         notifyAll(); // for awaitStatus
+        return r;
+    }
+
+    /**
+     * The salts without a quota (or with 0) first, all their keys; then each salt at or above {@code high}
+     * of its quota, down to {@code low} of it.
+     *
+     * @return null when no salt had to lose keys
+     */
+    private EvictionRound evictPerCacheSalt(AdapterUsage u) {
+        Map<String, Long> unquotaed = new TreeMap<>();
+        Map<String, Long> over = new TreeMap<>();
+        for (Map.Entry<String, Long> e : u.bytesByCacheSalt().entrySet()) {
+            long used = e.getValue();
+            long limit = quotas.limitOf(e.getKey());
+            if (used <= 0) {
+                continue;
+            }
+            if (limit <= 0) {
+                unquotaed.put(e.getKey(), used);
+            } else if (used >= high * limit) {
+                over.put(e.getKey(), used - (long) (low * limit));
+            }
+        }
+        if (unquotaed.isEmpty() && over.isEmpty()) {
+            return null;
+        }
+        Predicate<ObjectKey> eligible = retention == null ? null : retention::isEvictable;
+        EvictionRound r = EvictionRound.NONE;
+        for (Map.Entry<String, Long> e : unquotaed.entrySet()) {
+            EvictionRound part = policy.evictCacheSalt(e.getKey(), e.getValue(), eligible);
+            evictedUnquotaedKeys += part.keys();
+            r = r.plus(part);
+        }
+        for (Map.Entry<String, Long> e : over.entrySet()) {
+            r = r.plus(policy.evictCacheSalt(e.getKey(), e.getValue(), eligible));
+        }
         return r;
     }
 
@@ -213,8 +326,10 @@ public final class EvictionController implements AutoCloseable {
     }
 
     /**
-     * Counters: rounds, keys/bytes/groups evicted, what was skipped, the loads the evicted data had served
-     * ({@code evicted_hits}), the events heard, and the policy's own.
+     * Counters: rounds, keys/bytes/groups evicted, what was skipped (locked, busy, retained), the loads the
+     * evicted data had served ({@code evicted_hits}), the events heard, the policy's own, and with quotas the
+     * keys of salts without one that went ({@code evicted_unquotaed_keys}), with retention its ledger
+     * ({@code retention}).
      */
     public synchronized Map<String, Object> status() {
         Map<String, Object> m = new LinkedHashMap<>(policy.status());
@@ -227,6 +342,14 @@ public final class EvictionController implements AutoCloseable {
         m.put("skipped_locked", skippedLocked);
         m.put("skipped_busy", skippedBusy);
         m.put("evicted_hits", evictedHits);
+        m.put("skipped_retained", skippedRetained);
+        if (quotas != null && policy.perCacheSalt()) {
+            m.put("evicted_unquotaed_keys", evictedUnquotaedKeys);
+            m.put("quotas", quotas.snapshot().size());
+        }
+        if (retention != null) {
+            m.put("retention", retention.status());
+        }
         m.put("failed_rounds", failures);
         m.put("stored_keys_heard", storedKeys.get());
         m.put("loaded_keys_heard", loadedKeys.get());

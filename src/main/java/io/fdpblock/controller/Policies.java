@@ -16,13 +16,15 @@ public final class Policies {
     public static final String LRU = "lru";
     /** Eviction of whole reclaim-unit groups at a time (FDP). */
     public static final String RECLAIM_UNIT = "reclaim_unit";
+    /** Per-key least-recently-used eviction per cache salt, against the tenants' quotas. */
+    public static final String TENANT_QUOTA = "tenant_quota";
 
     /** Store policies ({@code default}, {@code skip_l1} built in). */
     public static final PolicyRegistry<StorePolicy> STORE = new PolicyRegistry<>("store", StorePolicyFactory.class);
     /** Prefetch policies ({@code default} built in). */
     public static final PolicyRegistry<PrefetchPolicy> PREFETCH =
             new PolicyRegistry<>("prefetch", PrefetchPolicyFactory.class);
-    /** Eviction policies ({@code lru}, {@code reclaim_unit} built in). */
+    /** Eviction policies ({@code lru}, {@code reclaim_unit}, {@code tenant_quota} built in). */
     public static final PolicyRegistry<EvictionPolicy> EVICTION =
             new PolicyRegistry<>("eviction", EvictionPolicyFactory.class);
 }

@@ -13,12 +13,12 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 
 /**
  * Loads from the L2 adapters into L1 ahead of use, on one background thread (docs/contract.md section 4).
@@ -37,14 +37,24 @@ import java.util.concurrent.atomic.AtomicLong;
  * <li>Phase-1 unlock: on each adapter, the hits that are not in its final plan.</li>
  * <li>{@code submitLoadTask(planKeys, buffers)} per adapter (bitmaps are local to each submitted list
  * and are scattered back by the plan's indices).</li>
- * <li>When all loads are in: phase-2 unlock of every planned key on its adapter;
- * {@code finishWriteAndReserveRead(loaded)} (atomic); failed keys {@code finishWrite} + {@code delete};
- * the result is the loaded prefix; loaded keys past it release their read locks.</li>
+ * <li>Admission, per adapter as its load is in (a fast adapter's keys do not wait for a slow one):
+ * phase-2 unlock of that adapter's planned keys; {@code finishWriteAndReserveRead(loaded)} (atomic);
+ * failed keys {@code finishWrite} + {@code delete}.</li>
+ * <li>When all loads are in: the result is the loaded prefix; loaded keys past it release their read
+ * locks.</li>
  * </ol>
  *
- * The controller polls its request fd and every adapter's lookup and load fds (500 ms timeout). All
- * request state is confined to the controller's thread. {@link #stop()} releases every L1 and L2 lock
- * held by requests in flight.
+ * <p><b>Load deadline</b> (off unless a deadline is given): a request not answered within the deadline
+ * of its submission is answered at once, exactly once, with the prefix its completed loads hold (0 while
+ * queued or looking up). Its tasks still out are never cancelled: they drain. Until a late load is in,
+ * its L1 buffers stay write-locked (never freed, evicted or reused) and its L2 locks held; when it is in,
+ * its loaded keys become ready and unlocked (temporary), its failed keys are deleted, and its L2 locks
+ * released; a late lookup's L2 locks are released when it answers. A draining request keeps its place
+ * among the {@code maxInFlight} until it is drained.
+ *
+ * The controller polls its request fd and every adapter's lookup and load fds (500 ms timeout, or
+ * less up to the nearest deadline). All request state is confined to the controller's thread.
+ * {@link #stop()} releases every L1 and L2 lock held by requests in flight.
  */
 public final class PrefetchController implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("io.fdpblock.controller");
@@ -52,10 +62,10 @@ public final class PrefetchController implements AutoCloseable {
     static final Duration POLL_TIMEOUT = Duration.ofMillis(500);
 
     /**
-     * The lifecycle of a request, by the lock-invariant steps of docs/contract.md section 4. A request is
-     * in LOOKUP from admission until it is planned, in LOADING until every load is in, and AFTER_LOAD once
+     * The steps of a request, by the lock-invariant steps of docs/contract.md section 4. A request is in
+     * LOOKUP from admission until it is planned, in LOADING until every load is in, and AFTER_LOAD once
      * finished or released; the test hook hears each step when it is reached (LOOKUP when every lookup is
-     * in).
+     * in), ADMITTED once per adapter whose load is in, and EXPIRED and DRAINED on the deadline's path.
      */
     enum Step {
         /** lookups submitted; when every lookup is in, nothing planned yet: L1 none, L2 hits locked */
@@ -64,8 +74,21 @@ public final class PrefetchController implements AutoCloseable {
         AFTER_PLAN,
         /** loads submitted: L1 write-locked, L2 planned keys locked */
         LOADING,
+        /**
+         * one adapter's load is in: its loaded keys read-locked in L1 (ready and unlocked when the request was
+         * answered at its deadline), its failed keys gone, its L2 locks released; other adapters' keys as in
+         * LOADING
+         */
+        ADMITTED,
         /** finished, result not yet published: L1 read-locked (prefix only), L2 all unlocked */
-        AFTER_LOAD
+        AFTER_LOAD,
+        /**
+         * answered at the deadline, result not yet published: the answered prefix read-locked, keys of tasks
+         * still out write-locked and L2-locked, nothing else locked
+         */
+        EXPIRED,
+        /** every late task of an expired request is in: nothing locked by the request any more */
+        DRAINED
     }
 
     /** Package-private test hook, called on the controller thread (which waits for it). */
@@ -89,6 +112,8 @@ public final class PrefetchController implements AutoCloseable {
         Bitmap plan;
         /** The load's answer, indexed like {@code plan.indices()}; null while none. */
         Bitmap loaded;
+        /** True once the load's answer went into L1 (and its L2 locks were released). */
+        boolean admitted;
 
         AdapterPart(int index, int keys) {
             this.index = index;
@@ -101,17 +126,30 @@ public final class PrefetchController implements AutoCloseable {
         final List<ObjectKey> keys;
         final KvLayout layout;
         final int n;
+        /** {@link #clock} time after which it is answered with what it has; meaningless when no deadline. */
+        final long deadlineAt;
         Step step = Step.LOOKUP;
         /** By adapter index; empty until the lookups are submitted. */
         List<AdapterPart> parts = List.of();
         /** L1 write-locked keys of this request, by key index (null = none). */
         MemoryObj[] reserved;
+        /** Keys loaded into L1 so far (admitted), by key index. */
+        Bitmap loaded;
+        /** Keys this request read-locked in L1 and still owns (not yet handed to the caller). */
+        Bitmap readLocked;
+        /** The caller has its result (published exactly once). */
+        boolean answered;
+        /** Answered at the deadline while tasks were out: it only drains them now. */
+        boolean draining;
 
-        Request(long id, List<ObjectKey> keys, KvLayout layout) {
+        Request(long id, List<ObjectKey> keys, KvLayout layout, long deadlineAt) {
             this.id = id;
             this.keys = keys;
             this.layout = layout;
             this.n = keys.size();
+            this.deadlineAt = deadlineAt;
+            this.loaded = new Bitmap(n);
+            this.readLocked = new Bitmap(n);
         }
 
         /** How many adapters have not answered the task of this step yet. */
@@ -139,6 +177,8 @@ public final class PrefetchController implements AutoCloseable {
     private final List<AdapterDescriptor> descriptors;
     private final PrefetchPolicy policy;
     private final int maxInFlight;
+    /** 0: no deadline. */
+    private final long deadlineNanos;
     private final EventFd requestFd;
     private final AtomicLong nextId = new AtomicLong(1);
     private final ConcurrentLinkedQueue<Request> submissions = new ConcurrentLinkedQueue<>();
@@ -149,10 +189,14 @@ public final class PrefetchController implements AutoCloseable {
     private final List<Request> active = new ArrayList<>();
     private volatile int activeCount;
     private volatile int pendingCount;
+    private volatile int drainingCount;
+    private volatile long deadlineTimeouts;
 
     private final ControllerThread worker = new ControllerThread("prefetch controller", "fdpblock-prefetch-controller");
     private volatile StepHook hook;
     private volatile Duration stopLookupGrace = Duration.ofSeconds(2);
+    /** Nanosecond time of the deadlines; read only when there is a deadline. */
+    private volatile LongSupplier clock = System::nanoTime;
 
     public PrefetchController(L1Manager l1, List<L2Adapter> adapters, PrefetchPolicy policy) throws IOException {
         this(l1, adapters, policy, DEFAULT_MAX_IN_FLIGHT);
@@ -164,17 +208,33 @@ public final class PrefetchController implements AutoCloseable {
      */
     public PrefetchController(L1Manager l1, List<L2Adapter> adapters, PrefetchPolicy policy, int maxInFlight)
             throws IOException {
+        this(l1, adapters, policy, maxInFlight, null);
+    }
+
+    /**
+     * @param adapters the L2 adapters, by index (not owned: never closed here)
+     * @param maxInFlight how many requests may be active at once (&gt;= 1)
+     * @param loadDeadline how long after its submission a request is answered with what it has (the late
+     *        tasks drain); null or zero: no deadline
+     */
+    public PrefetchController(L1Manager l1, List<L2Adapter> adapters, PrefetchPolicy policy, int maxInFlight,
+            Duration loadDeadline) throws IOException {
         if (l1 == null || adapters == null || policy == null) {
             throw new IllegalArgumentException("prefetch controller needs an L1 manager, adapters and a policy");
         }
         if (maxInFlight < 1) {
             throw new IllegalArgumentException("max in flight " + maxInFlight + " must be >= 1");
         }
+        if (loadDeadline != null && loadDeadline.isNegative()) {
+            throw new IllegalArgumentException("load deadline " + loadDeadline + " must be positive (or zero or null:"
+                    + " no deadline)");
+        }
         this.l1 = l1;
         this.adapters = List.copyOf(adapters);
         this.descriptors = AdapterDescriptor.of(this.adapters);
         this.policy = policy;
         this.maxInFlight = maxInFlight;
+        this.deadlineNanos = loadDeadline == null ? 0 : loadDeadline.toNanos();
         this.requestFd = EventFd.create();
     }
 
@@ -186,6 +246,16 @@ public final class PrefetchController implements AutoCloseable {
     /** How long {@link #stop()} waits for lookups in flight so that it can release their L2 locks. */
     void setStopLookupGrace(Duration grace) {
         this.stopLookupGrace = grace;
+    }
+
+    /** Test hook: the nanosecond clock of the deadlines; set before the first submission. */
+    void setClock(LongSupplier nanoClock) {
+        this.clock = nanoClock;
+    }
+
+    /** Test hook: makes the thread look again now (e.g. at the deadlines, after a test clock moved). */
+    void wakeUp() {
+        requestFd.signal();
     }
 
     public void start() {
@@ -214,10 +284,13 @@ public final class PrefetchController implements AutoCloseable {
             throw new IllegalArgumentException("prefetch objects of " + layout.objectBytes()
                     + " bytes do not fit L1 chunks of " + l1.chunkBytes() + " bytes");
         }
+        List<ObjectKey> copy = List.copyOf(keys);
         long[] id = new long[1];
         worker.unlessStopped(() -> {
+            // stamped in id order (unlessStopped is atomic): the queue's deadlines never decrease
+            long deadlineAt = deadlineNanos == 0 ? 0 : clock.getAsLong() + deadlineNanos;
             id[0] = nextId.getAndIncrement();
-            submissions.add(new Request(id[0], List.copyOf(keys), layout));
+            submissions.add(new Request(id[0], copy, layout, deadlineAt));
             requestFd.signal();
         });
         return id[0];
@@ -253,7 +326,7 @@ public final class PrefetchController implements AutoCloseable {
         }
     }
 
-    /** Requests being looked up or loaded now. */
+    /** Requests being looked up, loaded or drained now. */
     public int activeRequests() {
         return activeCount;
     }
@@ -261,6 +334,21 @@ public final class PrefetchController implements AutoCloseable {
     /** Requests admitted to the queue but not yet active (not counting ones just submitted). */
     public int pendingRequests() {
         return pendingCount;
+    }
+
+    /** Requests answered at their deadline whose late tasks are still out (counted in the active ones too). */
+    public int drainingRequests() {
+        return drainingCount;
+    }
+
+    /** Requests answered at their deadline (queued, looking up or loading), since the start. */
+    public long deadlineTimeouts() {
+        return deadlineTimeouts;
+    }
+
+    /** The load deadline; {@link Duration#ZERO} when there is none. */
+    public Duration loadDeadline() {
+        return Duration.ofNanos(deadlineNanos);
     }
 
     public int maxInFlight() {
@@ -271,7 +359,13 @@ public final class PrefetchController implements AutoCloseable {
         return descriptors;
     }
 
+    /** Publishes {@code r}'s result, exactly once: a request answered already is never answered again. */
     private void complete(Request r, int prefixHits) {
+        if (r.answered) {
+            return;
+        }
+        r.answered = true;
+        r.readLocked = new Bitmap(r.n); // the answered prefix's read locks are the caller's from now on
         results.put(r.id, prefixHits);
         synchronized (resultMonitor) {
             resultMonitor.notifyAll();
@@ -289,12 +383,14 @@ public final class PrefetchController implements AutoCloseable {
                 poller.add(a.loadEventFd());
             }
             while (worker.isRunning()) {
-                poller.poll(POLL_TIMEOUT);
+                poller.poll(pollTimeout());
                 if (!worker.isRunning()) {
                     break;
                 }
                 drainReadable(poller);
                 advance();
+                // after the answers: a task that answered in this same wake-up wins over its deadline
+                expireDue();
             }
             awaitLookupsInFlight(poller);
             cleanup();
@@ -324,20 +420,7 @@ public final class PrefetchController implements AutoCloseable {
             progress = admit();
             for (Request r : List.copyOf(active)) {
                 try {
-                    if (r.step == Step.LOOKUP) {
-                        pollAnswers(r);
-                        if (r.awaiting() == 0) {
-                            step(Step.LOOKUP, r);
-                            planAndLoad(r);
-                            progress = true;
-                        }
-                    } else if (r.step == Step.LOADING) {
-                        pollAnswers(r);
-                        if (r.awaiting() == 0) {
-                            finishLoad(r);
-                            progress = true;
-                        }
-                    }
+                    progress |= advance(r);
                 } catch (RuntimeException e) {
                     // one broken request (e.g. L1 closed under it) must not stop the others
                     LOG.log(System.Logger.Level.ERROR, "prefetch " + r.id + " failed; its locks are released", e);
@@ -348,13 +431,54 @@ public final class PrefetchController implements AutoCloseable {
         }
     }
 
+    /** Takes {@code r}'s answers that are in. @return whether it finished, drained or moved to LOADING */
+    private boolean advance(Request r) {
+        if (r.step == Step.LOOKUP) {
+            pollAnswers(r);
+            if (r.draining) {
+                unlockAnswered(r); // a late lookup's hits will never be loaded
+                if (r.awaiting() == 0) {
+                    retireDrained(r);
+                    return true;
+                }
+            } else if (r.awaiting() == 0) {
+                step(Step.LOOKUP, r);
+                planAndLoad(r);
+                return true;
+            }
+        } else if (r.step == Step.LOADING) {
+            return admitLoads(r);
+        }
+        return false;
+    }
+
+    /** Admits {@code r}'s loads that are in; when all are, finishes it (or, draining, retires it). @return the latter */
+    private boolean admitLoads(Request r) {
+        pollAnswers(r);
+        admitAnswered(r);
+        if (r.awaiting() > 0) {
+            return false;
+        }
+        if (r.draining) {
+            retireDrained(r);
+        } else {
+            finishLoad(r);
+        }
+        return true;
+    }
+
     private boolean admit() {
         for (Request r; (r = submissions.poll()) != null; ) {
             pending.add(r);
         }
         boolean started = false;
         while (active.size() < maxInFlight && !pending.isEmpty()) {
-            startLookup(pending.poll());
+            Request r = pending.poll();
+            if (deadlineNanos > 0 && clock.getAsLong() - r.deadlineAt >= 0) {
+                expireQueued(r); // due before it could start: no L2 work for it
+                continue;
+            }
+            startLookup(r);
             started = true;
         }
         pendingCount = pending.size();
@@ -372,6 +496,13 @@ public final class PrefetchController implements AutoCloseable {
                 LOG.log(System.Logger.Level.WARNING, "prefetch step hook threw; ignored", e);
             }
         }
+    }
+
+    /** Tells the hook of {@code s} without changing the request's step. */
+    private void event(Step s, Request r) {
+        Step at = r.step;
+        step(s, r);
+        r.step = at;
     }
 
     // ---- 1. lookup
@@ -513,51 +644,82 @@ public final class PrefetchController implements AutoCloseable {
         step(Step.LOADING, r);
     }
 
-    // ---- 6. finish
+    // ---- 6. admission, per adapter
 
-    private void finishLoad(Request r) {
-        // Phase-2 unlock: every planned key, loaded or not.
+    /** Admits every load of {@code r} that is in and not admitted yet. */
+    private void admitAnswered(Request r) {
         for (AdapterPart p : r.parts) {
-            unlock(p.index, r, p.locked);
-            p.locked = new Bitmap(r.n);
+            if (!p.awaiting && !p.admitted && p.loaded != null) {
+                admitLoad(r, p);
+            }
         }
-        // Scatter the per-adapter bitmaps back to key indices.
-        Bitmap loaded = new Bitmap(r.n);
-        for (AdapterPart p : r.parts) {
-            int[] idx = p.plan.indices();
-            Bitmap got = p.loaded;
-            for (int j = 0; j < idx.length; j++) {
-                if (got != null && got.get(j)) {
-                    loaded.set(idx[j]);
+    }
+
+    /**
+     * Takes one adapter's load into L1: phase-2 unlock of its planned keys, loaded or not; its loaded keys
+     * turn from write-locked to read-locked in one step (no moment in which they could be evicted), or, once
+     * the request was answered, to ready and unlocked; its failed keys are deleted.
+     */
+    private void admitLoad(Request r, AdapterPart p) {
+        p.admitted = true;
+        unlock(p.index, r, p.locked);
+        p.locked = new Bitmap(r.n);
+        int[] idx = p.plan.indices();
+        List<ObjectKey> loadedKeys = new ArrayList<>(idx.length);
+        List<Integer> loadedIndices = new ArrayList<>(idx.length);
+        List<ObjectKey> failedKeys = new ArrayList<>();
+        for (int j = 0; j < idx.length; j++) {
+            int k = idx[j];
+            if (r.reserved[k] == null) {
+                continue;
+            }
+            r.reserved[k] = null;
+            if (p.loaded.get(j)) {
+                loadedKeys.add(r.keys.get(k));
+                loadedIndices.add(k);
+                r.loaded.set(k);
+            } else {
+                failedKeys.add(r.keys.get(k));
+            }
+        }
+        if (r.answered) {
+            l1.finishWrite(loadedKeys); // nobody waits for them: ready, unlocked, evictable
+        } else {
+            List<MemoryObj> locked = l1.finishWriteAndReserveRead(loadedKeys); // write -> read, no eviction window
+            for (int j = 0; j < locked.size(); j++) {
+                if (locked.get(j) != null) {
+                    r.readLocked.set(loadedIndices.get(j));
                 }
             }
         }
-        List<ObjectKey> loadedKeys = new ArrayList<>();
-        List<ObjectKey> failedKeys = new ArrayList<>();
-        for (int j = 0; j < r.n; j++) {
-            if (r.reserved[j] == null) {
-                continue;
-            }
-            (loaded.get(j) ? loadedKeys : failedKeys).add(r.keys.get(j));
-        }
-        l1.finishWriteAndReserveRead(loadedKeys); // write -> read with no eviction window
         if (!failedKeys.isEmpty()) {
             l1.finishWrite(failedKeys);
             l1.delete(failedKeys);
         }
-        Arrays.fill(r.reserved, null);
-        int hits = loaded.leadingOnes();
-        List<ObjectKey> beyond = new ArrayList<>();
-        for (int j = hits; j < r.n; j++) {
-            if (loaded.get(j)) {
-                beyond.add(r.keys.get(j));
-            }
-        }
-        l1.finishRead(beyond); // loaded past a failed key: unusable, left evictable
+        event(Step.ADMITTED, r);
+    }
+
+    // ---- 7. finish
+
+    private void finishLoad(Request r) {
+        int hits = r.loaded.leadingOnes();
+        l1.finishRead(readLockedFrom(r, hits)); // loaded past a failed key: unusable, left evictable
         active.remove(r);
         activeCount = active.size();
         step(Step.AFTER_LOAD, r);
         complete(r, hits);
+    }
+
+    /** The keys at {@code from} and past it that {@code r} holds read-locked, no longer held by it. */
+    private static List<ObjectKey> readLockedFrom(Request r, int from) {
+        List<ObjectKey> out = new ArrayList<>();
+        for (int j = from; j < r.n; j++) {
+            if (r.readLocked.get(j)) {
+                out.add(r.keys.get(j));
+                r.readLocked.clear(j);
+            }
+        }
+        return out;
     }
 
     private void unlock(int adapterIndex, Request r, Bitmap which) {
@@ -575,6 +737,105 @@ public final class PrefetchController implements AutoCloseable {
             LOG.log(System.Logger.Level.WARNING, "unlock of " + ks.size() + " keys on "
                     + descriptors.get(adapterIndex).name() + " failed: " + e);
         }
+    }
+
+    /** Releases the L2 locks of every lookup of {@code r} that has answered. */
+    private void unlockAnswered(Request r) {
+        for (AdapterPart p : r.parts) {
+            if (!p.awaiting) {
+                unlock(p.index, r, p.locked);
+                p.locked = new Bitmap(r.n);
+            }
+        }
+    }
+
+    // ---- the load deadline
+
+    /** How long the thread may sleep: until the nearest deadline of a request not yet answered, at most 500 ms. */
+    private Duration pollTimeout() {
+        if (deadlineNanos == 0) {
+            return POLL_TIMEOUT; // no deadline: the clock is never read
+        }
+        boolean armed = false;
+        long nearest = 0;
+        for (Request r : active) {
+            if (!r.answered && (!armed || r.deadlineAt - nearest < 0)) {
+                nearest = r.deadlineAt;
+                armed = true;
+            }
+        }
+        // the queue is in submission order, so its head has its nearest deadline
+        Request head = pending.isEmpty() ? submissions.peek() : pending.peek();
+        if (head != null && (!armed || head.deadlineAt - nearest < 0)) {
+            nearest = head.deadlineAt;
+            armed = true;
+        }
+        if (!armed) {
+            return POLL_TIMEOUT;
+        }
+        long left = nearest - clock.getAsLong();
+        return left <= 0 ? Duration.ZERO : Duration.ofNanos(Math.min(left, POLL_TIMEOUT.toNanos()));
+    }
+
+    /** Answers every request whose deadline has passed: the active ones drain from now on, queued ones are dropped. */
+    private void expireDue() {
+        if (deadlineNanos == 0) {
+            return;
+        }
+        long now = clock.getAsLong();
+        for (Request r : List.copyOf(active)) {
+            if (!r.answered && now - r.deadlineAt >= 0) {
+                try {
+                    expire(r);
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.ERROR, "prefetch " + r.id + " failed at its deadline; its locks are"
+                            + " released", e);
+                    release(r);
+                }
+            }
+        }
+        while (!pending.isEmpty() && now - pending.peek().deadlineAt >= 0) {
+            expireQueued(pending.poll());
+        }
+        pendingCount = pending.size();
+    }
+
+    /**
+     * Answers {@code r} with the prefix its admitted loads hold (0 while looking up) and lets its tasks still
+     * out drain: their L1 buffers stay write-locked and their L2 locks held until they are in. Locks nothing
+     * will use are released now: read locks past the answered prefix, and the L2 locks of lookups that answered.
+     */
+    private void expire(Request r) {
+        int hits = 0;
+        if (r.step == Step.LOOKUP) {
+            unlockAnswered(r);
+        } else {
+            hits = r.loaded.leadingOnes();
+            l1.finishRead(readLockedFrom(r, hits));
+        }
+        deadlineTimeouts++;
+        r.draining = true;
+        drainingCount++;
+        event(Step.EXPIRED, r);
+        complete(r, hits);
+        LOG.log(System.Logger.Level.DEBUG, () -> "prefetch " + r.id + " answered at its deadline with " + r.loaded
+                .leadingOnes() + " of " + r.n + " keys; " + r.awaiting() + " tasks drain");
+    }
+
+    /** A request due while still queued: answered with 0, it never reaches L2. */
+    private void expireQueued(Request r) {
+        deadlineTimeouts++;
+        complete(r, 0);
+    }
+
+    /** Every late task of {@code r} is in (and admitted): it holds nothing any more. */
+    private void retireDrained(Request r) {
+        unlockAnswered(r);
+        active.remove(r);
+        activeCount = active.size();
+        r.draining = false;
+        drainingCount--;
+        event(Step.DRAINED, r);
     }
 
     // ---- stop
@@ -599,7 +860,10 @@ public final class PrefetchController implements AutoCloseable {
         }
     }
 
-    /** Releases every L1 and L2 lock of the requests in flight; every request gets a result (0). */
+    /**
+     * Releases every L1 and L2 lock of the requests in flight; every request not yet answered gets a result
+     * (0). A draining request keeps its answer, and its answered prefix stays the caller's.
+     */
     private void cleanup() {
         int released = 0;
         for (Request r : List.copyOf(active)) {
@@ -610,12 +874,8 @@ public final class PrefetchController implements AutoCloseable {
                         LOG.log(System.Logger.Level.WARNING, "prefetch " + r.id + " stopped with " + r.awaiting()
                                 + " lookups unanswered: the L2 locks they take cannot be released here");
                     }
-                } else if (r.step == Step.LOADING) {
-                    pollAnswers(r);
-                    if (r.awaiting() == 0) {
-                        finishLoad(r); // finished after all: completed normally
-                        continue;
-                    }
+                } else if (r.step == Step.LOADING && admitLoads(r)) {
+                    continue; // finished after all: completed normally (or drained)
                 }
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.WARNING, "prefetch " + r.id + " could not be finished at stop", e);
@@ -631,13 +891,17 @@ public final class PrefetchController implements AutoCloseable {
         }
         activeCount = 0;
         pendingCount = 0;
+        drainingCount = 0;
         if (released > 0) {
             LOG.log(System.Logger.Level.INFO, "prefetch controller stopped; released the locks of " + released
                     + " requests in flight");
         }
     }
 
-    /** Unlocks every L2 lock and returns every L1 reservation of {@code r}, then completes it with 0. */
+    /**
+     * Unlocks every L2 lock, returns every L1 reservation and read lock {@code r} still holds, then completes it
+     * with 0 unless it was answered already.
+     */
     private void release(Request r) {
         try {
             for (AdapterPart p : r.parts) {
@@ -655,19 +919,24 @@ public final class PrefetchController implements AutoCloseable {
                 l1.finishWrite(writeLocked);
                 l1.delete(writeLocked);
             }
+            l1.finishRead(readLockedFrom(r, 0));
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "releasing prefetch " + r.id + " failed", e);
         }
         active.remove(r);
         activeCount = active.size();
+        if (r.draining) {
+            r.draining = false;
+            drainingCount--;
+        }
         r.step = Step.AFTER_LOAD;
         complete(r, 0);
     }
 
     /**
      * Stops the thread, releases every L1 and L2 lock held by requests in flight, and completes every
-     * unfinished request with 0. Adapters may still be writing into released L1 buffers: close the
-     * adapters before the L1 memory is freed or reused. Idempotent.
+     * unfinished request with 0. Adapters may still be writing into released L1 buffers (of loads in flight,
+     * draining ones included): close the adapters before the L1 memory is freed or reused. Idempotent.
      */
     public void stop() {
         if (worker.stopAndJoin(requestFd::signal, this::cleanup)) {
@@ -712,6 +981,6 @@ public final class PrefetchController implements AutoCloseable {
     @Override
     public String toString() {
         return "PrefetchController[" + adapters.size() + " adapters, " + activeCount + " active, " + pendingCount
-                + " pending, max " + maxInFlight + "]";
+                + " pending, " + drainingCount + " draining, max " + maxInFlight + "]";
     }
 }

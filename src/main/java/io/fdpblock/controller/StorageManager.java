@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Supplier;
 
 /**
@@ -47,6 +48,9 @@ public final class StorageManager implements AutoCloseable {
     private final StoreController storeController;
     private final PrefetchController prefetchController;
     private final List<EvictionController> evictionControllers;
+    private final TenantQuotas tenantQuotas;
+    private final RetentionLedger retention;
+    private final Duration defaultRetentionTtl;
     private final Object lifecycle = new Object();
     private volatile boolean closed;
 
@@ -66,16 +70,25 @@ public final class StorageManager implements AutoCloseable {
         StoreController sc = new StoreController(l1, this.adapters, Policies.STORE.create(b.storePolicy));
         PrefetchController pc;
         try {
-            pc = new PrefetchController(l1, this.adapters, Policies.PREFETCH.create(b.prefetchPolicy), b.maxInFlight);
+            pc = new PrefetchController(l1, this.adapters, Policies.PREFETCH.create(b.prefetchPolicy), b.maxInFlight,
+                    b.loadDeadline);
         } catch (IOException | RuntimeException e) {
             sc.stop();
             throw e;
         }
+        this.tenantQuotas = new TenantQuotas(); // the manager's own: a builder may build more than one
+        b.tenantQuotas.snapshot().forEach(this.tenantQuotas::set);
+        this.defaultRetentionTtl = b.defaultRetentionTtl;
         List<EvictionController> ecs = new ArrayList<>();
+        RetentionLedger ledger = null;
         try {
+            if (b.retentionFraction > 0) {
+                ledger = retentionLedger(b, this.adapters);
+            }
             if (b.evictionPolicy != null) {
                 for (L2Adapter a : this.adapters) {
-                    ecs.add(new EvictionController(a, b.evictionPolicy.get(), b.evictHigh, b.evictLow));
+                    ecs.add(new EvictionController(a, b.evictionPolicy.get(), b.evictHigh, b.evictLow, tenantQuotas,
+                            ledger));
                 }
             }
         } catch (RuntimeException e) {
@@ -87,6 +100,7 @@ public final class StorageManager implements AutoCloseable {
         this.storeController = sc;
         this.prefetchController = pc;
         this.evictionControllers = List.copyOf(ecs);
+        this.retention = ledger;
         sc.start();
         pc.start();
         ecs.forEach(EvictionController::start);
@@ -94,6 +108,27 @@ public final class StorageManager implements AutoCloseable {
 
     public static Builder builder() {
         return new Builder();
+    }
+
+    /**
+     * The retention of {@code b}: one budget, a share of the one adapter's capacity (the default store policy
+     * stores every key to every adapter, so that one budget could not keep several below their watermarks).
+     */
+    private static RetentionLedger retentionLedger(Builder b, List<L2Adapter> adapters) {
+        if (b.evictionPolicy == null) {
+            throw new IllegalArgumentException("retention shields keys from L2 eviction, and there is none: add"
+                    + " eviction(policy, high, low), or drop retention");
+        }
+        if (adapters.size() != 1) {
+            throw new IllegalArgumentException("retention takes a share of one L2 adapter's capacity; this manager"
+                    + " has " + adapters.size() + " adapters: use one adapter, or no retention");
+        }
+        long capacity = adapters.get(0).usage().totalCapacityBytes();
+        if (capacity <= 0) {
+            throw new IllegalArgumentException("retention takes a share of the L2 adapter's capacity, and "
+                    + adapters.get(0) + " does not know its capacity: give it one, or use no retention");
+        }
+        return new RetentionLedger((long) (b.retentionFraction * capacity), System::nanoTime);
     }
 
     /**
@@ -129,6 +164,20 @@ public final class StorageManager implements AutoCloseable {
         return evictionControllers;
     }
 
+    /**
+     * The tenants' L2 quotas, which the {@code tenant_quota} eviction policy enforces: set and remove them at
+     * any time, each change applies from the next eviction round (the builder's
+     * {@link Builder#tenantQuota} are the first ones). Unused by other policies.
+     */
+    public TenantQuotas tenantQuotas() {
+        return tenantQuotas;
+    }
+
+    /** Which keys are shielded from L2 eviction until when; null without {@link Builder#retention}. */
+    public RetentionLedger retention() {
+        return retention;
+    }
+
     private void checkOpen() {
         if (closed) {
             throw new IllegalStateException("StorageManager is closed");
@@ -145,6 +194,18 @@ public final class StorageManager implements AutoCloseable {
      * @throws IllegalArgumentException for unequal lists or data larger than an L1 chunk
      */
     public boolean[] store(List<ObjectKey> keys, List<MemorySegment> data) {
+        return store(keys, data, defaultRetentionTtl);
+    }
+
+    /**
+     * Like {@link #store(List, List)}, and the keys it stores, or finds in L1 already, are shielded from L2
+     * eviction for {@code retentionTtl} from now, or longer if they were already (within the retention
+     * budget; keys past it are stored but not shielded: {@link RetentionLedger}). Without
+     * {@link Builder#retention} the TTL is ignored.
+     *
+     * @param retentionTtl zero or null: no retention for this store
+     */
+    public boolean[] store(List<ObjectKey> keys, List<MemorySegment> data, Duration retentionTtl) {
         if (keys == null || data == null || keys.size() != data.size()) {
             throw new IllegalArgumentException("keys and data must be lists of equal length");
         }
@@ -156,6 +217,8 @@ public final class StorageManager implements AutoCloseable {
         List<MemoryObj> objs = l1.reserveWrite(keys, sizes, false);
         boolean[] ok = new boolean[keys.size()];
         List<ObjectKey> written = new ArrayList<>(keys.size());
+        List<ObjectKey> retained = new ArrayList<>(keys.size());
+        List<Long> retainedSizes = new ArrayList<>(keys.size());
         for (int i = 0; i < keys.size(); i++) {
             MemoryObj o = objs.get(i);
             if (o != null) {
@@ -163,9 +226,21 @@ public final class StorageManager implements AutoCloseable {
                 written.add(keys.get(i));
                 ok[i] = true;
             }
+            // a key L1 could not take holds no data here and is not retained; one it holds already is
+            if (o != null || l1.contains(keys.get(i))) {
+                retained.add(keys.get(i));
+                retainedSizes.add(sizes.get(i));
+            }
         }
+        retain(retained, retainedSizes, retentionTtl); // before L2 can announce the keys (finishWrite)
         l1.finishWrite(written);
         return ok;
+    }
+
+    private void retain(List<ObjectKey> keys, List<Long> sizes, Duration ttl) {
+        if (retention != null && ttl != null && !ttl.isZero()) {
+            retention.retain(keys, sizes, ttl);
+        }
     }
 
     /**
@@ -180,6 +255,23 @@ public final class StorageManager implements AutoCloseable {
 
     /** Zero-copy store, step 2: the filled objects become readable and are stored to L2. */
     public void finishWrite(List<ObjectKey> keys) {
+        finishWrite(keys, defaultRetentionTtl);
+    }
+
+    /**
+     * Like {@link #finishWrite(List)}, and the keys are shielded from L2 eviction for {@code retentionTtl}
+     * (as {@link #store(List, List, Duration)} does).
+     *
+     * @param retentionTtl zero or null: no retention for these keys
+     */
+    public void finishWrite(List<ObjectKey> keys, Duration retentionTtl) {
+        if (retention != null && retentionTtl != null && !retentionTtl.isZero() && keys != null) {
+            List<Long> sizes = new ArrayList<>(keys.size());
+            for (ObjectKey k : keys) {
+                sizes.add(l1.objectBytes(k));
+            }
+            retain(keys, sizes, retentionTtl);
+        }
         l1.finishWrite(keys);
     }
 
@@ -257,7 +349,9 @@ public final class StorageManager implements AutoCloseable {
     /**
      * What L1 and the controllers did so far: L1 size and use, evictions, and the stores and prefetch
      * reservations L1 refused for lack of room (a full L1 that can evict nothing is never silent),
-     * store tasks completed, failed and in flight, prefetch requests active and queued.
+     * store tasks completed, failed and in flight, prefetch requests active, queued and draining (past
+     * their load deadline), deadline timeouts, the retention ledger when there is one, and the tenant quotas
+     * with what each salt uses in L2 when there are quotas.
      */
     public Map<String, Object> status() {
         checkOpen();
@@ -274,6 +368,19 @@ public final class StorageManager implements AutoCloseable {
         m.put("store_tasks_in_flight", storeController.inFlightTasks());
         m.put("prefetch_requests_active", prefetchController.activeRequests());
         m.put("prefetch_requests_pending", prefetchController.pendingRequests());
+        m.put("prefetch_requests_draining", prefetchController.drainingRequests());
+        m.put("prefetch_deadline_timeouts", prefetchController.deadlineTimeouts());
+        if (retention != null) {
+            m.put("retention", retention.status());
+        }
+        if (!tenantQuotas.snapshot().isEmpty()) {
+            m.put("tenant_quotas", tenantQuotas.snapshot());
+            Map<String, Long> bySalt = new TreeMap<>(); // what each tenant uses against its quota
+            for (L2Adapter a : adapters) {
+                a.usage().bytesByCacheSalt().forEach((salt, bytes) -> bySalt.merge(salt, bytes, Long::sum));
+            }
+            m.put("l2_bytes_by_cache_salt", bySalt);
+        }
         return m;
     }
 
@@ -343,9 +450,13 @@ public final class StorageManager implements AutoCloseable {
         private String storePolicy = Policies.DEFAULT;
         private String prefetchPolicy = Policies.DEFAULT;
         private int maxInFlight = PrefetchController.DEFAULT_MAX_IN_FLIGHT;
+        private Duration loadDeadline;
         private Supplier<? extends EvictionPolicy> evictionPolicy;
         private double evictHigh = EvictionController.DEFAULT_HIGH_WATERMARK;
         private double evictLow = EvictionController.DEFAULT_LOW_WATERMARK;
+        private final TenantQuotas tenantQuotas = new TenantQuotas();
+        private double retentionFraction;
+        private Duration defaultRetentionTtl = Duration.ZERO;
 
         private Builder() {}
 
@@ -415,8 +526,56 @@ public final class StorageManager implements AutoCloseable {
             return this;
         }
 
+        /**
+         * The L2 quota of one tenant (cache salt; {@code ""}: keys without a salt), enforced by the
+         * {@code tenant_quota} eviction policy; {@link StorageManager#tenantQuotas()} changes them later.
+         *
+         * @throws IllegalArgumentException for a negative quota or a salt no key can have
+         */
+        public Builder tenantQuota(String cacheSalt, long limitBytes) {
+            tenantQuotas.set(cacheSalt, limitBytes);
+            return this;
+        }
+
+        /**
+         * Retention (docs/contract.md section 7): stores that carry a TTL shield their keys from L2 eviction
+         * until it passes, within a budget of {@code budgetFraction} of the adapter's capacity (below the
+         * eviction's high watermark; needs eviction and one adapter). Off by default (0).
+         *
+         * @param defaultTtl the TTL of stores that name none (zero: only those that name one are retained)
+         * @throws IllegalArgumentException for a fraction outside [0, 1) or a negative TTL
+         */
+        public Builder retention(double budgetFraction, Duration defaultTtl) {
+            if (!(budgetFraction >= 0 && budgetFraction < 1)) {
+                throw new IllegalArgumentException("retention budget " + budgetFraction + " must be a fraction of the"
+                        + " L2 capacity in [0, 1) (0: no retention), below the eviction's high watermark");
+            }
+            if (defaultTtl != null && defaultTtl.isNegative()) {
+                throw new IllegalArgumentException("default retention TTL " + defaultTtl + " must not be negative"
+                        + " (zero: stores are retained only when they name a TTL)");
+            }
+            this.retentionFraction = budgetFraction;
+            this.defaultRetentionTtl = defaultTtl == null ? Duration.ZERO : defaultTtl;
+            return this;
+        }
+
         public Builder maxInFlight(int n) {
             this.maxInFlight = n;
+            return this;
+        }
+
+        /**
+         * A prefetch not answered within {@code deadline} of its submission is answered with what L1 and its
+         * completed loads hold; its late loads drain (docs/contract.md section 4). Null or zero: no deadline
+         * (the default).
+         *
+         * @throws IllegalArgumentException for a negative deadline
+         */
+        public Builder loadDeadline(Duration deadline) {
+            if (deadline != null && deadline.isNegative()) {
+                throw new IllegalArgumentException("load deadline " + deadline + " must be positive, or zero for none");
+            }
+            this.loadDeadline = deadline;
             return this;
         }
 
@@ -429,6 +588,11 @@ public final class StorageManager implements AutoCloseable {
         public StorageManager build() throws IOException {
             Policies.STORE.create(storePolicy); // fail on an unknown name before opening anything
             Policies.PREFETCH.create(prefetchPolicy);
+            if (retentionFraction > 0 && evictionPolicy != null && retentionFraction >= evictHigh) {
+                throw new IllegalArgumentException("retention budget " + retentionFraction + " must be below the"
+                        + " eviction's high watermark " + evictHigh + ", so that eviction always finds keys it may"
+                        + " take: give retention a smaller share");
+            }
             if (l1 == null && (chunkBytes <= 0 || chunkCount <= 0)) {
                 throw new IllegalArgumentException("StorageManager needs an L1: l1(chunkBytes, chunkCount) or l1(manager)");
             }

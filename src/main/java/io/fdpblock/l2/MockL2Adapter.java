@@ -19,7 +19,8 @@ import java.util.concurrent.TimeUnit;
  * The L2 contract in memory: for tests of the controllers and services above, and as a reference of
  * the contract. Optional capacity (a store that does not fit fails) and simulated bandwidth (stores
  * and loads complete after size / bandwidth, on a timer thread); without bandwidth everything
- * completes at submit.
+ * completes at submit. {@link #holdLoads()} makes it the slow adapter of a test deterministically: loads
+ * wait, untouched, until {@link #releaseLoads()}.
  */
 public final class MockL2Adapter extends AbstractL2Adapter {
     private record Stored(byte[] data, ObjectMeta meta) {}
@@ -31,6 +32,9 @@ public final class MockL2Adapter extends AbstractL2Adapter {
     private long usedBytes;
     private final ScheduledExecutorService timer;
     private volatile boolean broken;
+    /** While true, loads wait in {@link #heldLoads} (both guarded by this). */
+    private boolean holdingLoads;
+    private final List<Runnable> heldLoads = new ArrayList<>();
 
     /**
      * @param capacityBytes 0 = unlimited
@@ -51,6 +55,37 @@ public final class MockL2Adapter extends AbstractL2Adapter {
 
     public MockL2Adapter() throws IOException {
         this(0, 0);
+    }
+
+    /**
+     * From now on loads are held back: a load is accepted at submit as usual (its buffers are the adapter's
+     * from then on), but nothing is copied into them and nothing is answered until {@link #releaseLoads()}.
+     * A test thus has a load in flight for as long as it needs, without timing.
+     */
+    public synchronized void holdLoads() {
+        holdingLoads = true;
+    }
+
+    /**
+     * Stops holding loads and carries out those held, in submission order (each after its simulated
+     * transfer time when there is a bandwidth); on return, without a bandwidth, each has been answered.
+     *
+     * @return how many loads were held
+     */
+    public int releaseLoads() {
+        List<Runnable> run;
+        synchronized (this) {
+            holdingLoads = false;
+            run = List.copyOf(heldLoads);
+            heldLoads.clear();
+        }
+        run.forEach(Runnable::run);
+        return run.size();
+    }
+
+    /** Loads held back now ({@link #holdLoads()}). */
+    public synchronized int heldLoads() {
+        return heldLoads.size();
     }
 
     /** Test hook: every later lookup and load fails inside the adapter (and completes all-zero). */
@@ -172,7 +207,8 @@ public final class MockL2Adapter extends AbstractL2Adapter {
         }
         long id = newTaskId();
         long start = System.nanoTime();
-        later(total, () -> {
+        long bytes = total;
+        Runnable load = () -> later(bytes, () -> {
             Bitmap hits = new Bitmap(keys.size());
             try {
                 if (broken) {
@@ -195,6 +231,13 @@ public final class MockL2Adapter extends AbstractL2Adapter {
             notifyAccessed(hitsOf(hits, keys));
             completeLoad(id, hits, start);
         });
+        synchronized (this) {
+            if (holdingLoads) {
+                heldLoads.add(load);
+                return id;
+            }
+        }
+        load.run();
         return id;
     }
 
@@ -247,11 +290,13 @@ public final class MockL2Adapter extends AbstractL2Adapter {
         s.put("used_bytes", usedBytes);
         s.put("capacity_bytes", capacityBytes);
         s.put("bandwidth_bytes_per_sec", bandwidthBytesPerSec);
+        s.put("held_loads", heldLoads.size());
         return s;
     }
 
     @Override
     protected void closeBackend() {
+        releaseLoads(); // close waits for the work in flight: held loads are carried out, not dropped
         if (timer != null) {
             timer.shutdown(); // lets the scheduled completions run
             try {

@@ -1,5 +1,6 @@
 package io.fdpblock.controller;
 
+import io.fdpblock.controller.Fixtures.Recorder;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.adapter.RawBlockL2Adapter;
 import io.fdpblock.device.BlockDevice;
@@ -11,7 +12,6 @@ import io.fdpblock.device.IoBatch;
 import io.fdpblock.device.IoEngine;
 import io.fdpblock.l2.Bitmap;
 import io.fdpblock.l2.L2Adapter;
-import io.fdpblock.l2.L2AdapterListener;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.MockL2Adapter;
 import io.fdpblock.l2.ObjectKey;
@@ -29,7 +29,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -37,10 +36,12 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 import static io.fdpblock.controller.Fixtures.SLOT;
-import static io.fdpblock.controller.Fixtures.holds;
+import static io.fdpblock.controller.Fixtures.held;
 import static io.fdpblock.controller.Fixtures.keys;
+import static io.fdpblock.controller.Fixtures.lock;
 import static io.fdpblock.controller.Fixtures.pick;
 import static io.fdpblock.controller.Fixtures.putDirect;
+import static io.fdpblock.controller.Fixtures.salted;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -70,16 +71,6 @@ class EvictionControllerTest {
     private <T extends AutoCloseable> T closing(T c) {
         closers.add(c);
         return c;
-    }
-
-    /** The keys of every onKeysDeleted call, in order. */
-    private static final class Recorder implements L2AdapterListener {
-        final List<List<ObjectKey>> deleted = new CopyOnWriteArrayList<>();
-
-        @Override
-        public void onKeysDeleted(List<ObjectKey> keys) {
-            deleted.add(List.copyOf(keys));
-        }
     }
 
     private L2Adapter plainAdapter() throws Exception {
@@ -156,14 +147,6 @@ class EvictionControllerTest {
         }
     }
 
-    private static List<ObjectKey> salted(String salt, int from, int to) {
-        List<ObjectKey> out = new ArrayList<>();
-        for (ObjectKey k : keys(from, to)) {
-            out.add(k.withCacheSalt(salt));
-        }
-        return out;
-    }
-
     /** Loads the keys (each must be held): the adapter tells its listeners they were accessed. */
     private static void load(L2Adapter a, List<ObjectKey> keys) throws Exception {
         try (Arena arena = Arena.ofShared()) {
@@ -180,27 +163,6 @@ class EvictionControllerTest {
             }
             assertThat(b.cardinality()).as("loaded %s", keys).isEqualTo(keys.size());
         }
-    }
-
-    /** Lookup-and-lock: the keys stay locked against deletion until unlocked. */
-    private static void lock(L2Adapter a, List<ObjectKey> keys) throws Exception {
-        long id = a.submitLookupAndLockTask(keys);
-        long deadline = System.nanoTime() + Fixtures.WAIT.toNanos();
-        Bitmap b;
-        while ((b = a.queryLookupAndLockResult(id)) == null) {
-            assertThat(System.nanoTime()).isLessThan(deadline);
-            EventFd.await(a.lookupAndLockEventFd(), Duration.ofMillis(200));
-        }
-        assertThat(b.cardinality()).isEqualTo(keys.size());
-    }
-
-    private static List<ObjectKey> held(L2Adapter a, List<ObjectKey> keys) throws Exception {
-        Bitmap b = holds(a, keys);
-        List<ObjectKey> out = new ArrayList<>();
-        for (int i : b.indices()) {
-            out.add(keys.get(i));
-        }
-        return out;
     }
 
     // ---------------------------------------------------------------- lru
@@ -509,7 +471,7 @@ class EvictionControllerTest {
         }
         assertThatThrownBy(() -> new EvictionController(plain, new LruEvictionPolicy(), 0.8, 0.9))
                 .hasMessageContaining("high 0.8").hasMessageContaining("low 0.9");
-        assertThatThrownBy(() -> Policies.EVICTION.create("fifo")).hasMessageContaining("[lru, reclaim_unit]");
+        assertThatThrownBy(() -> Policies.EVICTION.create("fifo")).hasMessageContaining("[lru, reclaim_unit, tenant_quota]");
         assertThatThrownBy(() -> StorageManager.builder().eviction("fifo", 0.9, 0.8))
                 .hasMessageContaining("unknown eviction policy 'fifo'");
         assertThat(Policies.EVICTION.names()).contains("lru", "reclaim_unit");

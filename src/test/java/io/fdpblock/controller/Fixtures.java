@@ -6,6 +6,7 @@ import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.IoEngine;
 import io.fdpblock.l2.Bitmap;
 import io.fdpblock.l2.L2Adapter;
+import io.fdpblock.l2.L2AdapterListener;
 import io.fdpblock.l2.L2StoreResult;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.MockL2Adapter;
@@ -22,6 +23,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -116,6 +118,31 @@ public final class Fixtures {
         throw new IllegalArgumentException("no lock count for " + a);
     }
 
+    /**
+     * One character per key: L1 ('-' absent, 'W' write-locked, 'U' ready and unlocked, else its read-lock
+     * count), then per adapter the L2 lock count of each key.
+     */
+    static String state(L1Manager l1, List<L2Adapter> adapters, List<ObjectKey> keys) {
+        StringBuilder sb = new StringBuilder("L1=");
+        for (ObjectKey k : keys) {
+            if (!l1.contains(k)) {
+                sb.append('-');
+            } else if (l1.isWriteLocked(k)) {
+                sb.append('W');
+            } else {
+                int r = l1.readLockCount(k);
+                sb.append(r == 0 ? "U" : String.valueOf(r));
+            }
+        }
+        for (int i = 0; i < adapters.size(); i++) {
+            sb.append(" L2[").append(i).append("]=");
+            for (ObjectKey k : keys) {
+                sb.append(l2Locks(adapters.get(i), k));
+            }
+        }
+        return sb.toString();
+    }
+
     static void assertNoL2Locks(List<L2Adapter> adapters, List<ObjectKey> keys) {
         for (L2Adapter a : adapters) {
             for (ObjectKey k : keys) {
@@ -167,6 +194,59 @@ public final class Fixtures {
             a.submitUnlock(hits);
         }
         return b;
+    }
+
+    /** The keys of every onKeysDeleted call, in order. */
+    static final class Recorder implements L2AdapterListener {
+        final List<List<ObjectKey>> deleted = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void onKeysDeleted(List<ObjectKey> keys) {
+            deleted.add(List.copyOf(keys));
+        }
+    }
+
+    /** Keys {@code from..to-1} with cache salt {@code salt}. */
+    static List<ObjectKey> salted(String salt, int from, int to) {
+        List<ObjectKey> out = new ArrayList<>();
+        for (ObjectKey k : keys(from, to)) {
+            out.add(k.withCacheSalt(salt));
+        }
+        return out;
+    }
+
+    /** Lookup-and-lock: the keys stay locked against deletion until unlocked. */
+    static void lock(L2Adapter a, List<ObjectKey> keys) throws Exception {
+        long id = a.submitLookupAndLockTask(keys);
+        long deadline = System.nanoTime() + Fixtures.WAIT.toNanos();
+        Bitmap b;
+        while ((b = a.queryLookupAndLockResult(id)) == null) {
+            assertThat(System.nanoTime()).isLessThan(deadline);
+            EventFd.await(a.lookupAndLockEventFd(), Duration.ofMillis(200));
+        }
+        assertThat(b.cardinality()).isEqualTo(keys.size());
+    }
+
+    /** The keys of {@code keys} the adapter holds, in order. */
+    static List<ObjectKey> held(L2Adapter a, List<ObjectKey> keys) throws Exception {
+        Bitmap b = holds(a, keys);
+        List<ObjectKey> out = new ArrayList<>();
+        for (int i : b.indices()) {
+            out.add(keys.get(i));
+        }
+        return out;
+    }
+
+    /**
+     * For a request of keys 0..3 over two adapters: stores keys 0 and 1 on {@code fast}, and returns a slow
+     * mock that holds keys 2 and 3 and holds its loads back until {@code releaseLoads()}.
+     */
+    static MockL2Adapter slowBeside(L2Adapter fast, Closer closer, List<ObjectKey> keys) throws IOException {
+        MockL2Adapter slow = closer.add(new MockL2Adapter());
+        putDirect(fast, pick(keys, 0, 1));
+        putDirect(slow, pick(keys, 2, 3));
+        slow.holdLoads();
+        return slow;
     }
 
     /** Writes each key's pattern into L1 as a ready object (finishWrite: the store listener fires). */

@@ -11,17 +11,21 @@ import io.fdpblock.l2.ObjectKey;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 
 /**
- * An adapter around a real one that can fail submissions or swallow tasks (they never complete), so
- * tests can hold a request at a step or make a step fail. Swallowed tasks get ids the delegate never
- * hands out; their fds are the delegate's.
+ * An adapter around a real one that can fail submissions, swallow tasks (they never complete) or hold
+ * them back (they reach the delegate only at {@link #releaseHeld()}), so tests can keep a request at a
+ * step, make a step fail, or make this adapter the slow one. Swallowed and held tasks get ids the
+ * delegate never hands out; their fds are the delegate's.
  */
 final class GatedAdapter implements L2Adapter {
     final L2Adapter delegate;
@@ -47,9 +51,45 @@ final class GatedAdapter implements L2Adapter {
     volatile Runnable beforeDelete;
     final AtomicLong swallowed = new AtomicLong();
     private final AtomicLong nextStalledId = new AtomicLong(Long.MAX_VALUE / 2);
+    /** While set, lookups (loads) are held: submitted to the delegate only at {@link #releaseHeld()}. */
+    volatile boolean holdLookups;
+    volatile boolean holdLoads;
+    /** Guards {@link #held} and {@link #heldIds}: a query waits for a release that is mapping its id. */
+    private final Object holdLock = new Object();
+    private final List<Runnable> held = new ArrayList<>();
+    /** Held task id -> the delegate's id, once released. */
+    private final Map<Long, Long> heldIds = new HashMap<>();
 
     GatedAdapter(L2Adapter delegate) {
         this.delegate = delegate;
+    }
+
+    /** Submits every held task to the delegate, in order, and stops holding. @return how many */
+    int releaseHeld() {
+        synchronized (holdLock) {
+            holdLookups = false;
+            holdLoads = false;
+            held.forEach(Runnable::run);
+            int n = held.size();
+            held.clear();
+            return n;
+        }
+    }
+
+    /** Keeps {@code submit} for {@link #releaseHeld()}, under an id of its own. */
+    private long hold(LongSupplier submit) {
+        synchronized (holdLock) {
+            long id = nextStalledId.getAndIncrement();
+            held.add(() -> heldIds.put(id, submit.getAsLong()));
+            return id;
+        }
+    }
+
+    /** The delegate's id of a task (a held one's once released). */
+    private long delegateId(long taskId) {
+        synchronized (holdLock) {
+            return heldIds.getOrDefault(taskId, taskId);
+        }
     }
 
     private long swallow() {
@@ -87,12 +127,15 @@ final class GatedAdapter implements L2Adapter {
 
     @Override
     public long submitLookupAndLockTask(List<ObjectKey> keys) {
+        if (holdLookups) {
+            return hold(() -> delegate.submitLookupAndLockTask(keys));
+        }
         return stallLookups ? swallow() : delegate.submitLookupAndLockTask(keys);
     }
 
     @Override
     public Bitmap queryLookupAndLockResult(long taskId) {
-        return delegate.queryLookupAndLockResult(taskId);
+        return delegate.queryLookupAndLockResult(delegateId(taskId));
     }
 
     @Override
@@ -108,6 +151,13 @@ final class GatedAdapter implements L2Adapter {
         if (stallLoads) {
             return swallow();
         }
+        if (holdLoads) {
+            return hold(() -> submitLoadToDelegate(keys, objects));
+        }
+        return submitLoadToDelegate(keys, objects);
+    }
+
+    private long submitLoadToDelegate(List<ObjectKey> keys, List<MemoryObj> objects) {
         long id = delegate.submitLoadTask(keys, objects);
         loadKeys.put(id, List.copyOf(keys));
         return id;
@@ -115,12 +165,13 @@ final class GatedAdapter implements L2Adapter {
 
     @Override
     public Bitmap queryLoadResult(long taskId) {
-        Bitmap b = delegate.queryLoadResult(taskId);
-        List<ObjectKey> keys = loadKeys.get(taskId);
+        long id = delegateId(taskId);
+        Bitmap b = delegate.queryLoadResult(id);
+        List<ObjectKey> keys = loadKeys.get(id);
         if (b == null || keys == null) {
             return b;
         }
-        loadKeys.remove(taskId);
+        loadKeys.remove(id);
         for (int i = 0; i < keys.size(); i++) {
             if (loadMisses.contains(keys.get(i))) {
                 b.clear(i);

@@ -7,6 +7,7 @@ import io.fdpblock.controller.Fixtures.Kind;
 import io.fdpblock.controller.PrefetchController.Step;
 import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.MemoryObj;
+import io.fdpblock.l2.MockL2Adapter;
 import io.fdpblock.l2.ObjectKey;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
@@ -36,6 +37,8 @@ import static io.fdpblock.controller.Fixtures.keys;
 import static io.fdpblock.controller.Fixtures.l2Locks;
 import static io.fdpblock.controller.Fixtures.pick;
 import static io.fdpblock.controller.Fixtures.putDirect;
+import static io.fdpblock.controller.Fixtures.slowBeside;
+import static io.fdpblock.controller.Fixtures.state;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -77,32 +80,7 @@ class PrefetchControllerTest {
         return r;
     }
 
-    /**
-     * One character per key: L1 ('-' absent, 'W' write-locked, 'U' ready and unlocked, else its read-lock
-     * count), then per adapter the L2 lock count of each key.
-     */
-    private static String state(L1Manager l1, List<L2Adapter> adapters, List<ObjectKey> keys) {
-        StringBuilder sb = new StringBuilder("L1=");
-        for (ObjectKey k : keys) {
-            if (!l1.contains(k)) {
-                sb.append('-');
-            } else if (l1.isWriteLocked(k)) {
-                sb.append('W');
-            } else {
-                int r = l1.readLockCount(k);
-                sb.append(r == 0 ? "U" : String.valueOf(r));
-            }
-        }
-        for (int i = 0; i < adapters.size(); i++) {
-            sb.append(" L2[").append(i).append("]=");
-            for (ObjectKey k : keys) {
-                sb.append(l2Locks(adapters.get(i), k));
-            }
-        }
-        return sb.toString();
-    }
-
-    /** A hook recording {@link #state} at every step (on the controller thread, which waits for it). */
+    /** A hook recording {@link Fixtures#state} at every step (on the controller thread, which waits for it). */
     private static PrefetchController.StepHook recorder(Map<Step, String> states, L1Manager l1, List<L2Adapter> adapters) {
         return (step, id, keys, active) -> states.put(step, state(l1, adapters, keys));
     }
@@ -128,10 +106,11 @@ class PrefetchControllerTest {
 
         long id = pc.submitPrefetchRequest(ks, LAYOUT);
         assertThat(await(pc, id)).isEqualTo(2);
-        assertThat(states).containsOnlyKeys(Step.values());
+        assertThat(states).containsOnlyKeys(Step.LOOKUP, Step.AFTER_PLAN, Step.LOADING, Step.ADMITTED, Step.AFTER_LOAD);
         assertThat(states.get(Step.LOOKUP)).isEqualTo("L1=----- L2[0]=11010");      // hits locked, L1 none
         assertThat(states.get(Step.AFTER_PLAN)).isEqualTo("L1=WW--- L2[0]=11000");  // phase 1 unlocked key 3
         assertThat(states.get(Step.LOADING)).isEqualTo("L1=WW--- L2[0]=11000");
+        assertThat(states.get(Step.ADMITTED)).isEqualTo("L1=11--- L2[0]=00000");   // the adapter's load is in
         assertThat(states.get(Step.AFTER_LOAD)).isEqualTo("L1=11--- L2[0]=00000");  // prefix read-locked
         assertThat(state(l1, List.of(a), ks)).isEqualTo("L1=11--- L2[0]=00000");
         assertThat(l1.isTemporary(ks.get(0))).isTrue();
@@ -169,6 +148,60 @@ class PrefetchControllerTest {
         l1.finishRead(ks.subList(0, 3));
         assertNoL1Locks(l1);
         assertNoL2Locks(both, ks);
+    }
+
+    // ------------------------------------------------------------------ admission per adapter
+
+    /**
+     * A fast adapter (raw_block, keys 0 and 1) and a slow one (keys 2 and 3, its load held back): the fast
+     * adapter's keys are read-locked in L1, with their bytes, and its L2 locks released while the slow load is
+     * still out; the answer waits for the slow one and then counts all four.
+     */
+    @Test
+    void aFastAdaptersLoadIsInL1BeforeTheSlowOneIsIn() throws Exception {
+        l1(16);
+        L2Adapter fast = adapter(Kind.RAW_BLOCK, "fast");
+        List<ObjectKey> ks = keys(0, 4);
+        MockL2Adapter slow = slowBeside(fast, closer, ks);
+        List<L2Adapter> both = List.of(fast, slow);
+        StepRecorder steps = new StepRecorder(l1, both);
+        PrefetchController pc = controller(both, 8, steps);
+
+        long id = pc.submitPrefetchRequest(ks, LAYOUT);
+        assertThat(steps.await(Step.ADMITTED, 1)).isEqualTo("L1=11WW L2[0]=0000 L2[1]=0011");
+        assertLoaded(ks.subList(0, 2));
+        assertThat(pc.queryPrefetchResult(id)).as("the slow load is still out").isNull();
+        assertThat(slow.heldLoads()).isEqualTo(1);
+
+        slow.releaseLoads();
+        assertThat(await(pc, id)).isEqualTo(4);
+        assertThat(steps.await(Step.ADMITTED, 2)).isEqualTo("L1=1111 L2[0]=0000 L2[1]=0000");
+        assertLoaded(ks);
+        l1.finishRead(ks);
+        assertNoL1Locks(l1);
+        assertNoL2Locks(both, ks);
+    }
+
+    /** A failed key of the fast adapter ends the prefix at once: its buffer is gone before the slow load is in. */
+    @Test
+    void aFastAdaptersFailedKeyIsDeletedBeforeTheSlowOneIsIn() throws Exception {
+        l1(16);
+        GatedAdapter fast = closer.add(new GatedAdapter(Fixtures.open(Kind.RAW_BLOCK, dir, "fast")));
+        List<ObjectKey> ks = keys(0, 4);
+        MockL2Adapter slow = slowBeside(fast, closer, ks);
+        fast.loadMisses.add(ks.get(1));
+        List<L2Adapter> both = List.of(fast, slow);
+        StepRecorder steps = new StepRecorder(l1, both);
+        PrefetchController pc = controller(both, 8, steps);
+
+        long id = pc.submitPrefetchRequest(ks, LAYOUT);
+        assertThat(steps.await(Step.ADMITTED, 1)).isEqualTo("L1=1-WW L2[0]=0000 L2[1]=0011");
+        slow.releaseLoads();
+        assertThat(await(pc, id)).isEqualTo(1);
+        // keys 2 and 3 loaded past the failed key: left ready, unlocked and evictable
+        assertThat(state(l1, both, ks)).isEqualTo("L1=1-UU L2[0]=0000 L2[1]=0000");
+        l1.finishRead(ks.subList(0, 1));
+        assertNoL1Locks(l1);
     }
 
     // ------------------------------------------------------------------ prefix results

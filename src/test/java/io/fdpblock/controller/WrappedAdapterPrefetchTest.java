@@ -103,10 +103,11 @@ class WrappedAdapterPrefetchTest {
         List<ObjectKey> ks = keys(0, 5);
         putDirect(a, pick(ks, 0, 1, 3)); // key 2 missing: 3 is a hit past the gap
         Map<Step, String> states = prefetch(a, ks, 2);
-        assertThat(states).containsOnlyKeys(Step.values());
+        assertThat(states).containsOnlyKeys(Step.LOOKUP, Step.AFTER_PLAN, Step.LOADING, Step.ADMITTED, Step.AFTER_LOAD);
         assertThat(states.get(Step.LOOKUP)).isEqualTo("L1=----- L2=11010");
         assertThat(states.get(Step.AFTER_PLAN)).isEqualTo("L1=WW--- L2=11000");
         assertThat(states.get(Step.LOADING)).isEqualTo("L1=WW--- L2=11000");
+        assertThat(states.get(Step.ADMITTED)).isEqualTo("L1=11--- L2=00000");
         assertThat(states.get(Step.AFTER_LOAD)).isEqualTo("L1=11--- L2=00000");
         assertThat(state(a, ks)).isEqualTo("L1=11--- L2=00000");
     }

@@ -3,6 +3,7 @@ package io.fdpblock.cli;
 import io.fdpblock.controller.EvictionPolicy;
 import io.fdpblock.controller.Policies;
 import io.fdpblock.controller.StorageManager;
+import io.fdpblock.controller.TenantQuotas;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.IoEngine;
 import io.fdpblock.l2.Bitmap;
@@ -16,6 +17,7 @@ import io.fdpblock.linux.IoMemory;
 import io.fdpblock.tools.util.Sizes;
 
 import org.HdrHistogram.Histogram;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -29,6 +31,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -124,7 +127,8 @@ public final class RunCommand implements Callable<Integer> {
     Path trace;
 
     @Option(names = "--eviction", paramLabel = "POLICY", defaultValue = "lru", description = "L2 eviction policy: lru"
-            + " (per key) or reclaim_unit (whole reclaim-unit groups; needs --fdp) (default ${DEFAULT-VALUE})")
+            + " (per key), reclaim_unit (whole reclaim-unit groups; needs --fdp) or tenant_quota (per tenant, against"
+            + " --tenant-quota) (default ${DEFAULT-VALUE})")
     String eviction;
 
     @Option(names = "--group-order", paramLabel = "ORDER", description = "reclaim_unit: which group goes first: oldest,"
@@ -158,6 +162,26 @@ public final class RunCommand implements Callable<Integer> {
                     + " chat:s=0.5/0.7/50,rag:d=0.3/0.6/0,batch:j=0.2/0/0")
     List<String> tenants;
 
+    @Option(names = "--load-deadline-ms", paramLabel = "MS", defaultValue = "0", description = "A prefetch not done"
+            + " within MS of its submission is answered with what L1 and its finished loads hold; its late loads drain"
+            + " (0: no deadline, the default)")
+    long loadDeadlineMs;
+
+    @Option(names = "--retention-ttl-ms", paramLabel = "MS", defaultValue = "0", description = "Every store shields"
+            + " its chunks from L2 eviction for MS (within --retention-budget; 0: no retention, the default)")
+    long retentionTtlMs;
+
+    @Option(names = "--retention-budget", paramLabel = "FRACTION", defaultValue = "0", description = "The share of L2"
+            + " that retention may shield, below --evict-at (needed with --retention-ttl-ms)")
+    double retentionBudget;
+
+    @Option(names = "--tenant-quota", split = ",", paramLabel = "SALT=BYTES", description = "With --eviction"
+            + " tenant_quota: a tenant's L2 quota, e.g. rag:app1=64M (an empty salt: chunks without one); a salt"
+            + " without a quota is evicted first and whole")
+    List<String> tenantQuotas;
+
+    /** Set by {@link #validateControllerOptions()}. */
+    private final Map<String, Long> quotaBytes = new LinkedHashMap<>();
     /** Set by {@link #validate()}. */
     private Supplier<EvictionPolicy> evictionPolicy;
     private List<KvCacheJob.Tenant> tenantList = List.of();
@@ -231,7 +255,56 @@ public final class RunCommand implements Callable<Integer> {
         }
         Cli.metaFormat(spec, metaFormat);
         Cli.size(spec, "--size", size, minSize(), 1L << 50, 4096);
+        validateControllerOptions();
         return chunk;
+    }
+
+    /** The load deadline, retention and quota options (after --eviction and --evict-at are checked). */
+    private void validateControllerOptions() {
+        if (loadDeadlineMs < 0) {
+            throw Cli.bad(spec, "--load-deadline-ms " + loadDeadlineMs + " must be >= 0 (0: no deadline)");
+        }
+        if (retentionTtlMs < 0) {
+            throw Cli.bad(spec, "--retention-ttl-ms " + retentionTtlMs + " must be >= 0 (0: no retention)");
+        }
+        Cli.fraction(spec, "--retention-budget", retentionBudget, "the share of L2 retention may shield");
+        if ((retentionTtlMs > 0) != (retentionBudget > 0)) {
+            throw Cli.bad(spec, retentionTtlMs > 0
+                    ? "--retention-ttl-ms " + retentionTtlMs + " needs --retention-budget: the share of L2 it may"
+                            + " shield, e.g. --retention-budget 0.3"
+                    : "--retention-budget " + retentionBudget + " retains nothing without --retention-ttl-ms, e.g."
+                            + " --retention-ttl-ms 60000");
+        }
+        if (retentionBudget > 0 && !(retentionBudget < evictAt)) {
+            throw Cli.bad(spec, "--retention-budget " + retentionBudget + " must be below --evict-at " + evictAt
+                    + ", so that eviction always finds chunks it may take");
+        }
+        if (retentionBudget > 0 && Policies.RECLAIM_UNIT.equals(eviction)) {
+            throw Cli.bad(spec, "--retention-budget needs an eviction that can keep retained chunks: --eviction lru or"
+                    + " tenant_quota, not reclaim_unit");
+        }
+        if (tenantQuotas != null) {
+            if (!Policies.TENANT_QUOTA.equals(eviction)) {
+                throw Cli.bad(spec, "--tenant-quota applies to --eviction tenant_quota: add it (now --eviction "
+                        + eviction + ")");
+            }
+            SimulateCommand.SizeConverter sizes = new SimulateCommand.SizeConverter();
+            for (String q : tenantQuotas) {
+                int eq = q.lastIndexOf('=');
+                if (eq < 0) {
+                    throw Cli.bad(spec, "--tenant-quota '" + q + "' must be SALT=BYTES, e.g. rag:app1=64M");
+                }
+                try {
+                    quotaBytes.put(q.substring(0, eq), sizes.convert(q.substring(eq + 1)));
+                    new TenantQuotas().set(q.substring(0, eq), 0); // the salt's rules
+                } catch (CommandLine.TypeConversionException | IllegalArgumentException ex) {
+                    throw Cli.bad(spec, "--tenant-quota '" + q + "': " + ex.getMessage());
+                }
+            }
+        } else if (Policies.TENANT_QUOTA.equals(eviction)) {
+            throw Cli.bad(spec, "--eviction tenant_quota evicts every tenant without a quota at once: give each one"
+                    + " --tenant-quota SALT=BYTES, e.g. --tenant-quota rag:app1=64M,chat:app2=64M");
+        }
     }
 
     /** The smallest device the job runs on: the metadata area and room for two of the longest prefixes. */
@@ -279,7 +352,9 @@ public final class RunCommand implements Callable<Integer> {
             KvCacheJob.Spec jobSpec = new KvCacheJob.Spec(requests, repeatRatio, salts, maxChunks, chunkBytes,
                     "Qwen/Qwen2.5-0.5B", 0, seed, tenantList, settle);
             StorageManager.Builder smb = KvJobSetup.manager(chunkBytes, l1Chunks).eviction(evictionPolicy, evictAt,
-                    evictTo);
+                    evictTo).loadDeadline(Duration.ofMillis(loadDeadlineMs))
+                    .retention(retentionBudget, Duration.ofMillis(retentionTtlMs));
+            quotaBytes.forEach(smb::tenantQuota);
             TracedAdapter traced = trace == null && ru == 0 ? null : TracedAdapter.open(json, trace, ru);
             try (traced; StorageManager sm = (traced == null ? smb.adapterJson(json) : smb.adapter(traced.adapter())).build()) {
                 L2Adapter adapter = sm.adapters().get(0);
@@ -449,8 +524,22 @@ public final class RunCommand implements Callable<Integer> {
                         100 * r.usagePeak)
                 : String.format("L2 usage after filling: mean %.1f %%, min %.1f %%", 100 * r.meanUsage(),
                         100 * r.usageMin);
-        out.printf("evicted       %d keys from L2 (%s eviction, above %.0f %% full); %s; L2 hit ratio %.3f (of the keys"
-                + " L1 did not have)%n", r.evicted, eviction, 100 * evictAt, usage, r.l2HitRatio());
+        out.printf("evicted       %d keys from L2 (%s eviction, above %.0f %% %s); %s; L2 hit ratio %.3f (of the"
+                + " keys L1 did not have)%n", r.evicted, eviction, 100 * evictAt, quotaBytes.isEmpty() ? "full"
+                : "of a tenant's quota", usage, r.l2HitRatio());
+        if (loadDeadlineMs > 0) {
+            out.printf("deadline      %s prefetches answered at the %d ms load deadline%n",
+                    managerStatus.get("prefetch_deadline_timeouts"), loadDeadlineMs);
+        }
+        if (managerStatus.get("retention") instanceof Map<?, ?> ret) {
+            out.printf("retention     %s chunks shielded for %d ms (%s bytes of a budget of %s), %s past the budget%n",
+                    ret.get("retained_keys"), retentionTtlMs, ret.get("retained_bytes"), ret.get("max_retained_bytes"),
+                    ret.get("budget_rejections"));
+        }
+        if (!quotaBytes.isEmpty()) {
+            out.printf("quotas        %s bytes; used in L2 at the end %s%n", quotaBytes,
+                    managerStatus.get("l2_bytes_by_cache_salt"));
+        }
         out.printf("latency (us)  %-36s %9s %9s %9s %9s%n", "", "p50", "p99", "p99.9", "max");
         for (String op : List.of("store", "lookup", "load")) {
             Map<String, Object> m = (Map<String, Object>) status.get(op);
