@@ -11,7 +11,7 @@ from pathlib import Path
 from conftest import subprocess_env
 
 PRELUDE = """
-import faulthandler, json, os, signal, sys, tempfile
+import faulthandler, json, os, signal, sys, tempfile, threading, time
 from fdpblock_lmcache import FdpblockL2Adapter
 
 def caught(sig):
@@ -54,19 +54,23 @@ def test_sigint_stays_pythons_and_the_jvm_runs_with_reduced_signals(tmp_path: Pa
                                "slot_bytes": 69632, "use_odirect": False})
         args = [str(x) for x in jpype.JClass("java.lang.management.ManagementFactory").getRuntimeMXBean().getInputArguments()]
         print("jvm options:", " ".join(a for a in args if a in ("-Xrs", "--enable-native-access=ALL-UNNAMED")))
+        # A signal sent to the process may be taken by any of the JVM's threads, and Python runs its
+        # handler on the main thread some time later: send it to the main thread, and wait for it there.
+        main = threading.main_thread().ident
         try:
-            os.kill(os.getpid(), signal.SIGINT)
-            signal.sigtimedwait([], 0) if hasattr(signal, "sigtimedwait") else None
-            for _ in range(1000):
-                pass
+            signal.pthread_kill(main, signal.SIGINT)
+            waited = time.monotonic() + 60
+            while time.monotonic() < waited:
+                time.sleep(0.01)
             print("no KeyboardInterrupt")
         except KeyboardInterrupt:
             print("KeyboardInterrupt in Python")
         terms = []
         signal.signal(signal.SIGTERM, lambda s, f: terms.append(s))
-        os.kill(os.getpid(), signal.SIGTERM)
-        for _ in range(1000):
-            pass
+        signal.pthread_kill(main, signal.SIGTERM)
+        waited = time.monotonic() + 60
+        while not terms and time.monotonic() < waited:
+            time.sleep(0.01)
         print("SIGTERM handled by Python:", terms == [signal.SIGTERM])
         a.close()
         print("closed")
