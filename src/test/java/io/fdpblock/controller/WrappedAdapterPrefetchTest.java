@@ -27,7 +27,6 @@ import static io.fdpblock.controller.Fixtures.CHUNK;
 import static io.fdpblock.controller.Fixtures.LAYOUT;
 import static io.fdpblock.controller.Fixtures.WAIT;
 import static io.fdpblock.controller.Fixtures.keys;
-import static io.fdpblock.controller.Fixtures.l2Locks;
 import static io.fdpblock.controller.Fixtures.pick;
 import static io.fdpblock.controller.Fixtures.putDirect;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -50,24 +49,9 @@ class WrappedAdapterPrefetchTest {
         closer.close();
     }
 
-    /** L1 per key ('-' absent, 'W' write-locked, 'U' ready and unlocked, else its read locks), then L2 locks. */
+    /** {@link Fixtures#state} with the L2 locks of the adapter the wrapper wraps. */
     private String state(ForwardingL2Adapter a, List<ObjectKey> keys) {
-        StringBuilder sb = new StringBuilder("L1=");
-        for (ObjectKey k : keys) {
-            if (!l1.contains(k)) {
-                sb.append('-');
-            } else if (l1.isWriteLocked(k)) {
-                sb.append('W');
-            } else {
-                int r = l1.readLockCount(k);
-                sb.append(r == 0 ? "U" : String.valueOf(r));
-            }
-        }
-        sb.append(" L2=");
-        for (ObjectKey k : keys) {
-            sb.append(l2Locks(a.inner(), k));
-        }
-        return sb.toString();
+        return Fixtures.state(l1, List.of(a.inner()), keys);
     }
 
     private Map<Step, String> prefetch(ForwardingL2Adapter a, List<ObjectKey> ks, int expected) throws Exception {
@@ -88,11 +72,11 @@ class WrappedAdapterPrefetchTest {
                 .wrap(Fixtures.open(kind, dir, "a")));
         putDirect(a, ks);
         Map<Step, String> states = prefetch(a, ks, 1);
-        assertThat(states.get(Step.LOOKUP)).isEqualTo("L1=---- L2=1111"); // found at lookup
-        assertThat(states.get(Step.LOADING)).isEqualTo("L1=WWWW L2=1111");
+        assertThat(states.get(Step.LOOKUP)).isEqualTo("L1=---- L2[0]=1111"); // found at lookup
+        assertThat(states.get(Step.LOADING)).isEqualTo("L1=WWWW L2[0]=1111");
         // key 1 failed: dropped from L1; keys 2, 3 loaded past the prefix are ready and unlocked; L2 all unlocked
-        assertThat(states.get(Step.AFTER_LOAD)).isEqualTo("L1=1-UU L2=0000");
-        assertThat(state(a, ks)).isEqualTo("L1=1-UU L2=0000");
+        assertThat(states.get(Step.AFTER_LOAD)).isEqualTo("L1=1-UU L2[0]=0000");
+        assertThat(state(a, ks)).isEqualTo("L1=1-UU L2[0]=0000");
     }
 
     @ParameterizedTest
@@ -104,11 +88,11 @@ class WrappedAdapterPrefetchTest {
         putDirect(a, pick(ks, 0, 1, 3)); // key 2 missing: 3 is a hit past the gap
         Map<Step, String> states = prefetch(a, ks, 2);
         assertThat(states).containsOnlyKeys(Step.LOOKUP, Step.AFTER_PLAN, Step.LOADING, Step.ADMITTED, Step.AFTER_LOAD);
-        assertThat(states.get(Step.LOOKUP)).isEqualTo("L1=----- L2=11010");
-        assertThat(states.get(Step.AFTER_PLAN)).isEqualTo("L1=WW--- L2=11000");
-        assertThat(states.get(Step.LOADING)).isEqualTo("L1=WW--- L2=11000");
-        assertThat(states.get(Step.ADMITTED)).isEqualTo("L1=11--- L2=00000");
-        assertThat(states.get(Step.AFTER_LOAD)).isEqualTo("L1=11--- L2=00000");
-        assertThat(state(a, ks)).isEqualTo("L1=11--- L2=00000");
+        assertThat(states.get(Step.LOOKUP)).isEqualTo("L1=----- L2[0]=11010");
+        assertThat(states.get(Step.AFTER_PLAN)).isEqualTo("L1=WW--- L2[0]=11000");
+        assertThat(states.get(Step.LOADING)).isEqualTo("L1=WW--- L2[0]=11000");
+        assertThat(states.get(Step.ADMITTED)).isEqualTo("L1=11--- L2[0]=00000");
+        assertThat(states.get(Step.AFTER_LOAD)).isEqualTo("L1=11--- L2[0]=00000");
+        assertThat(state(a, ks)).isEqualTo("L1=11--- L2[0]=00000");
     }
 }
