@@ -1,6 +1,7 @@
 package io.fdpblock.core;
 
 import com.dynatrace.hash4j.hashing.HashValue128;
+import io.fdpblock.util.KeyHash;
 
 /**
  * A key as one operation carries it: its text, and its 128-bit hash ({@link KeyHash}) computed at most

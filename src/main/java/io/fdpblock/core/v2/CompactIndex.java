@@ -1,10 +1,10 @@
 package io.fdpblock.core.v2;
 
 import com.dynatrace.hash4j.hashing.HashValue128;
-import io.fdpblock.core.KeyHash;
 import io.fdpblock.core.StoreIndex;
 import io.fdpblock.core.StoreKey;
 import io.fdpblock.l2.ObjectMeta;
+import io.fdpblock.util.KeyHash;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
