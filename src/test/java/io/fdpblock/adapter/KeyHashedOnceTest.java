@@ -8,9 +8,8 @@ import io.fdpblock.l2.Bitmap;
 import io.fdpblock.l2.L2DeleteResult;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
-import io.fdpblock.util.KeyHash;
+import io.fdpblock.testing.KeyHashes;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -27,8 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A key is hashed once for its whole lookup, load and unlock: the ObjectKey keeps its hash and the
- * adapter hands it to the store, which computes none again. Counted by {@link KeyHash#computedCount()}
- * (the library's test run turns the count on).
+ * adapter hands it to the store, which computes none again. Counted by {@link KeyHashes#computed()}.
  */
 @Tag("host")
 class KeyHashedOnceTest {
@@ -38,12 +36,6 @@ class KeyHashedOnceTest {
 
     private final Arena arena = Arena.ofShared();
     private BlockDevice device;
-
-    @BeforeEach
-    void countingIsOn() {
-        assertThat(KeyHash.computedCount()).as("KeyHash counts only with -D%s=true, which the pom's surefire"
-                + " configuration sets", KeyHash.COUNT_PROPERTY).isNotNegative();
-    }
 
     @AfterEach
     void tearDown() {
@@ -110,26 +102,26 @@ class KeyHashedOnceTest {
     void fdpblockV2HashesEachKeyOnceForItsLookupLoadAndUnlockAndNeverAgain() throws Exception {
         try (RawBlockL2Adapter a = open(RawBlockCoreConfig.MetaFormat.FDPBLOCK_V2)) {
             List<ObjectKey> stored = keys();
-            long before = KeyHash.computedCount();
+            long before = KeyHashes.computed();
             store(a, stored);
-            assertThat(KeyHash.computedCount() - before).as("a put hashes each key once: the key, not the store")
+            assertThat(KeyHashes.computed() - before).as("a put hashes each key once: the key, not the store")
                     .isEqualTo(KEYS);
 
             List<ObjectKey> asked = sameKeysAgain(stored);
-            before = KeyHash.computedCount();
+            before = KeyHashes.computed();
             lookupLoadUnlock(a, asked);
-            assertThat(KeyHash.computedCount() - before).as("lookup, load and unlock hash each key once between them")
+            assertThat(KeyHashes.computed() - before).as("lookup, load and unlock hash each key once between them")
                     .isEqualTo(KEYS);
             for (ObjectKey k : stored) {
                 assertThat(a.core().lockCount(k.encoded())).as("unlocked: %s", k).isZero();
             }
 
-            before = KeyHash.computedCount();
+            before = KeyHashes.computed();
             lookupLoadUnlock(a, asked);
             a.groupsOf(asked);
             store(a, asked); // already stored: each is found by the hash it carries
             assertThat(a.deleteReporting(asked, false)).containsOnly(L2DeleteResult.REMOVED);
-            assertThat(KeyHash.computedCount() - before).as("keys that hold their hash are not hashed again").isZero();
+            assertThat(KeyHashes.computed() - before).as("keys that hold their hash are not hashed again").isZero();
         }
     }
 
@@ -137,12 +129,12 @@ class KeyHashedOnceTest {
     void lmcacheV1HashesNoKeyAtAll() throws Exception {
         try (RawBlockL2Adapter a = open(RawBlockCoreConfig.MetaFormat.LMCACHE_V1)) {
             List<ObjectKey> stored = keys();
-            long before = KeyHash.computedCount();
+            long before = KeyHashes.computed();
             store(a, stored);
             lookupLoadUnlock(a, sameKeysAgain(stored));
             a.groupsOf(stored);
             assertThat(a.deleteReporting(stored, false)).containsOnly(L2DeleteResult.REMOVED);
-            assertThat(KeyHash.computedCount() - before).as("its index and checkpoints keep the keys themselves")
+            assertThat(KeyHashes.computed() - before).as("its index and checkpoints keep the keys themselves")
                     .isZero();
         }
     }

@@ -4,9 +4,8 @@ import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.IoEngine;
 import io.fdpblock.nvme.PlacementId;
-import io.fdpblock.util.KeyHash;
+import io.fdpblock.testing.KeyHashes;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -30,12 +29,6 @@ class CarriedKeyHashTest {
 
     private final Arena arena = Arena.ofShared();
     private BlockDevice device;
-
-    @BeforeEach
-    void countingIsOn() {
-        assertThat(KeyHash.computedCount()).as("KeyHash counts only with -D%s=true, which the pom's surefire"
-                + " configuration sets", KeyHash.COUNT_PROPERTY).isNotNegative();
-    }
 
     @AfterEach
     void close() {
@@ -104,7 +97,7 @@ class CarriedKeyHashTest {
     void everyStepTakesTheHashHandedOverAndComputesNone() throws Exception {
         try (RawBlockCore core = open()) {
             assertThat(core.keyedByHash()).isTrue();
-            long before = KeyHash.computedCount();
+            long before = KeyHashes.computed();
             List<PutRequest> puts = new ArrayList<>();
             for (int i = 0; i < KEYS; i++) {
                 puts.add(new PutRequest(carried(i), arena.allocate(4096, 4096).fill((byte) (i + 1)), null,
@@ -124,7 +117,7 @@ class CarriedKeyHashTest {
             assertThat(core.deleteWithOutcome(batch(), false)).as("locked by the lookup")
                     .containsOnly(DeleteOutcome.LOCKED);
             core.unlock(batch());
-            assertThat(KeyHash.computedCount() - before).isZero();
+            assertThat(KeyHashes.computed() - before).isZero();
 
             assertThat(core.exists(texts(), false)).as("the keys' own hashes find nothing").containsOnly(false);
             assertThat(core.deleteWithOutcome(batch(), false)).containsOnly(DeleteOutcome.REMOVED);
@@ -136,12 +129,12 @@ class CarriedKeyHashTest {
     void keysWithoutTheirHashAreHashedOncePerStep() throws Exception {
         try (RawBlockCore core = open()) {
             MemorySegment payload = arena.allocate(4096, 4096).fill((byte) 9);
-            long before = KeyHash.computedCount();
+            long before = KeyHashes.computed();
             assertThat(core.put(List.of(PutRequest.of(text(0), payload)))).containsOnly(true);
             assertThat(core.exists(List.of(text(0)), true)).containsOnly(true);
             assertThat(core.load(List.of(new LoadRequest(text(0), arena.allocate(4096, 4096))))).containsOnly(true);
             core.unlock(List.of(text(0)));
-            assertThat(KeyHash.computedCount() - before).as("put, lookup, load, unlock: one each").isEqualTo(4);
+            assertThat(KeyHashes.computed() - before).as("put, lookup, load, unlock: one each").isEqualTo(4);
         }
     }
 }
