@@ -176,7 +176,7 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
         if (keys == null || keys.isEmpty()) {
             return;
         }
-        core.unlock(batch(keys));
+        core.unlock(batch(checkNoNulls(keys)));
     }
 
     /**
@@ -216,7 +216,7 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
         if (keys == null || keys.isEmpty()) {
             return List.of();
         }
-        DeleteOutcome[] outcome = core.deleteWithOutcome(batch(keys), force);
+        DeleteOutcome[] outcome = core.deleteWithOutcome(batch(checkNoNulls(keys)), force);
         List<ObjectKey> gone = new ArrayList<>();
         List<L2DeleteResult> results = new ArrayList<>(outcome.length);
         for (int i = 0; i < outcome.length; i++) {
@@ -238,6 +238,19 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
     private StoreKey storeKey(ObjectKey key) {
         return handsOverHashes ? new StoreKey(key.encoded(), key.encodedHashHigh(), key.encodedHashLow())
                 : new StoreKey(key.encoded());
+    }
+
+    /**
+     * {@code keys}, once none is null: the store reads them under its lock, and a delete stopped half way
+     * by a null key would leave the slots of those before it unreleased.
+     */
+    private static List<ObjectKey> checkNoNulls(List<ObjectKey> keys) {
+        for (int i = 0; i < keys.size(); i++) {
+            if (keys.get(i) == null) {
+                throw new IllegalArgumentException("keys[" + i + "] is null; nothing was done");
+            }
+        }
+        return keys;
     }
 
     /** The keys of one call as the store reads them: the caller's list itself, no copy. */
@@ -281,7 +294,7 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
     @Override
     public int[] groupsOf(List<ObjectKey> keys) {
         checkOpen();
-        return core.slotGroups().groupsOf(batch(keys));
+        return core.slotGroups().groupsOf(batch(checkNoNulls(keys)));
     }
 
     @Override
