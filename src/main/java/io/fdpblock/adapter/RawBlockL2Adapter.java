@@ -2,12 +2,14 @@ package io.fdpblock.adapter;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.fdpblock.core.DeleteOutcome;
+import io.fdpblock.core.KeyBatch;
 import io.fdpblock.core.LoadRequest;
 import io.fdpblock.core.PutRequest;
 import io.fdpblock.core.RawBlockCore;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.core.SaltTable;
 import io.fdpblock.core.SlotGroups;
+import io.fdpblock.core.StoreKey;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoEngine;
 import io.fdpblock.l2.AbstractL2Adapter;
@@ -35,6 +37,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * The L2 contract over a {@link RawBlockCore}, with no thread of its own: a lookup completes at
  * submit (it is an in-memory question), stores and loads go from the submitting thread straight to the
  * device and are completed by its callbacks. Usage is charged per slot, by cache salt.
+ *
+ * <p>A store that knows keys by their hash (fdpblock_v2) gets each key's hash with it, as the
+ * {@link ObjectKey} keeps it: a lookup, the load and the unlock of the same keys hash each of them once
+ * between them, and a put of a key that was looked up not at all.
  */
 public final class RawBlockL2Adapter extends AbstractL2Adapter implements ReclaimUnitGroups {
     private final RawBlockCore core;
@@ -44,10 +50,13 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
     /** Store and load tasks submitted whose result is not recorded yet (lookups complete at submit). */
     private final AtomicLong storesInFlight = new AtomicLong();
     private final AtomicLong loadsInFlight = new AtomicLong();
+    /** Whether the store takes keys' hashes ({@link RawBlockCore#keyedByHash()}); else none is computed for it. */
+    private final boolean handsOverHashes;
 
     private RawBlockL2Adapter(RawBlockCore core) throws IOException {
         this.core = core;
         this.slotBytes = core.config().slotBytes();
+        this.handsOverHashes = core.keyedByHash();
         this.placement = core.config().fdpEnabled()
                 && core.config().fdpDataPlacementPolicy() == RawBlockCoreConfig.PlacementPolicy.CACHE_SALT_PREFIX
                 ? new SaltPrefixPlacement(core.dataPlacementIds()) : null;
@@ -118,7 +127,7 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
         List<PutRequest> reqs = new ArrayList<>(keys.size());
         for (int i = 0; i < keys.size(); i++) {
             MemoryObj o = objects.get(i);
-            reqs.add(new PutRequest(keys.get(i).encoded(), o.segment(), o.meta(),
+            reqs.add(new PutRequest(storeKey(keys.get(i)), o.segment(), o.meta(),
                     placement == null ? PlacementId.NONE : placement.placementFor(keys.get(i))));
         }
         storesInFlight.incrementAndGet(); // before the submit: its completion may run first
@@ -158,7 +167,7 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
 
     @Override
     public long submitLookupAndLockTask(List<ObjectKey> keys) {
-        return lookupAtSubmit(keys, k -> Bitmap.of(core.exists(encoded(k), true)));
+        return lookupAtSubmit(keys, k -> Bitmap.of(core.exists(batch(k), true)));
     }
 
     @Override
@@ -167,7 +176,7 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
         if (keys == null || keys.isEmpty()) {
             return;
         }
-        core.unlock(encoded(keys));
+        core.unlock(batch(checkNoNulls(keys)));
     }
 
     /**
@@ -179,7 +188,7 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
         checkKeysAndObjects(keys, objects);
         List<LoadRequest> reqs = new ArrayList<>(keys.size());
         for (int i = 0; i < keys.size(); i++) { // a buffer the load could not fill is refused here, no task made
-            reqs.add(new LoadRequest(keys.get(i).encoded(), objects.get(i).segment()));
+            reqs.add(new LoadRequest(storeKey(keys.get(i)), objects.get(i).segment()));
         }
         long id = newTaskId();
         long start = System.nanoTime();
@@ -207,7 +216,7 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
         if (keys == null || keys.isEmpty()) {
             return List.of();
         }
-        DeleteOutcome[] outcome = core.deleteWithOutcome(encoded(keys), force);
+        DeleteOutcome[] outcome = core.deleteWithOutcome(batch(checkNoNulls(keys)), force);
         List<ObjectKey> gone = new ArrayList<>();
         List<L2DeleteResult> results = new ArrayList<>(outcome.length);
         for (int i = 0; i < outcome.length; i++) {
@@ -225,6 +234,56 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
         return results;
     }
 
+    /** {@code key} as the store takes it: with the hash the key keeps, when the store uses hashes. */
+    private StoreKey storeKey(ObjectKey key) {
+        return handsOverHashes ? new StoreKey(key.encoded(), key.encodedHashHigh(), key.encodedHashLow())
+                : new StoreKey(key.encoded());
+    }
+
+    /**
+     * {@code keys}, once none is null: the store reads them under its lock, and a delete stopped half way
+     * by a null key would leave the slots of those before it unreleased.
+     */
+    private static List<ObjectKey> checkNoNulls(List<ObjectKey> keys) {
+        for (int i = 0; i < keys.size(); i++) {
+            if (keys.get(i) == null) {
+                throw new IllegalArgumentException("keys[" + i + "] is null; nothing was done");
+            }
+        }
+        return keys;
+    }
+
+    /** The keys of one call as the store reads them: the caller's list itself, no copy. */
+    private KeyBatch batch(List<ObjectKey> keys) {
+        return new ObjectKeys(keys, handsOverHashes);
+    }
+
+    /**
+     * A list of keys as a {@link KeyBatch}: each key's encoded form and hash, as the key keeps them
+     * (computed on the first call that needs them, once per key).
+     */
+    private record ObjectKeys(List<ObjectKey> keys, boolean carriesHashes) implements KeyBatch {
+        @Override
+        public int size() {
+            return keys.size();
+        }
+
+        @Override
+        public String text(int i) {
+            return keys.get(i).encoded();
+        }
+
+        @Override
+        public long h1(int i) {
+            return keys.get(i).encodedHashHigh();
+        }
+
+        @Override
+        public long h2(int i) {
+            return keys.get(i).encodedHashLow();
+        }
+    }
+
     // ---- reclaim-unit groups (docs/contract.md section 7) ----
 
     @Override
@@ -235,7 +294,7 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
     @Override
     public int[] groupsOf(List<ObjectKey> keys) {
         checkOpen();
-        return core.slotGroups().groupsOf(encoded(keys));
+        return core.slotGroups().groupsOf(batch(checkNoNulls(keys)));
     }
 
     @Override

@@ -1,7 +1,5 @@
 package io.fdpblock.core;
 
-import java.util.List;
-
 /**
  * Deletes of committed keys, made the one way the store makes them: under the core's lock each key's
  * entry leaves the index, its salt's count drops and its delete is logged; then, without the lock, the
@@ -26,21 +24,20 @@ final class Deletions {
      * Removes keys ({@link RawBlockCore#deleteWithOutcome}): a locked key is kept unless {@code force}; a
      * key whose write is in flight is cancelled.
      */
-    static DeleteOutcome[] delete(StoreParts store, List<String> keys, boolean force) {
+    static DeleteOutcome[] delete(StoreParts store, KeyBatch keys, boolean force) {
         DeleteOutcome[] out = new DeleteOutcome[keys.size()];
         Deletions deletions = new Deletions(store, keys.size());
         store.lock().lock();
         try {
             store.gate().checkOpenLocked();
             for (int i = 0; i < out.length; i++) {
-                String key = keys.get(i);
-                StoreKey storeKey = new StoreKey(key);
+                StoreKey storeKey = keys.key(i);
                 StoreIndex.Found f = store.index().get(storeKey);
                 int slot = f == null ? StoreIndex.MISSING : deletions.remove(storeKey, f, force);
                 if (slot == StoreIndex.LOCKED) {
                     out[i] = DeleteOutcome.LOCKED;
                 } else if (slot == StoreIndex.MISSING) {
-                    out[i] = store.inflight().cancelWrite(key) != null ? DeleteOutcome.CANCELLED
+                    out[i] = store.inflight().cancelWrite(storeKey.text()) != null ? DeleteOutcome.CANCELLED
                             : DeleteOutcome.MISSING;
                 } else {
                     out[i] = DeleteOutcome.REMOVED;

@@ -58,7 +58,7 @@ final class LoadReader {
             store.gate().checkOpenLocked();
             for (int i = 0; i < requests.size(); i++) {
                 LoadRequest r = requests.get(i);
-                StoreKey key = new StoreKey(r.key());
+                StoreKey key = r.storeKey(); // with its hash when the caller keeps it
                 StoreIndex.Found e = store.index().get(key);
                 if (e == null) {
                     continue;

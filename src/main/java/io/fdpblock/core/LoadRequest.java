@@ -8,8 +8,11 @@ import java.lang.foreign.MemorySegment;
  * One key to load into a caller-owned buffer of at least the stored size. Read straight into it when
  * its address is aligned to {@code block_align} and it has room for the size rounded up to
  * {@code block_align}; otherwise through an aligned bounce buffer.
+ *
+ * @param storeKey the key, with its hash when the caller keeps it ({@link StoreKey})
+ * @param destination where its payload goes
  */
-public record LoadRequest(String key, MemorySegment destination) {
+public record LoadRequest(StoreKey storeKey, MemorySegment destination) {
 
     /**
      * @throws IllegalArgumentException for a destination the load could not fill: read-only, of a closed
@@ -17,9 +20,10 @@ public record LoadRequest(String key, MemorySegment destination) {
      *         bytes there; the kernel would have written them into it and the load reported a miss)
      */
     public LoadRequest {
-        if (key == null || destination == null) {
+        if (storeKey == null || storeKey.text() == null || destination == null) {
             throw new IllegalArgumentException("load: key and destination are required");
         }
+        String key = storeKey.text();
         String problem = destination.isReadOnly() ? "is read-only"
                 : !destination.scope().isAlive() ? "belongs to an arena that is closed"
                 : Segments.isConfined(destination) ? "is confined to one thread (Arena.ofConfined()),"
@@ -31,5 +35,15 @@ public record LoadRequest(String key, MemorySegment destination) {
                     + " from a shared, global or automatic arena (e.g. IoMemory.allocate(Arena.ofShared(), size));"
                     + " nothing was loaded");
         }
+    }
+
+    /** @param key the encoded key, whose hash the store computes when it needs it */
+    public LoadRequest(String key, MemorySegment destination) {
+        this(key == null ? null : new StoreKey(key), destination);
+    }
+
+    /** The encoded key. */
+    public String key() {
+        return storeKey.text();
     }
 }

@@ -10,19 +10,21 @@ import java.nio.charset.StandardCharsets;
 /**
  * One key to store.
  *
- * @param key the encoded key ({@link KeyCodec#encode}): well-formed Unicode (no unpaired surrogate) of
- *        at most {@value #MAX_KEY_BYTES} UTF-8 bytes, so that every checkpoint can hold it
+ * @param storeKey the encoded key ({@link KeyCodec#encode}), with its hash when the caller keeps it
+ *        ({@link StoreKey}): well-formed Unicode (no unpaired surrogate) of at most {@value #MAX_KEY_BYTES}
+ *        UTF-8 bytes, so that every checkpoint can hold it
  * @param payload the bytes to store (length = {@code byteSize()}); zero-copy when its address and
  *        length are multiples of {@code block_align}, otherwise copied once into an aligned buffer
  * @param meta what LMCache keeps with the entry (shape, dtype, format, cached positions); may be null
  * @param placement the FDP placement id for the slot's header and payload ({@link PlacementId#NONE}: none)
  */
-public record PutRequest(String key, MemorySegment payload, ObjectMeta meta, PlacementId placement) {
+public record PutRequest(StoreKey storeKey, MemorySegment payload, ObjectMeta meta, PlacementId placement) {
     /** The longest key the store takes, in UTF-8 bytes (LMCache's keys are a few hundred at most). */
     public static final int MAX_KEY_BYTES = 1024;
 
     /** @throws IllegalArgumentException for a key the store cannot hold, naming why and the limit */
     public PutRequest {
+        String key = storeKey == null ? null : storeKey.text();
         checkKey(key);
         if (payload == null) {
             throw new IllegalArgumentException("put " + key + ": payload is null");
@@ -32,8 +34,18 @@ public record PutRequest(String key, MemorySegment payload, ObjectMeta meta, Pla
         }
     }
 
+    /** @param key the encoded key, whose hash the store computes when it needs it */
+    public PutRequest(String key, MemorySegment payload, ObjectMeta meta, PlacementId placement) {
+        this(key == null ? null : new StoreKey(key), payload, meta, placement);
+    }
+
     public static PutRequest of(String key, MemorySegment payload) {
         return new PutRequest(key, payload, null, PlacementId.NONE);
+    }
+
+    /** The encoded key. */
+    public String key() {
+        return storeKey.text();
     }
 
     /** @throws IllegalArgumentException for an id outside 0..65535 */
@@ -42,11 +54,11 @@ public record PutRequest(String key, MemorySegment payload, ObjectMeta meta, Pla
     }
 
     public PutRequest withPlacement(PlacementId p) {
-        return new PutRequest(key, payload, meta, p);
+        return new PutRequest(storeKey, payload, meta, p);
     }
 
     public PutRequest withMeta(ObjectMeta m) {
-        return new PutRequest(key, payload, m, placement);
+        return new PutRequest(storeKey, payload, m, placement);
     }
 
     /**

@@ -72,7 +72,7 @@ final class PutWriter {
                     rejected.add(key + " (" + len + " bytes)");
                     continue;
                 }
-                StoreKey storeKey = new StoreKey(key);
+                StoreKey storeKey = r.storeKey(); // with its hash when the caller keeps it
                 if (store.index().contains(storeKey)) {
                     outcomes[i] = PutOutcome.ALREADY_STORED; // the original bytes stay
                     continue;

@@ -156,6 +156,17 @@ public final class RawBlockCore implements AutoCloseable {
         return groups;
     }
 
+    /**
+     * Whether this store knows keys by their 128-bit hash ({@link StoreKey}): fdpblock_v2's index and log
+     * hold hashes, not keys, so a caller that keeps its keys' hashes should hand them over (a
+     * {@link KeyBatch} that carries them, {@link StoreKey#StoreKey(String, long, long)}). False when the
+     * index keeps the keys themselves (lmcache_v1, whose metadata lists keys too): it never hashes one, and
+     * a caller need not compute a hash for it.
+     */
+    public boolean keyedByHash() {
+        return !index.keepsKeys();
+    }
+
     long slotOffset(int slot) {
         return parts.layout().slotOffset(slot);
     }
@@ -238,6 +249,11 @@ public final class RawBlockCore implements AutoCloseable {
 
     /** @return per key: committed; with {@code lock}, each hit's lock count goes up by one */
     public boolean[] exists(List<String> keys, boolean lockHits) {
+        return exists(KeyBatch.of(keys), lockHits);
+    }
+
+    /** Like {@link #exists(List, boolean)}, with the keys' hashes when the batch carries them. */
+    public boolean[] exists(KeyBatch keys, boolean lockHits) {
         lock.lock();
         try {
             parts.gate().checkOpenLocked();
@@ -249,6 +265,11 @@ public final class RawBlockCore implements AutoCloseable {
 
     /** Lock count -1 per key, never below zero; unknown keys are ignored. */
     public void unlock(List<String> keys) {
+        unlock(KeyBatch.of(keys));
+    }
+
+    /** Like {@link #unlock(List)}, with the keys' hashes when the batch carries them. */
+    public void unlock(KeyBatch keys) {
         lock.lock();
         try {
             parts.gate().checkOpenLocked();
@@ -280,6 +301,11 @@ public final class RawBlockCore implements AutoCloseable {
 
     /** Like {@link #delete}, saying per key what happened. */
     public DeleteOutcome[] deleteWithOutcome(List<String> keys, boolean force) {
+        return deleteWithOutcome(KeyBatch.of(keys), force);
+    }
+
+    /** Like {@link #deleteWithOutcome(List, boolean)}, with the keys' hashes when the batch carries them. */
+    public DeleteOutcome[] deleteWithOutcome(KeyBatch keys, boolean force) {
         return Deletions.delete(parts, keys, force);
     }
 

@@ -44,13 +44,18 @@ public final class SlotGroups {
 
     /** Per key, the group of its slot; -1 for keys not committed or outside every group. */
     public int[] groupsOf(List<String> keys) {
+        return groupsOf(KeyBatch.of(keys));
+    }
+
+    /** Like {@link #groupsOf(List)}, with the keys' hashes when the batch carries them. */
+    public int[] groupsOf(KeyBatch keys) {
         int[] out = new int[keys.size()];
         int g = store.slots().groupSlots();
         int grouped = store.slots().groupCount() * g;
         store.lock().lock();
         try {
             for (int i = 0; i < out.length; i++) {
-                StoreIndex.Found f = store.index().get(new StoreKey(keys.get(i)));
+                StoreIndex.Found f = store.index().get(keys.key(i));
                 out[i] = f == null || f.slot() >= grouped ? -1 : f.slot() / g;
             }
         } finally {

@@ -2,8 +2,6 @@ package io.fdpblock.core;
 
 import io.fdpblock.l2.ObjectMeta;
 
-import java.util.List;
-
 /**
  * The store's committed keys: per key its slot, payload size, payload CRC32C and lock count. Each
  * {@link StoreFormat} brings its own: LMCache's v1 keeps the keys themselves (its checkpoints are lists
@@ -24,10 +22,10 @@ public interface StoreIndex extends AutoCloseable {
     void put(StoreKey key, int slot, int size, int crc, boolean hasCrc, ObjectMeta meta, int saltId);
 
     /** @return per key: committed; with {@code lockHits}, each hit's lock count goes up by one */
-    boolean[] lookup(List<String> keys, boolean lockHits);
+    boolean[] lookup(KeyBatch keys, boolean lockHits);
 
     /** Lock count -1 per key, never below zero; unknown keys are ignored. */
-    void unlock(List<String> keys);
+    void unlock(KeyBatch keys);
 
     /** The lock count of a key (0 when unknown). */
     int lockCount(StoreKey key);

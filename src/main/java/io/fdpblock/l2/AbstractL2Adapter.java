@@ -135,14 +135,6 @@ public abstract class AbstractL2Adapter implements L2Adapter {
         }
     }
 
-    protected static List<String> encoded(List<ObjectKey> keys) {
-        List<String> out = new ArrayList<>(keys.size());
-        for (ObjectKey k : keys) {
-            out.add(k.encoded());
-        }
-        return out;
-    }
-
     // ---- results: recorded first, then signalled ----
 
     /**

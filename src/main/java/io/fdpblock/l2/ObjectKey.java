@@ -1,5 +1,8 @@
 package io.fdpblock.l2;
 
+import com.dynatrace.hash4j.hashing.HashValue128;
+import io.fdpblock.util.KeyHash;
+
 import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.Objects;
@@ -9,6 +12,10 @@ import java.util.Objects;
  *
  * <p>{@code kvRank} packs {@code world << 24 | global << 16 | localWorld << 8 | local}. The model name
  * may not contain '@'; the cache salt may not contain '@', '/', '\' or NUL and is at most 128 chars.
+ *
+ * <p>Immutable, and shared between threads: its encoded form and the store's 128-bit hash of it are
+ * computed at most once per instance, on first use, so that a lookup, the load and the unlock of the
+ * same key hash it once between them.
  */
 public final class ObjectKey {
     public static final int MAX_CACHE_SALT_CHARS = 128;
@@ -19,6 +26,12 @@ public final class ObjectKey {
     private final int objectGroupId;
     private final String cacheSalt;
     private String encoded;
+    /**
+     * The store's hash of {@link #encoded()}, computed once (null: not yet). One immutable object, so that a
+     * thread reading the field without a lock sees either null or both halves (a racy single check, as
+     * {@code String.hash}): two threads may both compute it, to the same value.
+     */
+    private HashValue128 encodedHash;
     /** {@link #hashCode()}, computed once (0: not yet); L1 and the controllers look keys up in maps often. */
     private int hash;
 
@@ -99,6 +112,29 @@ public final class ObjectKey {
             encoded = e;
         }
         return e;
+    }
+
+    /**
+     * The high 64 bits of the 128-bit hash of {@link #encoded()} (XXH3-128 of its chars): the key's identity
+     * in a fdpblock_v2 store, computed once per instance; a store that gets it with the key does not compute
+     * it again.
+     */
+    public long encodedHashHigh() {
+        return encodedHash().getMostSignificantBits();
+    }
+
+    /** The low 64 bits of the hash whose high bits {@link #encodedHashHigh()} gives. */
+    public long encodedHashLow() {
+        return encodedHash().getLeastSignificantBits();
+    }
+
+    private HashValue128 encodedHash() {
+        HashValue128 h = encodedHash;
+        if (h == null) {
+            h = KeyHash.of(encoded());
+            encodedHash = h;
+        }
+        return h;
     }
 
     @Override

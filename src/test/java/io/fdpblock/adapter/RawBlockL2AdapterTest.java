@@ -5,6 +5,7 @@ import io.fdpblock.device.IoEngine;
 import io.fdpblock.l2.AdapterUsage;
 import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.L2AdapterListener;
+import io.fdpblock.l2.L2DeleteResult;
 import io.fdpblock.l2.L2Adapters;
 import io.fdpblock.l2.L2StoreResult;
 import io.fdpblock.l2.MemoryObj;
@@ -19,11 +20,13 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import static io.fdpblock.l2.L2AdapterContractTest.awaitLoad;
+import static io.fdpblock.l2.L2AdapterContractTest.awaitLookup;
 import static io.fdpblock.l2.L2AdapterContractTest.awaitStore;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -101,6 +104,24 @@ class RawBlockL2AdapterTest {
                     .isEqualTo(new L2StoreResult(true, SLOT));
             assertThat(r.events).containsExactly("stored 3 [16384, 16384, 16384]", "deleted 1", "stored 1 [16384]");
             assertThat(a.usage().bytesByCacheSalt()).isEqualTo(Map.of("a", SLOT, "b", 2 * SLOT));
+        }
+    }
+
+    /** The store reads a call's keys from the caller's list: a null among them is refused before any is touched. */
+    @Test
+    void aNullKeyInAnUnlockDeleteOrGroupQueryIsRefusedBeforeAnyKeyIsTouched() throws Exception {
+        try (RawBlockL2Adapter a = RawBlockL2Adapter.open(config(3))) {
+            ObjectKey k = key(1, "a");
+            assertThat(awaitStore(a, a.submitStoreTask(List.of(k), List.of(data(k, 1000)))).success()).isTrue();
+            List<ObjectKey> withNull = new ArrayList<>(Arrays.asList(k, null));
+            assertThat(awaitLookup(a, a.submitLookupAndLockTask(List.of(k))).cardinality()).isEqualTo(1);
+            assertThatThrownBy(() -> a.submitUnlock(withNull)).hasMessageContaining("keys[1] is null");
+            assertThat(a.core().lockCount(k.encoded())).as("still locked").isEqualTo(1);
+            assertThatThrownBy(() -> a.deleteReporting(withNull, true)).hasMessageContaining("keys[1] is null");
+            assertThatThrownBy(() -> a.groupsOf(withNull)).hasMessageContaining("keys[1] is null");
+            assertThat(a.core().keyCount()).as("not deleted").isEqualTo(1);
+            a.submitUnlock(List.of(k));
+            assertThat(a.deleteReporting(List.of(k), false)).containsExactly(L2DeleteResult.REMOVED);
         }
     }
 

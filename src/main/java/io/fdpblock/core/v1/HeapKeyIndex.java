@@ -1,12 +1,12 @@
 package io.fdpblock.core.v1;
 
+import io.fdpblock.core.KeyBatch;
 import io.fdpblock.core.StoreIndex;
 import io.fdpblock.core.StoreKey;
 import io.fdpblock.l2.ObjectMeta;
 
 import java.util.Arrays;
 import java.util.HashMap;
-import java.util.List;
 import java.util.function.BiConsumer;
 
 /**
@@ -93,10 +93,10 @@ public final class HeapKeyIndex implements StoreIndex {
     }
 
     @Override
-    public boolean[] lookup(List<String> keys, boolean lockHits) {
+    public boolean[] lookup(KeyBatch keys, boolean lockHits) {
         boolean[] out = new boolean[keys.size()];
         for (int i = 0; i < out.length; i++) {
-            Entry e = committed.get(keys.get(i));
+            Entry e = committed.get(keys.text(i));
             if (e != null) {
                 out[i] = true;
                 if (lockHits) {
@@ -108,9 +108,9 @@ public final class HeapKeyIndex implements StoreIndex {
     }
 
     @Override
-    public void unlock(List<String> keys) {
-        for (String k : keys) {
-            Entry e = committed.get(k);
+    public void unlock(KeyBatch keys) {
+        for (int i = 0; i < keys.size(); i++) {
+            Entry e = committed.get(keys.text(i));
             if (e != null && e.locks > 0) {
                 e.locks--;
             }

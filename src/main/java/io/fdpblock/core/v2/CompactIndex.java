@@ -1,15 +1,15 @@
 package io.fdpblock.core.v2;
 
 import com.dynatrace.hash4j.hashing.HashValue128;
-import io.fdpblock.core.KeyHash;
+import io.fdpblock.core.KeyBatch;
 import io.fdpblock.core.StoreIndex;
 import io.fdpblock.core.StoreKey;
 import io.fdpblock.l2.ObjectMeta;
+import io.fdpblock.util.KeyHash;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.List;
 import java.util.function.IntUnaryOperator;
 
 /**
@@ -87,8 +87,12 @@ public final class CompactIndex implements StoreIndex {
         return -1;
     }
 
-    private long find(String key) {
-        HashValue128 h = KeyHash.of(key);
+    /** Key {@code i} of {@code keys}: by the hash it carries, else by the hash of its text. */
+    private long find(KeyBatch keys, int i) {
+        if (keys.carriesHashes()) {
+            return find(keys.h1(i), keys.h2(i));
+        }
+        HashValue128 h = KeyHash.of(keys.text(i));
         return find(h.getMostSignificantBits(), h.getLeastSignificantBits());
     }
 
@@ -182,16 +186,16 @@ public final class CompactIndex implements StoreIndex {
     }
 
     @Override
-    public boolean[] lookup(List<String> keys, boolean lockHits) {
+    public boolean[] lookup(KeyBatch keys, boolean lockHits) {
         boolean[] out = new boolean[keys.size()];
         for (int i = 0; i < out.length; i++) {
-            long pos = find(keys.get(i));
+            long pos = find(keys, i);
             if (pos >= 0) {
                 out[i] = true;
                 if (lockHits) {
                     int n = lockCountAt(pos);
                     if (n == 0xFFFF) {
-                        throw new IllegalStateException("key " + keys.get(i) + " is locked 65535 times: unlock it first");
+                        throw new IllegalStateException("key " + keys.text(i) + " is locked 65535 times: unlock it first");
                     }
                     if (n == 0) {
                         locked++;
@@ -204,9 +208,9 @@ public final class CompactIndex implements StoreIndex {
     }
 
     @Override
-    public void unlock(List<String> keys) {
-        for (String k : keys) {
-            long pos = find(k);
+    public void unlock(KeyBatch keys) {
+        for (int i = 0; i < keys.size(); i++) {
+            long pos = find(keys, i);
             if (pos >= 0) {
                 int n = lockCountAt(pos);
                 if (n > 0) {

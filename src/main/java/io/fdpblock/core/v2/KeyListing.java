@@ -1,11 +1,11 @@
 package io.fdpblock.core.v2;
 
 import com.dynatrace.hash4j.hashing.HashValue128;
-import io.fdpblock.core.KeyHash;
 import io.fdpblock.core.OnDiskFormat;
 import io.fdpblock.core.StoreContext;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
+import io.fdpblock.util.KeyHash;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;

@@ -1,5 +1,6 @@
 package io.fdpblock.core.v2;
 
+import io.fdpblock.core.KeyBatch;
 import io.fdpblock.core.StoreIndex;
 import io.fdpblock.core.StoreKey;
 import io.fdpblock.core.v2.CompactIndex;
@@ -80,14 +81,14 @@ class CompactIndexTest {
         try (CompactIndex idx = new CompactIndex(100)) {
             idx.put(new StoreKey("a"), 1, 10, 0, true, null, 0);
             idx.put(new StoreKey("b"), 2, 10, 0, true, null, 0);
-            assertThat(idx.lookup(List.of("a", "x", "a"), true)).containsExactly(true, false, true);
+            assertThat(idx.lookup(KeyBatch.of(List.of("a", "x", "a")), true)).containsExactly(true, false, true);
             assertThat(idx.lockCount(new StoreKey("a"))).isEqualTo(2);
             assertThat(idx.lockedCount()).isEqualTo(1);
             assertThat(idx.remove(new StoreKey("a"), false)).isEqualTo(StoreIndex.LOCKED);
-            idx.unlock(List.of("a", "a", "a", "zzz")); // underflow and unknown keys are no-ops
+            idx.unlock(KeyBatch.of(List.of("a", "a", "a", "zzz"))); // underflow and unknown keys are no-ops
             assertThat(idx.lockCount(new StoreKey("a"))).isZero();
             assertThat(idx.lockedCount()).isZero();
-            idx.lookup(List.of("b"), true);
+            idx.lookup(KeyBatch.of(List.of("b")), true);
             assertThat(idx.remove(new StoreKey("b"), true)).isEqualTo(2);
             assertThat(idx.lockedCount()).isZero();
             assertThat(idx.contains(new StoreKey("b"))).isFalse();

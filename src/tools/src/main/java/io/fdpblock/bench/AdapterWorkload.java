@@ -1,7 +1,6 @@
 package io.fdpblock.bench;
 
 import io.fdpblock.adapter.RawBlockL2Adapter;
-import io.fdpblock.core.KeyHash;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
@@ -13,6 +12,7 @@ import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
 import io.fdpblock.linux.EventFd;
 import io.fdpblock.linux.IoMemory;
+import io.fdpblock.util.KeyHash;
 
 import org.HdrHistogram.Histogram;
 
@@ -456,10 +456,11 @@ public final class AdapterWorkload implements AutoCloseable {
 
     /**
      * Submit-to-signal latencies of lookup-and-lock tasks, with the calling thread's CPU time per lookup
-     * (median; NaN when unknown), its minor page faults per lookup-and-unlock (NaN when unknown) and the
-     * whole process's CPU over the round in cores: a lookup runs on the caller's thread, so a slow one is
-     * descheduled (CPU below wall), doing more work (such as faulting in heap pages the JVM had not
-     * touched yet), or sharing its core with other busy threads of the process (cores well above 1). Beside
+     * (median; NaN when unknown), its minor page faults per lookup-and-unlock (making the lookup's keys
+     * included; NaN when unknown) and the whole process's CPU over the round in cores: a lookup runs on the
+     * caller's thread, so a slow one is descheduled (CPU below wall), doing more work (such as faulting in
+     * heap pages the JVM had not touched yet), or sharing its core with other busy threads of the process
+     * (cores well above 1). Beside
      * it, in the same round on the same thread, the CPU of hashing the same keys once the way the store
      * does ({@link KeyHash} of each key's encoded text; median per pass, NaN when unknown): the least a
      * lookup must spend.
@@ -497,7 +498,9 @@ public final class AdapterWorkload implements AutoCloseable {
      * Lookup-and-lock of {@code count} stored keys, {@code iterations} times after a ramp of
      * {@code rampNanos} (and at least {@value #LOOKUP_WARMUP_MIN} lookups), as every other case ramps: each
      * timed from before {@code submitLookupAndLockTask} to the eventfd signal seen by {@code poll(2)} and
-     * the result taken; the keys are unlocked after each, outside the timing.
+     * the result taken; the keys are unlocked after each, outside the timing. Each lookup names its keys
+     * with new {@link ObjectKey}s, encoded before the timing, as a service's request does: an ObjectKey
+     * keeps its hash, so the same instances again would time a lookup that hashes nothing.
      */
     public LookupResult lookup(int count, long rampNanos, int iterations) throws IOException {
         if (count > keyCount()) {
@@ -523,8 +526,9 @@ public final class AdapterWorkload implements AutoCloseable {
         keys = List.copyOf(keys);
         long rampEnd = System.nanoTime() + rampNanos;
         for (int i = 0; i < LOOKUP_WARMUP_MIN || System.nanoTime() < rampEnd; i++) {
-            lookupOnce(adapter, keys);
-            adapter.submitUnlock(keys);
+            List<ObjectKey> asked = newInstances(keys);
+            lookupOnce(adapter, asked);
+            adapter.submitUnlock(asked);
         }
         long[] samples = new long[iterations];
         long[] cpu = new long[iterations];
@@ -533,12 +537,13 @@ public final class AdapterWorkload implements AutoCloseable {
         long process0 = CpuClock.processCpuNanos();
         long wall0 = System.nanoTime();
         for (int i = 0; i < iterations; i++) {
+            List<ObjectKey> asked = newInstances(keys);
             long c0 = CpuClock.threadCpuNanos();
             long t0 = System.nanoTime();
-            Bitmap hits = lookupOnce(adapter, keys);
+            Bitmap hits = lookupOnce(adapter, asked);
             long t1 = System.nanoTime();
             long c1 = CpuClock.threadCpuNanos();
-            adapter.submitUnlock(keys);
+            adapter.submitUnlock(asked);
             samples[i] = t1 - t0;
             cpu[i] = c0 < 0 || c1 < 0 ? -1 : c1 - c0;
             misses += keys.size() - hits.cardinality();
@@ -585,6 +590,17 @@ public final class AdapterWorkload implements AutoCloseable {
             x ^= KeyHash.of(k.encoded()).getLeastSignificantBits();
         }
         return x;
+    }
+
+    /** The same keys as new instances that have computed nothing but their encoded form. */
+    private static List<ObjectKey> newInstances(List<ObjectKey> keys) {
+        List<ObjectKey> out = new ArrayList<>(keys.size());
+        for (ObjectKey k : keys) {
+            ObjectKey again = ObjectKey.fromEncoded(k.encoded());
+            again.encoded();
+            out.add(again);
+        }
+        return out;
     }
 
     /** One lookup-and-lock, from submit to the eventfd signal and the result taken. */

@@ -1,4 +1,4 @@
-package io.fdpblock.core;
+package io.fdpblock.util;
 
 import com.dynatrace.hash4j.hashing.HashValue128;
 import com.dynatrace.hash4j.hashing.Hashing;
