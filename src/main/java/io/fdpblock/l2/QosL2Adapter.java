@@ -51,6 +51,11 @@ import java.util.concurrent.atomic.LongAdder;
 public final class QosL2Adapter extends ForwardingL2Adapter {
     private static final System.Logger LOG = System.getLogger("io.fdpblock.l2");
     private static final AtomicInteger RELAYS = new AtomicInteger();
+    /**
+     * Salts whose admissions are counted one by one in the status; those of further salts are summed
+     * together, so that many short-lived salts leave bounded state (as the scheduler forgets them).
+     */
+    static final int MAX_COUNTED_SALTS = 1024;
 
     private enum Op { STORE, LOOKUP, LOAD }
 
@@ -74,6 +79,8 @@ public final class QosL2Adapter extends ForwardingL2Adapter {
     private final Map<Long, L2StoreResult> earlyStores = new HashMap<>();
     private final LongAdder refusedByInner = new LongAdder();
     private final LongAdder splitTasks = new LongAdder();
+    private final ConcurrentHashMap<String, Admitted> admittedBySalt = new ConcurrentHashMap<>();
+    private final Admitted admittedOtherSalts = new Admitted();
     private final Thread relay;
     private volatile boolean stopping;
 
@@ -185,6 +192,37 @@ public final class QosL2Adapter extends ForwardingL2Adapter {
         @Override
         void admit() {
             QosL2Adapter.this.admit(this);
+        }
+    }
+
+    /** What admission handed to the inner adapter for one salt (or for the salts past the counted ones). */
+    private static final class Admitted {
+        /** Operations: stores, lookups and loads (a part of a mixed-salt task counts as one of its salt). */
+        final LongAdder tasks = new LongAdder();
+        /** Store and load buffer bytes. */
+        final LongAdder bytes = new LongAdder();
+        final LongAdder lookupKeys = new LongAdder();
+
+        Map<String, Object> snapshot() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("tasks", tasks.sum());
+            m.put("bytes", bytes.sum());
+            m.put("lookup_keys", lookupKeys.sum());
+            return m;
+        }
+    }
+
+    private void countAdmitted(Part p) {
+        Admitted a = admittedBySalt.get(p.salt);
+        if (a == null) { // admission runs one thread at a time: the bound is not overrun
+            a = admittedBySalt.size() < MAX_COUNTED_SALTS ? admittedBySalt.computeIfAbsent(p.salt, s -> new Admitted())
+                    : admittedOtherSalts;
+        }
+        a.tasks.increment();
+        if (p.task.op == Op.LOOKUP) {
+            a.lookupKeys.add(p.keys.size());
+        } else {
+            a.bytes.add(bytesOf(p.objects));
         }
     }
 
@@ -303,6 +341,7 @@ public final class QosL2Adapter extends ForwardingL2Adapter {
             scheduler.complete(p);
             return;
         }
+        countAdmitted(p);
         long innerId;
         try {
             innerId = switch (p.task.op) {
@@ -487,7 +526,11 @@ public final class QosL2Adapter extends ForwardingL2Adapter {
 
     // ---- status and close ----
 
-    /** The inner adapter's status, plus {@code qos}: the scheduler's snapshot and this wrapper's counters. */
+    /**
+     * The inner adapter's status, plus {@code qos}: the scheduler's snapshot and this wrapper's counters,
+     * among them what it admitted per cache salt ({@code admitted_by_cache_salt}: tasks, store and load
+     * bytes, lookup keys; salts past {@link #MAX_COUNTED_SALTS} summed in {@code admitted_other_salts}).
+     */
     @Override
     public Map<String, Object> reportStatus() {
         Map<String, Object> s = new LinkedHashMap<>(super.reportStatus());
@@ -501,6 +544,10 @@ public final class QosL2Adapter extends ForwardingL2Adapter {
         results.putPending(q);
         q.put("split_tasks", splitTasks.sum());
         q.put("refused_by_inner", refusedByInner.sum());
+        Map<String, Object> bySalt = new TreeMap<>();
+        admittedBySalt.forEach((salt, a) -> bySalt.put(salt, a.snapshot()));
+        q.put("admitted_by_cache_salt", bySalt);
+        q.put("admitted_other_salts", admittedOtherSalts.snapshot());
         synchronized (earlyStores) {
             q.put("unclaimed_inner_store_results", earlyStores.size());
         }

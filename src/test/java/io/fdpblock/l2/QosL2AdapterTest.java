@@ -345,6 +345,34 @@ class QosL2AdapterTest {
     }
 
     @Test
+    @SuppressWarnings("unchecked")
+    void theStatusCountsWhatWasAdmittedPerCacheSaltAndSumsTheSaltsPastTheBound() throws Exception {
+        QosL2Adapter q = track(QosL2Adapter.wrap(new MockL2Adapter()));
+        List<ObjectKey> keys = List.of(key("a", 0), key("b", 0), key("a", 1));
+        assertThat(awaitStore(q, q.submitStoreTask(keys, List.of(data(keys.get(0), 100), data(keys.get(1), 200),
+                data(keys.get(2), 300))))).isEqualTo(new L2StoreResult(true, 600)); // split: a 400 bytes, b 200
+        assertThat(awaitLookup(q, q.submitLookupAndLockTask(keys)).toString()).isEqualTo("111");
+        assertThat(awaitLoad(q, q.submitLoadTask(List.of(keys.get(2), keys.get(1)), List.of(filled(300, (byte) 0),
+                filled(300, (byte) 0)))).toString()).isEqualTo("11");
+        q.submitUnlock(keys); // bypasses admission: not counted
+        Map<String, Object> by = (Map<String, Object>) qos(q).get("admitted_by_cache_salt");
+        assertThat(by).containsOnlyKeys("a", "b");
+        assertThat(by.get("a")).isEqualTo(Map.of("tasks", 3L, "bytes", 700L, "lookup_keys", 2L));
+        assertThat(by.get("b")).isEqualTo(Map.of("tasks", 3L, "bytes", 500L, "lookup_keys", 1L));
+        assertThat(qos(q).get("admitted_other_salts")).isEqualTo(Map.of("tasks", 0L, "bytes", 0L, "lookup_keys", 0L));
+
+        QosL2Adapter many = track(QosL2Adapter.wrap(new MockL2Adapter()));
+        for (int i = 0; i <= QosL2Adapter.MAX_COUNTED_SALTS; i++) {
+            assertThat(awaitLookup(many, many.submitLookupAndLockTask(List.of(key("s" + i, 0), key("s" + i, 1))))
+                    .toString()).isEqualTo("00");
+        }
+        assertThat((Map<String, Object>) qos(many).get("admitted_by_cache_salt"))
+                .hasSize(QosL2Adapter.MAX_COUNTED_SALTS).containsKey("s0").doesNotContainKey("s"
+                        + QosL2Adapter.MAX_COUNTED_SALTS);
+        assertThat(qos(many).get("admitted_other_salts")).isEqualTo(Map.of("tasks", 1L, "bytes", 0L, "lookup_keys", 2L));
+    }
+
+    @Test
     void buffersOnlyOneThreadMayUseAreRefusedAtSubmit() throws Exception {
         QosL2Adapter q = track(QosL2Adapter.wrap(new MockL2Adapter()));
         try (Arena confined = Arena.ofConfined()) {

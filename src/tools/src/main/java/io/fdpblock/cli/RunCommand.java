@@ -7,11 +7,14 @@ import io.fdpblock.controller.TenantQuotas;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.IoEngine;
 import io.fdpblock.l2.Bitmap;
+import io.fdpblock.l2.FaultInjectL2Adapter;
 import io.fdpblock.l2.L2Adapter;
 import io.fdpblock.l2.L2AdapterListener;
 import io.fdpblock.l2.L2Adapters;
 import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
+import io.fdpblock.l2.QosL2Adapter;
+import io.fdpblock.l2.QosScheduler;
 import io.fdpblock.linux.EventFd;
 import io.fdpblock.linux.IoMemory;
 import io.fdpblock.tools.util.Sizes;
@@ -31,6 +34,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -180,8 +184,30 @@ public final class RunCommand implements Callable<Integer> {
             + " without a quota is evicted first and whole")
     List<String> tenantQuotas;
 
+    @Option(names = "--qos-weights", split = ",", paramLabel = "SALT=WEIGHT", description = "Puts L2 behind the qos"
+            + " wrapper: its stores, lookups and loads are admitted per cache salt in these weights' shares ("
+            + QosScheduler.MIN_WEIGHT + ".." + QosScheduler.MAX_WEIGHT + "; a salt of the run without one has "
+            + QosScheduler.DEFAULT_WEIGHT + "), e.g. rag:app1=300,chat:app2=100")
+    List<String> qosWeights;
+
+    @Option(names = "--qos-quantum-bytes", paramLabel = "BYTES", converter = SimulateCommand.SizeConverter.class,
+            description = "With --qos-weights: what a weight-" + QosScheduler.DEFAULT_WEIGHT + " salt is admitted per"
+                    + " turn, e.g. 256K (default 1M)")
+    Long qosQuantumBytes;
+
+    @Option(names = "--fault-inject-rate", paramLabel = "R", description = "Puts L2 behind the fault_inject wrapper: a"
+            + " share R (0..1) of the keys L2 finds fail at load, chosen by --fault-inject-seed; the job takes each as a"
+            + " miss, computes and stores it again")
+    Double faultInjectRate;
+
+    @Option(names = "--fault-inject-seed", paramLabel = "N", description = "Chooses --fault-inject-rate's keys: the"
+            + " same seed fails the same keys in every run (default: --seed)")
+    Long faultInjectSeed;
+
     /** Set by {@link #validateControllerOptions()}. */
     private final Map<String, Long> quotaBytes = new LinkedHashMap<>();
+    /** Set by {@link #validateWrapperOptions()}: the qos wrapper's settings, or null without it. */
+    private QosScheduler.Builder qos;
     /** Set by {@link #validate()}. */
     private Supplier<EvictionPolicy> evictionPolicy;
     private List<KvCacheJob.Tenant> tenantList = List.of();
@@ -256,7 +282,109 @@ public final class RunCommand implements Callable<Integer> {
         Cli.metaFormat(spec, metaFormat);
         Cli.size(spec, "--size", size, minSize(), 1L << 50, 4096);
         validateControllerOptions();
+        validateWrapperOptions();
         return chunk;
+    }
+
+    /** The cache salts the job's requests have (--tenants', else --salts), in their order. */
+    private List<String> runSalts() {
+        if (tenants == null) {
+            return List.copyOf(new LinkedHashSet<>(salts));
+        }
+        return List.copyOf(new LinkedHashSet<>(tenantList.stream().map(KvCacheJob.Tenant::salt).toList()));
+    }
+
+    /** The qos and fault_inject options (after --salts and --tenants are checked). */
+    private void validateWrapperOptions() {
+        if (qosWeights != null) {
+            qos = QosScheduler.builder();
+            List<String> known = runSalts();
+            Map<String, Integer> given = new LinkedHashMap<>();
+            for (String w : qosWeights) {
+                int eq = w.lastIndexOf('=');
+                if (eq < 0) {
+                    throw Cli.bad(spec, "--qos-weights '" + w + "' must be SALT=WEIGHT, e.g. rag:app1=300 (an empty"
+                            + " salt: =300 for chunks without one)");
+                }
+                String salt = w.substring(0, eq);
+                if (!known.contains(salt)) {
+                    throw Cli.bad(spec, "--qos-weights '" + w + "': " + shown(salt) + " is not a cache salt of this"
+                            + " run (" + String.join(", ", known.stream().map(RunCommand::shown).toList()) + "): weight"
+                            + " one of those, or add it to " + (tenants == null ? "--salts" : "--tenants"));
+                }
+                if (given.containsKey(salt)) {
+                    throw Cli.bad(spec, "--qos-weights gives cache salt " + shown(salt) + " two weights (" + given.get(salt)
+                            + " and " + w.substring(eq + 1) + "): give it one");
+                }
+                int weight;
+                try {
+                    weight = Integer.parseInt(w.substring(eq + 1).trim());
+                } catch (NumberFormatException ex) {
+                    throw Cli.bad(spec, "--qos-weights '" + w + "': weight '" + w.substring(eq + 1) + "' is not a whole"
+                            + " number: give one in " + QosScheduler.MIN_WEIGHT + ".." + QosScheduler.MAX_WEIGHT
+                            + ", e.g. " + salt + "=300");
+                }
+                try {
+                    qos.weight(salt, weight); // the wrapper's range
+                } catch (IllegalArgumentException ex) {
+                    throw Cli.bad(spec, "--qos-weights '" + w + "': " + ex.getMessage());
+                }
+                given.put(salt, weight);
+            }
+            if (qosQuantumBytes != null) {
+                try {
+                    qos.quantumBytes(qosQuantumBytes);
+                } catch (IllegalArgumentException ex) {
+                    throw Cli.bad(spec, "--qos-quantum-bytes " + qosQuantumBytes + ": " + ex.getMessage());
+                }
+            }
+        } else if (qosQuantumBytes != null) {
+            throw Cli.bad(spec, "--qos-quantum-bytes " + qosQuantumBytes + " sets the qos wrapper, which --qos-weights"
+                    + " turns on: add it, e.g. --qos-weights " + runSalts().get(0) + "=300");
+        }
+        if (faultInjectRate != null) {
+            Cli.fraction(spec, "--fault-inject-rate", faultInjectRate, "the share of the keys L2 finds that fail at load");
+        } else if (faultInjectSeed != null) {
+            throw Cli.bad(spec, "--fault-inject-seed " + faultInjectSeed + " chooses the keys of --fault-inject-rate,"
+                    + " which is not given: add it, e.g. --fault-inject-rate 0.1");
+        }
+    }
+
+    /** A cache salt as the report and messages show it: the empty one as "". */
+    private static String shown(String salt) {
+        return salt.isEmpty() ? "\"\"" : salt;
+    }
+
+    private boolean wraps() {
+        return qos != null || faultInjectRate != null;
+    }
+
+    /** L2's locked keys in {@code status} (the store's count, through any wrapper). */
+    private static long locksAtEnd(Map<String, Object> status) {
+        return ((Number) status.getOrDefault("locked_keys", 0)).longValue();
+    }
+
+    /**
+     * The run's adapter behind the wrappers its options ask for (which then own it), or null when none
+     * is asked for. fault_inject goes inside qos: it stands for the storage failing a read, so it sits
+     * next to the storage, and qos admits a load that then fails as the device served it (its bytes were
+     * read), as docs/contract.md section 8 stacks them.
+     */
+    private L2Adapter wrapped(L2Adapter storage) throws IOException {
+        L2Adapter a = storage;
+        try {
+            if (faultInjectRate != null) {
+                a = FaultInjectL2Adapter.builder().rate(faultInjectRate)
+                        .seed(faultInjectSeed != null ? faultInjectSeed : seed).wrap(a);
+            }
+            if (qos != null) {
+                a = QosL2Adapter.wrap(a, qos.build());
+            }
+            return a;
+        } catch (IOException | RuntimeException e) {
+            a.close();
+            throw e;
+        }
     }
 
     /** The load deadline, retention and quota options (after --eviction and --evict-at are checked). */
@@ -356,7 +484,12 @@ public final class RunCommand implements Callable<Integer> {
                     .retention(retentionBudget, Duration.ofMillis(retentionTtlMs));
             quotaBytes.forEach(smb::tenantQuota);
             TracedAdapter traced = trace == null && ru == 0 ? null : TracedAdapter.open(json, trace, ru);
-            try (traced; StorageManager sm = (traced == null ? smb.adapterJson(json) : smb.adapter(traced.adapter())).build()) {
+            boolean wraps = wraps();
+            // the wrapper closes the store (final checkpoint) before a traced device closes
+            try (traced; L2Adapter wrapper = wraps ? wrapped(traced != null ? traced.adapter() : L2Adapters.create(json))
+                    : null;
+                    StorageManager sm = (wrapper != null ? smb.adapter(wrapper) : traced != null
+                            ? smb.adapter(traced.adapter()) : smb.adapterJson(json)).build()) {
                 L2Adapter adapter = sm.adapters().get(0);
                 KvCacheJob job = new KvCacheJob(sm, adapter, jobSpec);
                 r = job.run(!noProgress, stop::requested);
@@ -377,6 +510,11 @@ public final class RunCommand implements Callable<Integer> {
             // the reopen must never format: it checks what the first open left
             Reopened again = reopenAndCheck(adapterJson(path.toString(), chunkBytes, false), chunkBytes, ru);
             Verdict v = verdict(r, again, keysAtClose);
+            if (wraps && v.exitCode() == 0 && locksAtEnd(status) != 0) {
+                // the wrappers change when and whether lookups and loads complete: every lock must still end
+                v = new Verdict(1, "FAILED: " + locksAtEnd(status) + " L2 locks were still held after the controllers"
+                        + " stopped (every lookup's lock is released by the prefetch's unlock, a failed load's too)");
+            }
             report(out, r, status, managerStatus, again, keysAtClose, v);
             if (printStatus) {
                 out.println(Json.indented(status));
@@ -503,6 +641,26 @@ public final class RunCommand implements Callable<Integer> {
         throw new IllegalStateException("task " + id + " did not complete within a minute");
     }
 
+    /** One line: per cache salt of the run, its weight and what the qos wrapper admitted of it. */
+    private void reportQos(PrintStream out, Map<?, ?> q) {
+        Map<?, ?> admitted = (Map<?, ?>) q.get("admitted_by_cache_salt");
+        Map<?, ?> weights = (Map<?, ?>) q.get("sched_weights");
+        StringBuilder line = new StringBuilder();
+        for (String salt : runSalts()) {
+            Map<?, ?> a = admitted.get(salt) instanceof Map<?, ?> m ? m : Map.of();
+            line.append(line.isEmpty() ? "" : "; ").append(shown(salt)).append(" weight ")
+                    .append(weights.containsKey(salt) ? weights.get(salt) : q.get("default_sched_weight")).append(": ")
+                    .append(countOf(a, "tasks")).append(" tasks, ").append(countOf(a, "bytes")).append(" bytes, ")
+                    .append(countOf(a, "lookup_keys")).append(" lookup keys");
+        }
+        out.printf("qos           admitted by cache salt (quantum %s bytes): %s%n", q.get("quantum_bytes"), line);
+    }
+
+    private static Object countOf(Map<?, ?> m, String key) {
+        Object v = m.get(key);
+        return v == null ? 0 : v;
+    }
+
     @SuppressWarnings("unchecked")
     private void report(PrintStream out, KvCacheJob.Result r, Map<String, Object> status,
             Map<String, Object> managerStatus, Reopened again, int keysAtClose, Verdict v) {
@@ -539,6 +697,19 @@ public final class RunCommand implements Callable<Integer> {
         if (!quotaBytes.isEmpty()) {
             out.printf("quotas        %s bytes; used in L2 at the end %s%n", quotaBytes,
                     managerStatus.get("l2_bytes_by_cache_salt"));
+        }
+        if (status.get("qos") instanceof Map<?, ?> q) {
+            reportQos(out, q);
+        }
+        if (status.get("fault_inject") instanceof Map<?, ?> f) {
+            out.printf("fault inject  rate %s, seed %s: %s keys failed at load on purpose, in %s of the %s loads L2 did;"
+                    + " each one a miss, computed and stored again; %d of %d requests answered%n", f.get("rate"),
+                    f.get("seed"), f.get("dropped_keys"), f.get("faulted_loads"),
+                    ((Map<?, ?>) status.get("load")).get("tasks"), r.requests, requests);
+        }
+        if (wraps()) {
+            out.printf("locks         %d L2 locks held at the end (every lookup's released by its prefetch)%n",
+                    locksAtEnd(status));
         }
         out.printf("latency (us)  %-36s %9s %9s %9s %9s%n", "", "p50", "p99", "p99.9", "max");
         for (String op : List.of("store", "lookup", "load")) {

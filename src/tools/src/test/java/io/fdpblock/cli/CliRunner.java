@@ -1,5 +1,6 @@
 package io.fdpblock.cli;
 
+import org.junit.jupiter.params.provider.Arguments;
 import picocli.CommandLine;
 
 import java.io.ByteArrayOutputStream;
@@ -7,6 +8,8 @@ import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
+
+import static org.assertj.core.api.Assertions.assertThat;
 
 /** Runs `fdpblock ARGS` in this JVM, as main would (same handlers), capturing what it prints. */
 final class CliRunner {
@@ -36,5 +39,17 @@ final class CliRunner {
             System.setOut(saved);
         }
         return new Outcome(code, out.toString(StandardCharsets.UTF_8), err.toString());
+    }
+
+    /** A case of {@link #assertRefused}: a fragment of the message, and the arguments. */
+    static Arguments refusal(String fragment, String... args) {
+        return Arguments.of(fragment, args);
+    }
+
+    /** The command is refused as bad input (exit 2), saying {@code fragment}, without a stack trace. */
+    static void assertRefused(String fragment, String[] args) {
+        Outcome o = run(args);
+        assertThat(o.code()).as(o.all()).isEqualTo(2);
+        assertThat(o.err()).contains(fragment).doesNotContain("Exception");
     }
 }
