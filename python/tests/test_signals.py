@@ -50,6 +50,9 @@ def test_faulthandler_is_disabled_before_the_jvm_takes_sigsegv(tmp_path: Path):
 def test_sigint_stays_pythons_and_the_jvm_runs_with_reduced_signals(tmp_path: Path):
     run = run_child("""
         import jpype
+        # Python's own SIGINT handler, as a host started in the foreground has it (a shell's background job
+        # inherits SIGINT ignored, and Python then installs none)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         a = FdpblockL2Adapter({"device_path": os.path.join(tmp, "d.img"), "capacity_bytes": 16 << 20,
                                "slot_bytes": 69632, "use_odirect": False})
         args = [str(x) for x in jpype.JClass("java.lang.management.ManagementFactory").getRuntimeMXBean().getInputArguments()]
