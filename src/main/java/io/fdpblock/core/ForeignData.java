@@ -38,6 +38,50 @@ public record ForeignData(long offset, String firstBytes) {
     }
 
     /**
+     * The first non-zero byte in the first block of sampled slots of a data area: a store whose metadata
+     * area reads all zeros may still be one whose metadata was erased, its chunks in place. Up to
+     * {@code SCAN_CHUNK / blockAlign} slots are read in one submission: the first half of them (puts
+     * fill the lowest free slots first), the rest spread evenly over the others.
+     *
+     * @param buf a scratch buffer of at least {@link #SCAN_CHUNK} bytes, aligned for the device
+     * @return the first non-zero byte found, or null when every sampled block is zeros
+     */
+    public static ForeignData inSlots(BlockDevice device, long dataBase, long slotBytes, long slots, int blockAlign,
+            MemorySegment buf) throws IOException {
+        int n = (int) Math.min(slots, SCAN_CHUNK / blockAlign);
+        if (n <= 0) {
+            return null;
+        }
+        int first = (n + 1) / 2;
+        IoBatch b = new IoBatch(n);
+        for (int k = 0; k < n; k++) {
+            long slot = slots <= n || k < first ? k : first + (k - first) * (slots - first) / (n - first);
+            b.read(dataBase + slot * slotBytes, buf.asSlice((long) k * blockAlign, blockAlign));
+        }
+        device.execute(b);
+        for (int k = 0; k < n; k++) {
+            MemorySegment block = buf.asSlice((long) k * blockAlign, blockAlign);
+            long nz = firstNonZero(block);
+            if (nz >= 0) {
+                return new ForeignData(b.offset(k) + nz, hex(block, nz));
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The refusal to create a store over a data area that holds these bytes while its metadata area is
+     * all zeros: a new empty store there would hide (and then overwrite) whatever it holds.
+     */
+    public StoreRefusedException dataAreaRefusal(String devicePath) {
+        return new StoreRefusedException(StoreRefusedException.Reason.FOREIGN_DATA, "raw_block on " + devicePath + ":"
+                + " the metadata area is all zeros but the data area holds data (non-zero bytes at offset " + offset
+                + ": " + firstBytes + "), e.g. a store whose metadata was erased, or another program's data. Nothing"
+                + " was changed; restore the metadata area from a copy, or, if the device may be overwritten, set"
+                + " \"format\": true");
+    }
+
+    /**
      * The refusal to create a store over these bytes.
      *
      * @param area the area a store would use, e.g. "the metadata area"

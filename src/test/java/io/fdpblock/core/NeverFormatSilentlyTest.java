@@ -7,13 +7,16 @@ import io.fdpblock.device.IoEngine;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -181,6 +184,52 @@ class NeverFormatSilentlyTest {
             CoreFixture.patch(f.device, CONTAINER_1, 2 * 4096, s -> s.fill((byte) 0));
             assertThatThrownBy(f::open).isInstanceOf(StoreRefusedException.class)
                     .hasMessageContaining("container 0's payload area holds a checkpoint of 2 keys without its header");
+        }
+    }
+
+    /** Both formats on both engines. */
+    static Stream<Arguments> formatsAndEngines() {
+        return Stream.of(RawBlockCoreConfig.MetaFormat.values()).flatMap(format -> Stream.of(IoEngine.MEMORY,
+                IoEngine.IO_URING).map(engine -> Arguments.of(format, engine)));
+    }
+
+    @ParameterizedTest
+    @MethodSource("formatsAndEngines")
+    void aStoreWhoseWholeMetadataAreaWasZeroedIsRefusedNotOpenedAsNew(RawBlockCoreConfig.MetaFormat format,
+            IoEngine engine) throws Exception {
+        try (CoreFixture f = new CoreFixture(engine, dir, 64, format)) {
+            RawBlockCore core = f.open();
+            String low = CoreFixture.key(1);
+            core.put(List.of(PutRequest.of(low, f.payload(low, 100))));
+            core.close();
+            CoreFixture.patch(f.device, 0, (int) f.meta, s -> s.fill((byte) 0)); // every metadata byte
+            byte[] before = image(f.device);
+            assertThatThrownBy(f::open).isInstanceOf(StoreRefusedException.class)
+                    .hasMessageContaining("the metadata area is all zeros but the data area holds data")
+                    .hasMessageContaining("offset " + f.meta)
+                    .hasMessageContaining("\"format\": true")
+                    .satisfies(e -> assertThat(((StoreRefusedException) e).reason())
+                            .isEqualTo(StoreRefusedException.Reason.FOREIGN_DATA));
+            assertThat(image(f.device)).isEqualTo(before);
+
+            RawBlockCore formatted = f.open(f.config().format(true).build());
+            assertThat(formatted.keyCount()).isZero();
+            formatted.close();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = IoEngine.class, names = {"MEMORY", "IO_URING"})
+    void aChunkInAnySampledSlotIsFoundNotJustTheFirst(IoEngine engine) throws Exception {
+        try (CoreFixture f = new CoreFixture(engine, dir, 64)) {
+            f.open().close(); // a new store, then its metadata erased: all zeros again, like a new device
+            CoreFixture.patch(f.device, 0, (int) f.meta, s -> s.fill((byte) 0));
+            long lastSlot = f.meta + 63 * CoreFixture.SLOT; // sampled: up to 256 slots are, and 64 are all
+            CoreFixture.patch(f.device, lastSlot, 4096, s -> s.set(ValueLayout.JAVA_BYTE, 17, (byte) 1));
+            assertThatThrownBy(f::open).isInstanceOf(StoreRefusedException.class)
+                    .hasMessageContaining("offset " + (lastSlot + 17));
+            CoreFixture.patch(f.device, lastSlot, 4096, s -> s.fill((byte) 0));
+            assertThat((String) f.open().status().get("recovery")).contains("new");
         }
     }
 

@@ -2,6 +2,7 @@ package io.fdpblock.devicetier;
 
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.nvme.NvmeCommand;
 import io.fdpblock.nvme.NvmeNamespace;
 import org.junit.jupiter.api.Assumptions;
 import org.opentest4j.AssertionFailedError;
@@ -52,8 +53,9 @@ public final class DeviceGuest {
     }
 
     /**
-     * Zeroes the store's meta area (raw writes without a placement directive), so that the next open
-     * starts an empty store whatever earlier tests left there.
+     * Zeroes the store's meta area (raw writes without a placement directive) and deallocates its data
+     * area (the emulated namespace then reads zeros there), so that the next open starts an empty store
+     * whatever earlier tests left there: a store refuses to start empty over chunks it finds in its slots.
      */
     public static void wipeStore(RawBlockCoreConfig config) throws IOException {
         try (NvmeNamespace ns = NvmeNamespace.open(config.devicePath()); Arena arena = Arena.ofConfined()) {
@@ -63,6 +65,11 @@ public final class DeviceGuest {
                 int n = (int) Math.min(chunk, config.metaTotalBytes() - off);
                 ns.write(off / ns.lbaSize(), zeros.asSlice(0, n), 0);
             }
+            MemorySegment range = arena.allocate(NvmeCommand.DSM_RANGE_BYTES, 4096);
+            long capacity = Math.min(config.capacityBytes(), ns.sizeBytes());
+            NvmeCommand.putDsmRange(range, 0, config.metaTotalBytes() / ns.lbaSize(),
+                    (int) ((capacity - config.metaTotalBytes()) / ns.lbaSize()));
+            ns.io(NvmeCommand.deallocate(ns.nsid(), range, 1));
         }
     }
 

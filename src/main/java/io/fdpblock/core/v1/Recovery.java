@@ -1,5 +1,6 @@
 package io.fdpblock.core.v1;
 
+import io.fdpblock.core.ForeignData;
 import io.fdpblock.core.LayoutMismatch;
 import io.fdpblock.core.OnDiskFormat;
 import io.fdpblock.core.PutRequest;
@@ -321,6 +322,15 @@ final class Recovery {
                     + " over (its keys are then lost)");
             case MetadataArea.Contents.Foreign f -> throw f.found().refusal(device.path(), "the metadata area");
         };
+        if (contents instanceof MetadataArea.Contents.Zeros) { // erased metadata, its chunks in place?
+            try (Arena arena = Arena.ofShared()) {
+                ForeignData chunks = ForeignData.inSlots(device, dataBase, slotBytes, slots.maxSlots(), blockAlign,
+                        arena.allocate(ForeignData.SCAN_CHUNK, 4096));
+                if (chunks != null) {
+                    throw chunks.dataAreaRefusal(device.path());
+                }
+            }
+        }
         slots.rebuild(0, new boolean[0], null);
         RawBlockCore.LOG.log(System.Logger.Level.INFO, "raw_block on " + device.path() + ": " + note);
         return new RecoveryResult(0, note, 0, 0, false);
