@@ -12,6 +12,7 @@ import io.fdpblock.l2.MemoryObj;
 import io.fdpblock.l2.ObjectKey;
 import io.fdpblock.linux.EventFd;
 import io.fdpblock.linux.IoMemory;
+import io.fdpblock.linux.Poller;
 import io.fdpblock.util.KeyHash;
 
 import org.HdrHistogram.Histogram;
@@ -23,6 +24,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -34,7 +36,12 @@ import java.util.SplittableRandom;
  * Our side of the adapter cases: a {@link RawBlockL2Adapter} (io_uring) on the bench file, driven the way
  * LMCache drives it: tasks of {@code keysPerTask} chunks submitted, the adapter's eventfd awaited, results
  * collected, the next task submitted, with {@code chunksInFlight} chunks in flight in all. Chunk buffers
- * are caller-owned, aligned and registered with the device (zero-copy, fixed-buffer I/O).
+ * are caller-owned, aligned and registered with the device (zero-copy, fixed-buffer I/O), and each task
+ * takes the buffers free longest in a pool of {@link #BUFFER_POOL_BYTES}, as LMCache's CPU buffer pool
+ * hands consecutive tasks different memory. A load's CRC32C reads its destination into the CPU's caches;
+ * on this project's VM the next read into those same bytes is then slower, so 16 buffers reused over and
+ * over (16 MiB, inside the last-level cache) cost a checked load about 10 % of its throughput that a
+ * pool larger than that cache does not (measured side by side in one process, docs/benchmarks.md).
  *
  * <p>The store case cycles through a fixed set of keys sized to the device: a key group stored before is
  * deleted just before it is stored again (a delete is an in-memory operation, counted in our time).
@@ -63,7 +70,18 @@ public final class AdapterWorkload implements AutoCloseable {
     private final int keysPerTask;
     private final int tasksInFlight;
     private final List<List<ObjectKey>> groups = new ArrayList<>();
+    /**
+     * Chunk buffers the tasks cycle through: larger than any last-level cache here, so that a buffer comes
+     * back to a task with its lines long gone from the CPU's caches, as in a pool of a service's size.
+     */
+    public static final long BUFFER_POOL_BYTES = 256L << 20;
+
+    /** Sets of {@code keysPerTask} buffers, one per task in flight; free ones in the order they were freed. */
     private final List<List<MemoryObj>> taskObjects = new ArrayList<>();
+    private final ArrayDeque<Integer> freeBuffers = new ArrayDeque<>();
+    /** The adapter's three eventfds, one poller each, kept: a wait allocates nothing. */
+    private final Poller storeWait;
+    private final Poller loadWait;
     private final boolean[] stored;
     private final Arena arena = Arena.ofShared();
     private final MemorySegment region;
@@ -99,12 +117,15 @@ public final class AdapterWorkload implements AutoCloseable {
         stored = new boolean[groupCount];
         activeGroups = groupCount;
         int align = Math.max(4096, adapter.core().device().bufferAlignment());
-        region = IoMemory.allocate(arena, (long) chunkBytes * tasksInFlight * keysPerTask, align); // as a user should
+        long setBytes = (long) chunkBytes * keysPerTask;
+        int sets = (int) Math.max(2L * tasksInFlight, BUFFER_POOL_BYTES / setBytes);
+        region = IoMemory.allocate(arena, setBytes * sets, align); // as a user should
         SplittableRandom r = new SplittableRandom(42);
         for (long o = 0; o < region.byteSize(); o += 8) {
             region.set(ValueLayout.JAVA_LONG, o, r.nextLong());
         }
-        for (int t = 0; t < tasksInFlight; t++) {
+        for (int t = 0; t < sets; t++) {
+            freeBuffers.add(t);
             List<MemoryObj> objs = new ArrayList<>(keysPerTask);
             for (int k = 0; k < keysPerTask; k++) {
                 objs.add(MemoryObj.of(region.asSlice(((long) t * keysPerTask + k) * chunkBytes, chunkBytes)));
@@ -112,6 +133,8 @@ public final class AdapterWorkload implements AutoCloseable {
             taskObjects.add(List.copyOf(objs));
         }
         registered = adapter.core().device().registerBuffers(region);
+        storeWait = Poller.of(adapter.storeEventFd());
+        loadWait = Poller.of(adapter.loadEventFd());
     }
 
     static ObjectKey key(int i) {
@@ -195,6 +218,11 @@ public final class AdapterWorkload implements AutoCloseable {
     /** The chunk buffers are registered with the device (fixed-buffer I/O). */
     public boolean buffersRegistered() {
         return registered;
+    }
+
+    /** The chunk buffers the tasks take in turn, in bytes. */
+    public long bufferPoolBytes() {
+        return region.byteSize();
     }
 
     /** Stores chunks for the ramp, then for the measured window, cycling through every key (a full device). */
@@ -294,10 +322,13 @@ public final class AdapterWorkload implements AutoCloseable {
         return pipeline(false, rampNanos, measureNanos, Long.MAX_VALUE);
     }
 
-    private long issue(boolean store, int slot, int[] groupOf) {
+    /** Submits the next group's task from pipeline slot {@code slot}, on the buffers free longest. */
+    private long issue(boolean store, int slot, int[] groupOf, int[] buffersOf) {
         int g = nextGroup;
         nextGroup = g + 1 >= activeGroups ? 0 : g + 1;
         groupOf[slot] = g;
+        int buffers = freeBuffers.remove();
+        buffersOf[slot] = buffers;
         List<ObjectKey> keys = groups.get(g);
         if (store) {
             if (evictAtGroups > 0) {
@@ -310,9 +341,9 @@ public final class AdapterWorkload implements AutoCloseable {
                 adapter.delete(keys);
                 stored[g] = false;
             }
-            return adapter.submitStoreTask(keys, taskObjects.get(slot));
+            return adapter.submitStoreTask(keys, taskObjects.get(buffers));
         }
-        return adapter.submitLoadTask(keys, taskObjects.get(slot));
+        return adapter.submitLoadTask(keys, taskObjects.get(buffers));
     }
 
     private Measurement pipeline(boolean store, long rampNanos, long measureNanos, long maxTasks) throws IOException {
@@ -324,6 +355,8 @@ public final class AdapterWorkload implements AutoCloseable {
         IoStats stats0 = device.ioStats();
         Map<String, Object> status0 = adapter.core().status();
         int[] groupOf = new int[tasksInFlight];
+        int[] buffersOf = new int[tasksInFlight];
+        Poller wait = store ? storeWait : loadWait;
         boolean[] busy = new boolean[tasksInFlight];
         long start = System.nanoTime();
         long rampEnd = start + rampNanos;
@@ -339,16 +372,17 @@ public final class AdapterWorkload implements AutoCloseable {
         int inFlight = 0;
         for (int s = 0; s < tasksInFlight && issued < maxTasks; s++) {
             issuedAt[s] = System.nanoTime();
-            taskId[s] = issue(store, s, groupOf);
+            taskId[s] = issue(store, s, groupOf, buffersOf);
             busy[s] = true;
             issued++;
             inFlight++;
         }
         while (inFlight > 0) {
-            if (!EventFd.await(fd, WAIT)) {
+            if (wait.poll(WAIT) == 0) {
                 throw new IOException("the adapter signalled no " + (store ? "store" : "load") + " completion within "
                         + WAIT.toSeconds() + " s (" + inFlight + " tasks in flight)");
             }
+            EventFd.drainFd(fd);
             Map<Long, L2StoreResult> storeResults = store ? adapter.popCompletedStoreTasks() : null;
             for (int s = 0; s < tasksInFlight; s++) {
                 if (!busy[s]) {
@@ -372,6 +406,7 @@ public final class AdapterWorkload implements AutoCloseable {
                     missedChunks += keysPerTask - good;
                 }
                 busy[s] = false;
+                freeBuffers.add(buffersOf[s]);
                 inFlight--;
                 long now = System.nanoTime();
                 if (measuring) {
@@ -387,7 +422,7 @@ public final class AdapterWorkload implements AutoCloseable {
                 }
                 if (now < end && issued < maxTasks) {
                     issuedAt[s] = now;
-                    taskId[s] = issue(store, s, groupOf);
+                    taskId[s] = issue(store, s, groupOf, buffersOf);
                     busy[s] = true;
                     issued++;
                     inFlight++;
@@ -656,6 +691,8 @@ public final class AdapterWorkload implements AutoCloseable {
 
     @Override
     public void close() {
+        storeWait.close();
+        loadWait.close();
         try {
             if (registered) {
                 adapter.core().device().unregisterBuffers(region);

@@ -594,16 +594,18 @@ public final class Bench {
         try (AdapterWorkload w = AdapterWorkload.open(o.file(), o.sizeBytes(), BenchCase.MIB, inFlight,
                 o.adapterKeysPerTask(), verify)) {
             out.printf(Locale.ROOT, "adapter: RawBlock L2 adapter (io_uring) on %s, %d keys of 1 MiB, tasks of %d"
-                            + " keys, %d tasks in flight, chunk buffers %sregistered, verify_payload %s%n", o.file(),
-                    w.keyCount(), w.keysPerTask(), w.tasksInFlight(), w.buffersRegistered() ? "" : "NOT ",
-                    verify.configName());
+                            + " keys, %d tasks in flight, chunk buffers %sregistered, taken in turn from a pool of %d MiB,"
+                            + " verify_payload %s%n", o.file(), w.keyCount(), w.keysPerTask(), w.tasksInFlight(),
+                    w.buffersRegistered() ? "" : "NOT ", w.bufferPoolBytes() >> 20, verify.configName());
             boolean populated = false;
             for (BenchCase c : cases) {
                 CaseResult r = new CaseResult(c);
                 results.add(r);
                 if (c.kind() != BenchCase.Kind.ADAPTER_LOOKUP) {
                     r.note("RawBlock adapter, tasks of " + w.keysPerTask() + " x 1 MiB chunks, " + w.tasksInFlight()
-                            + " tasks in flight; bytes counted are payload (a store also writes a 4 KiB slot header per"
+                            + " tasks in flight, each on the buffers free longest in a pool of "
+                            + (w.bufferPoolBytes() >> 20) + " MiB (larger than the CPU's last-level cache, as a service's"
+                            + " buffer pool is); bytes counted are payload (a store also writes a 4 KiB slot header per"
                             + " chunk and computes a CRC32C of every payload; verify_payload " + verify.configName()
                             + ": " + (crcOnLoad ? "a load computes the CRC32C of every payload)"
                                     : "a load reads each chunk's 4 KiB slot header too and computes no CRC32C)"));
