@@ -4,6 +4,7 @@ import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.IoBatch;
 
 import java.io.IOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.HexFormat;
@@ -70,10 +71,22 @@ public record ForeignData(long offset, String firstBytes) {
     }
 
     /**
-     * The refusal to create a store over a data area that holds these bytes while its metadata area is
-     * all zeros: a new empty store there would hide (and then overwrite) whatever it holds.
+     * Refuses a new store over a metadata area of all zeros whose data area holds data ({@link #inSlots}):
+     * a new empty store there would hide (and then overwrite) whatever it holds. Reads, never writes.
      */
-    public StoreRefusedException dataAreaRefusal(String devicePath) {
+    public static void refuseChunksInSlots(BlockDevice device, long dataBase, long slotBytes, long slots,
+            int blockAlign) throws IOException {
+        try (Arena arena = Arena.ofShared()) {
+            ForeignData chunks = inSlots(device, dataBase, slotBytes, slots, blockAlign,
+                    arena.allocate(SCAN_CHUNK, 4096));
+            if (chunks != null) {
+                throw chunks.dataAreaRefusal(device.path());
+            }
+        }
+    }
+
+    /** The refusal {@link #refuseChunksInSlots} throws. */
+    StoreRefusedException dataAreaRefusal(String devicePath) {
         return new StoreRefusedException(StoreRefusedException.Reason.FOREIGN_DATA, "raw_block on " + devicePath + ":"
                 + " the metadata area is all zeros but the data area holds data (non-zero bytes at offset " + offset
                 + ": " + firstBytes + "), e.g. a store whose metadata was erased, or another program's data. Nothing"

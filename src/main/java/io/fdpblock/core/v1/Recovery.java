@@ -322,14 +322,10 @@ final class Recovery {
                     + " over (its keys are then lost)");
             case MetadataArea.Contents.Foreign f -> throw f.found().refusal(device.path(), "the metadata area");
         };
-        if (contents instanceof MetadataArea.Contents.Zeros) { // erased metadata, its chunks in place?
-            try (Arena arena = Arena.ofShared()) {
-                ForeignData chunks = ForeignData.inSlots(device, dataBase, slotBytes, slots.maxSlots(), blockAlign,
-                        arena.allocate(ForeignData.SCAN_CHUNK, 4096));
-                if (chunks != null) {
-                    throw chunks.dataAreaRefusal(device.path());
-                }
-            }
+        // All zeros: a new device, or a store whose metadata was erased with its chunks in place. (Not a
+        // first checkpoint cut off: "format" leaves the slots as they were and then writes one.)
+        if (contents instanceof MetadataArea.Contents.Zeros) {
+            ForeignData.refuseChunksInSlots(device, dataBase, slotBytes, slots.maxSlots(), blockAlign);
         }
         slots.rebuild(0, new boolean[0], null);
         RawBlockCore.LOG.log(System.Logger.Level.INFO, "raw_block on " + device.path() + ": " + note);

@@ -79,12 +79,13 @@ public final class V2Format implements StoreFormat {
         if (m != null) {
             throw m.refusal(probe.device().path(), "the fdpblock_v2 store was created");
         }
-        return new V2Opening(l, null, false);
+        return new V2Opening(l, null);
     }
 
     /**
      * A layout sized from the capacity; unless {@code "format": true}, refused when its metadata area holds
-     * bytes this store did not write, or (once the data area is placed) when sampled slots there hold data. The superblocks are written when it is recovered.
+     * bytes this store did not write, or (at recovery, once the data area is placed) when sampled slots
+     * there hold data. The superblocks are written when it is recovered.
      */
     @Override
     public Opening create(ProbeContext probe) throws IOException {
@@ -97,7 +98,7 @@ public final class V2Format implements StoreFormat {
             String note = "formatted as asked (format: true): whatever " + probe.device().path() + " held is"
                     + " discarded; new fdpblock_v2 store for " + created.maxSlots() + " slots";
             RawBlockCore.LOG.log(System.Logger.Level.WARNING, "raw_block: " + note);
-            return new V2Opening(created, note, false);
+            return new V2Opening(created, note);
         }
         try (Arena arena = Arena.ofShared()) {
             ForeignData foreign = ForeignData.firstIn(probe.device(), 0, created.metaTotalBytes(),
@@ -107,7 +108,7 @@ public final class V2Format implements StoreFormat {
             }
         }
         return new V2Opening(created, "new fdpblock_v2 store: metadata area of " + created.metaTotalBytes()
-                + " bytes for " + created.maxSlots() + " slots", true);
+                + " bytes for " + created.maxSlots() + " slots");
     }
 
     /** Both superblocks: a new incarnation, whose log no earlier one's records can pass for. */
@@ -178,12 +179,8 @@ public final class V2Format implements StoreFormat {
         return new V2Migration.Target(device, layout);
     }
 
-    /**
-     * @param createdNote for a new store, what happened (its superblocks are written first), else null
-     * @param checkSlots a new store not formatted as asked: refused if its slots hold chunks (its metadata
-     *        area, all zeros, may have been erased), which can be read only once the data area is placed
-     */
-    private record V2Opening(V2Layout layout, String createdNote, boolean checkSlots) implements Opening {
+    /** @param createdNote for a new store, what happened (its superblocks are written first), else null */
+    private record V2Opening(V2Layout layout, String createdNote) implements Opening {
         @Override
         public long metaTotalBytes() {
             return layout.metaTotalBytes();
@@ -192,15 +189,11 @@ public final class V2Format implements StoreFormat {
         @Override
         public Recovered recover(StoreContext context) throws IOException {
             if (createdNote != null) {
+                if (!context.config().format()) { // an all-zero metadata area: erased, its chunks in place?
+                    ForeignData.refuseChunksInSlots(context.device(), context.dataBase(), context.slotBytes(),
+                            context.slots().maxSlots(), layout.blockAlign());
+                }
                 try (Arena arena = Arena.ofShared()) {
-                    if (checkSlots) {
-                        ForeignData chunks = ForeignData.inSlots(context.device(), context.dataBase(),
-                                context.slotBytes(), context.slots().maxSlots(), layout.blockAlign(),
-                                arena.allocate(ForeignData.SCAN_CHUNK, 4096));
-                        if (chunks != null) {
-                            throw chunks.dataAreaRefusal(context.device().path());
-                        }
-                    }
                     writeSuperblocks(context.device(), layout, arena, context.metadata());
                 }
             }

@@ -64,22 +64,21 @@ public final class AdapterWorkload implements AutoCloseable {
     public static final double EVICT_HIGH = 0.95;
     /** Fraction of the slots stored that an eviction round deletes down to. */
     public static final double EVICT_LOW = 0.90;
-
-    private final RawBlockL2Adapter adapter;
-    private final int chunkBytes;
-    private final int keysPerTask;
-    private final int tasksInFlight;
-    private final List<List<ObjectKey>> groups = new ArrayList<>();
     /**
      * Chunk buffers the tasks cycle through: larger than any last-level cache here, so that a buffer comes
      * back to a task with its lines long gone from the CPU's caches, as in a pool of a service's size.
      */
     public static final long BUFFER_POOL_BYTES = 256L << 20;
 
+    private final RawBlockL2Adapter adapter;
+    private final int chunkBytes;
+    private final int keysPerTask;
+    private final int tasksInFlight;
+    private final List<List<ObjectKey>> groups = new ArrayList<>();
     /** Sets of {@code keysPerTask} buffers, one per task in flight; free ones in the order they were freed. */
     private final List<List<MemoryObj>> taskObjects = new ArrayList<>();
     private final ArrayDeque<Integer> freeBuffers = new ArrayDeque<>();
-    /** The adapter's three eventfds, one poller each, kept: a wait allocates nothing. */
+    /** A poller for each of the adapter's store and load eventfds, kept: a wait allocates nothing. */
     private final Poller storeWait;
     private final Poller loadWait;
     private final boolean[] stored;
