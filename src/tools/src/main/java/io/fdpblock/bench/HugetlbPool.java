@@ -3,6 +3,7 @@ package io.fdpblock.bench;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -11,15 +12,25 @@ import java.util.Map;
  * free and, when this process runs as root, a reservation of the ones missing ({@code nr_hugepages}
  * raised), given back when the bench ends, fails or is interrupted ({@link #close}, also from a shutdown
  * hook). Without root, or when the kernel cannot make the pages, it says why in words.
+ *
+ * <p>The pool's figures are in flux for a moment after a job on huge pages exits: its pages come back a
+ * little later (io_uring unpins registered buffers after the process is gone), and free pages may be
+ * dissolved meanwhile, which lowers {@code nr_hugepages} by itself. Measured in a bench run on this VM: 2 of
+ * 10 free and {@code nr_hugepages} read as 1 right after fio, 10 of 10 a moment later. So a shortfall is
+ * waited out before anything is raised, and a raise that falls short is tried once more.
  */
 final class HugetlbPool implements AutoCloseable {
     static final Path MEMINFO = Path.of("/proc/meminfo");
     static final Path NR_HUGEPAGES = Path.of("/proc/sys/vm/nr_hugepages");
     private static final long DEFAULT_PAGE_BYTES = 2L << 20;
+    /** How long the pool is watched for pages to come back, before and after a raise. */
+    static final Duration SETTLE = Duration.ofSeconds(3);
+    private static final int RAISES = 2;
 
     private final Path meminfo;
     private final Path nrHugepages;
     private final boolean root;
+    private final Duration settle;
     /** {@code nr_hugepages} before this pool first raised it; -1 while it never did. */
     private long original = -1;
     private long raisedTo = -1;
@@ -30,16 +41,18 @@ final class HugetlbPool implements AutoCloseable {
      * @param meminfo {@code /proc/meminfo} (or a file shaped like it)
      * @param nrHugepages {@code /proc/sys/vm/nr_hugepages} (or a stand-in)
      * @param root whether this process may raise {@code nr_hugepages}
+     * @param settle how long a shortfall is watched for pages coming back, before and after a raise
      */
-    HugetlbPool(Path meminfo, Path nrHugepages, boolean root) {
+    HugetlbPool(Path meminfo, Path nrHugepages, boolean root, Duration settle) {
         this.meminfo = meminfo;
         this.nrHugepages = nrHugepages;
         this.root = root;
+        this.settle = settle;
     }
 
     /** The system's pool, root when this process's effective uid is 0. */
     static HugetlbPool system() {
-        return new HugetlbPool(MEMINFO, NR_HUGEPAGES, effectiveUidIsRoot());
+        return new HugetlbPool(MEMINFO, NR_HUGEPAGES, effectiveUidIsRoot(), SETTLE);
     }
 
     private static boolean effectiveUidIsRoot() {
@@ -55,17 +68,23 @@ final class HugetlbPool implements AutoCloseable {
         return false;
     }
 
-    /** Pages free for a new mapping ({@code HugePages_Free} less {@code HugePages_Rsvd}) and their size. */
-    record Pages(long free, long pageBytes) {}
+    /**
+     * Pages free for a new mapping ({@code HugePages_Free} less {@code HugePages_Rsvd}), their size, and the
+     * pages of the pool taken or reserved by mappings ({@code HugePages_Total} less the free ones).
+     */
+    record Pages(long free, long pageBytes, long taken) {}
 
     /** {@link Pages} from the meminfo file ({0, 2 MiB} when unreadable). */
     Pages pages() {
+        long total = 0;
         long free = 0;
         long reserved = 0;
         long size = DEFAULT_PAGE_BYTES;
         try {
             for (String l : Files.readAllLines(meminfo)) {
-                if (l.startsWith("HugePages_Free:")) {
+                if (l.startsWith("HugePages_Total:")) {
+                    total = Long.parseLong(l.replaceAll("[^0-9]", ""));
+                } else if (l.startsWith("HugePages_Free:")) {
                     free = Long.parseLong(l.replaceAll("[^0-9]", ""));
                 } else if (l.startsWith("HugePages_Rsvd:")) {
                     reserved = Long.parseLong(l.replaceAll("[^0-9]", ""));
@@ -74,9 +93,29 @@ final class HugetlbPool implements AutoCloseable {
                 }
             }
         } catch (IOException | NumberFormatException e) {
-            return new Pages(0, size);
+            return new Pages(0, size, 0);
         }
-        return new Pages(Math.max(0, free - reserved), size);
+        long usable = Math.max(0, free - reserved);
+        return new Pages(usable, size, Math.max(0, total - usable));
+    }
+
+    /**
+     * The pool's pages once {@code needed} are free, or once {@link #settle} has passed; at once when no page
+     * is taken (none can come back).
+     */
+    private Pages awaitFree(long needed) {
+        long deadline = System.nanoTime() + settle.toNanos();
+        Pages p = pages();
+        while (p.free() < needed && p.taken() > 0 && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return p;
+            }
+            p = pages();
+        }
+        return p;
     }
 
     /**
@@ -86,7 +125,7 @@ final class HugetlbPool implements AutoCloseable {
      * @return null when {@code needed} pages are free, else why they are not and what to do
      */
     synchronized String ensureFree(long needed) {
-        Pages p = pages();
+        Pages p = awaitFree(needed);
         if (p.free() >= needed) {
             return null;
         }
@@ -102,26 +141,37 @@ final class HugetlbPool implements AutoCloseable {
             return refused(shortBy + "; the bench reserves them when it runs as root; else as root: echo " + want
                     + " > " + nrHugepages);
         }
-        try {
-            Files.writeString(nrHugepages, want + "\n");
-        } catch (IOException e) {
-            return refused(shortBy + ", and writing " + want + " to " + nrHugepages + " failed (" + e
-                    + "; a container may mount /proc/sys read-only): reserve them on the host");
+        long from = nr;
+        for (int raise = 1; ; raise++) {
+            try {
+                Files.writeString(nrHugepages, want + "\n");
+            } catch (IOException e) {
+                return refused(shortBy + ", and writing " + want + " to " + nrHugepages + " failed (" + e
+                        + "; a container may mount /proc/sys read-only): reserve them on the host");
+            }
+            if (original < 0) {
+                original = from;
+                hook = new Thread(this::close, "fdpblock-bench-hugetlb-give-back");
+                Runtime.getRuntime().addShutdownHook(hook);
+            }
+            raisedTo = want;
+            Pages after = awaitFree(needed);
+            if (after.free() >= needed) {
+                lastRefusal = null;
+                return null;
+            }
+            if (raise == RAISES) {
+                return refused(shortBy + "; nr_hugepages raised from " + from + " to " + want + ", but the kernel made"
+                        + " only " + after.free() + " free (too little free memory, or too fragmented): free some"
+                        + " memory, or reserve them at boot (hugepages=" + want + " on the kernel command line)");
+            }
+            try { // what the kernel made of the first raise, and the pages still missing
+                nr = Long.parseLong(Files.readString(nrHugepages).trim());
+            } catch (IOException | NumberFormatException e) {
+                return refused(shortBy + ", and " + nrHugepages + " cannot be read (" + e.getMessage() + ")");
+            }
+            want = nr + needed - after.free();
         }
-        if (original < 0) {
-            original = nr;
-            hook = new Thread(this::close, "fdpblock-bench-hugetlb-give-back");
-            Runtime.getRuntime().addShutdownHook(hook);
-        }
-        raisedTo = want;
-        Pages after = pages();
-        if (after.free() >= needed) {
-            lastRefusal = null;
-            return null;
-        }
-        return refused(shortBy + "; nr_hugepages raised from " + nr + " to " + want + ", but the kernel made only "
-                + after.free() + " free (too little free memory, or too fragmented): free some memory, or reserve"
-                + " them at boot (hugepages=" + want + " on the kernel command line)");
     }
 
     private String refused(String why) {

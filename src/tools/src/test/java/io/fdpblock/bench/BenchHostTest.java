@@ -17,6 +17,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Stream;
@@ -146,7 +147,7 @@ class BenchHostTest {
         Bench b = new Bench(new Bench.Options(dir.resolve("bench.img"), 256L << 20, null, 1, 0, 1, out,
                 dir.resolve("no-such-fio").toString(), List.of("randread-4k-qd1", "nvme-randread-4k-qd1",
                 "adapter-store-1m-qd16-evict-rounds", "adapter-lookup"), true, 4, 20, PipelinedIo.Mode.HANDOFF, null),
-                new PrintStream(buf, true, StandardCharsets.UTF_8), new HugetlbPool(meminfo, nr, true));
+                new PrintStream(buf, true, StandardCharsets.UTF_8), new HugetlbPool(meminfo, nr, true, Duration.ZERO));
         assertThat(b.run()).isZero();
         String printed = buf.toString(StandardCharsets.UTF_8);
         assertThat(printed).contains("fio not found", "make bench", "randread 4k QD1 io_uring",
