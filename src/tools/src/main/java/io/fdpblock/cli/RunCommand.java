@@ -96,9 +96,12 @@ public final class RunCommand implements Callable<Integer> {
             + " 0..1")
     double repeatRatio;
 
-    @Option(names = "--salts", split = ",", defaultValue = "rag:app1,chat:app2,code:app3,",
-            description = "Cache salts to spread requests over (an empty one = no salt)")
-    List<String> salts;
+    // One string split here, not picocli's split: that drops an empty last element, and the default's
+    // trailing empty salt (chunks without one) would be lost.
+    @Option(names = "--salts", defaultValue = "rag:app1,chat:app2,code:app3,",
+            description = "Cache salts to spread requests over, comma-separated (an empty one = no salt)")
+    String saltList;
+    private List<String> salts;
 
     @Option(names = "--chunk-tokens", defaultValue = "64",
             description = "Tokens per chunk (LMCache's default is 256; 64 keeps the default run short)")
@@ -217,10 +220,7 @@ public final class RunCommand implements Callable<Integer> {
         Cli.intIn(spec, "--requests", requests, 1, Integer.MAX_VALUE, "the number of requests");
         Cli.fraction(spec, "--repeat-ratio", repeatRatio, "the share of repeated requests");
         int chunk = KvJobSetup.chunkBytes(spec, chunkTokens, kvBytesPerToken, maxChunks, l1Chunks, 64);
-        if (salts == null || salts.isEmpty()) {
-            throw Cli.bad(spec, "--salts is empty: give at least one cache salt (an empty name = no salt), e.g."
-                    + " --salts rag:app1,chat:app2");
-        }
+        salts = List.of(saltList.split(",", -1));
         for (String salt : salts) {
             try {
                 ObjectKey.of("Qwen/Qwen2.5-0.5B", 0, new byte[] {0}).withCacheSalt(salt); // the key's own rules

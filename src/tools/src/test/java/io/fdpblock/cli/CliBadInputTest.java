@@ -70,7 +70,7 @@ class CliBadInputTest {
                 c(2, "--l1-chunks 1000000", "run", "--l1-chunks", "1000000"),
                 c(2, "--max-chunks 1", "run", "--max-chunks", "1"),
                 c(2, "--l1-chunks 64", "run", "--max-chunks", "100"),
-                c(2, "--salts is empty", "run", "--salts", ","),
+                c(2, "--salts: cache salt 'rag@1' contains '@', which is not allowed", "run", "--salts", "chat,rag@1"),
                 c(2, "--engine foo", "run", "--engine", "foo"),
                 c(2, "--engine memory keeps nothing", "run", "--engine", "memory"),
                 c(2, "--engine uring_cmd needs --device", "run", "--engine", "uring_cmd"),

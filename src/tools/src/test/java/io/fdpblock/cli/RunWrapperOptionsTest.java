@@ -46,9 +46,9 @@ class RunWrapperOptionsTest {
                         "--qos-weights", "rag:app1=heavy"),
                 refusal("--qos-weights 'rag:app1' must be SALT=WEIGHT", "run", "--qos-weights", "rag:app1"),
                 refusal("--qos-weights 'rag:ap1=300': rag:ap1 is not a cache salt of this run (rag:app1, chat:app2,"
-                        + " code:app3): weight one of those, or add it to --salts", "run", "--qos-weights", "rag:ap1=300"),
-                refusal("--qos-weights '=300': \"\" is not a cache salt of this run (rag:app1, chat:app2, code:app3)", "run",
-                        "--qos-weights", "=300"),
+                        + " code:app3, \"\"): weight one of those, or add it to --salts", "run", "--qos-weights", "rag:ap1=300"),
+                refusal("--qos-weights '=300': \"\" is not a cache salt of this run (rag:app1, chat:app2)", "run",
+                        "--salts", "rag:app1,chat:app2", "--qos-weights", "=300"),
                 refusal("x is not a cache salt of this run (chat:s, rag:d): weight one of those, or add it to --tenants",
                         "run", "--tenants", "chat:s=0.5/0.7/50,rag:d=0.5/0.6/0", "--qos-weights", "x=300"),
                 refusal("--qos-weights gives cache salt rag:app1 two weights (300 and 200)", "run", "--qos-weights",
