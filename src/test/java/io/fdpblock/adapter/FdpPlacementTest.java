@@ -92,10 +92,10 @@ class FdpPlacementTest {
             }
             device.clearSubmissions();
             assertThat(awaitStore(a, a.submitStoreTask(keys, objs)).success()).isTrue();
-            List<Integer> pids = device.submissions().get(0).placementIds();
-            // header and payload of each key carry the same id
+            // the payloads, then the headers: both of a key carry its id
             int none = PlacementId.NONE_VALUE;
-            assertThat(pids).containsExactly(1, 1, 1, 1, 2, 2, none, none, none, none, none, none);
+            assertThat(device.submissions()).extracting(s -> s.placementIds())
+                    .containsExactly(List.of(1, 1, 2, none, none, none), List.of(1, 1, 2, none, none, none));
             Map<String, Object> st = a.reportStatus();
             assertThat(st).containsEntry("fdp_buckets", Map.of("rag", 1, "chat", 2))
                     .containsEntry("fdp_placement_fallbacks", 1L);
@@ -117,11 +117,11 @@ class FdpPlacementTest {
             }
             device.clearSubmissions();
             assertThat(awaitStore(a, a.submitStoreTask(keys, objs)).success()).isTrue();
-            List<Long> offsets = device.submissions().get(0).offsets();
+            List<Long> offsets = device.submissions().get(1).offsets(); // the headers: at each slot's start
             List<Long> pid1 = new ArrayList<>();
             List<Long> pid2 = new ArrayList<>();
             for (int i = 0; i < 6; i++) {
-                long slot = (offsets.get(2 * i) - META) / SLOT;
+                long slot = (offsets.get(i) - META) / SLOT;
                 (i % 2 == 0 ? pid1 : pid2).add(slot / 4); // reclaim unit = 4 slots
             }
             assertThat(pid1).as("rag's slots share one reclaim unit").containsOnly(pid1.get(0));

@@ -381,11 +381,7 @@ class EvictionControllerTest {
         device.clearSubmissions();
         List<ObjectKey> rag4 = salted("rag:a", 20, 24);
         putDirect(a, rag4);
-        List<Long> writes = device.submissions().get(0).offsets();
-        List<Long> slotOffsets = new ArrayList<>();
-        for (int i = 0; i < writes.size(); i += 2) { // header, then payload, per key
-            slotOffsets.add(writes.get(i));
-        }
+        List<Long> slotOffsets = device.submissions().get(1).offsets(); // the headers, after the payloads
         assertThat(slotOffsets).containsExactly(offset(0), offset(1), offset(2), offset(3));
         assertThat(device.submissions().get(0).placementIds()).containsOnly(1);
         assertThat(a.groupsOf(rag4)).containsOnly(0);

@@ -111,7 +111,7 @@ class RawBlockCoreTest {
 
     @ParameterizedTest
     @EnumSource(value = IoEngine.class, names = {"MEMORY", "IO_URING"})
-    void batchOfTenKeysIsOneSubmissionOfTwentyWritesWithTheirPlacement(IoEngine engine) throws Exception {
+    void batchOfTenKeysIsTheirPayloadsThenTheirHeadersWithTheirPlacement(IoEngine engine) throws Exception {
         try (CoreFixture f = new CoreFixture(engine, dir, 32)) {
             RawBlockCore core = f.open();
             List<PutRequest> reqs = new ArrayList<>();
@@ -120,15 +120,19 @@ class RawBlockCoreTest {
             }
             f.device.clearSubmissions();
             assertThat(core.put(reqs)).containsOnly(true);
-            assertThat(f.device.submissions()).hasSize(1);
-            FaultInjectingDevice.Submission s = f.device.submissions().get(0);
-            assertThat(s.writes()).isEqualTo(20);
+            assertThat(f.device.submissions()).as("the payloads, then the headers").hasSize(2);
+            FaultInjectingDevice.Submission payloads = f.device.submissions().get(0);
+            FaultInjectingDevice.Submission headers = f.device.submissions().get(1);
+            assertThat(payloads.writes()).isEqualTo(10);
+            assertThat(headers.writes()).isEqualTo(10);
             List<Integer> expected = new ArrayList<>();
             for (int i = 0; i < 10; i++) { // header and payload of a slot carry the key's id
                 expected.add(1 + i);
-                expected.add(1 + i);
+                assertThat(payloads.offsets().get(i)).as("key %d's payload follows its header", i)
+                        .isEqualTo(headers.offsets().get(i) + RawBlockCoreConfig.DEFAULT_HEADER_BYTES);
             }
-            assertThat(s.placementIds()).containsExactlyElementsOf(expected);
+            assertThat(payloads.placementIds()).containsExactlyElementsOf(expected);
+            assertThat(headers.placementIds()).containsExactlyElementsOf(expected);
         }
     }
 
@@ -143,10 +147,10 @@ class RawBlockCoreTest {
             }
             reqs.add(PutRequest.of(CoreFixture.key(3), f.payload(CoreFixture.key(3), 4096)));
             f.device.clearSubmissions();
-            f.device.failNextSubmit(); // the first submission (64 keys) fails: the duplicate shares key 3's result
+            f.device.failNextSubmit(); // the first submission (64 keys' payloads) fails: the duplicate shares key 3's result
             boolean[] r = core.put(reqs);
-            assertThat(f.device.submissions()).extracting(FaultInjectingDevice.Submission::writes)
-                    .containsExactly(128, 12);
+            assertThat(f.device.submissions()).as("64 payloads refused; 6 payloads, then their headers")
+                    .extracting(FaultInjectingDevice.Submission::writes).containsExactly(64, 6, 6);
             for (int i = 0; i < 64; i++) {
                 assertThat(r[i]).isFalse();
             }
@@ -227,7 +231,7 @@ class RawBlockCoreTest {
                 result.set(r);
                 done.countDown();
             });
-            assertThat(f.device.heldCount()).isEqualTo(1);
+            assertThat(f.device.heldCount()).as("its payload, then its header").isEqualTo(2);
             assertThat(core.exists(keys(k), false)).as("in flight is invisible").containsExactly(false);
             assertThat(core.put(List.of(PutRequest.of(k, f.payload(k, 2000))))).as("concurrent put of a key in flight")
                     .containsExactly(false);
@@ -307,7 +311,7 @@ class RawBlockCoreTest {
             core.checkpointNow(); // fdpblock_v2 reuses a slot once its delete is durable
             f.device.clearSubmissions();
             core.put(List.of(PutRequest.of(CoreFixture.key(10), f.payload(CoreFixture.key(10), 100)).withPlacement(3)));
-            long headerOffset = f.device.submissions().get(0).offsets().get(0);
+            long headerOffset = f.device.submissions().get(1).offsets().get(0); // after its payload's
             long slotOfKey0 = f.meta; // key 0 went to slot 0, the first after the metadata area
             assertThat(headerOffset).as("id 3 gets the slot id 3 freed").isEqualTo(slotOfKey0);
             assertThat(core.status()).containsEntry("slot_affinity_hits", 1L);

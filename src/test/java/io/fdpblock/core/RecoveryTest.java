@@ -84,7 +84,8 @@ class RecoveryTest {
             // slot 0 (below next_slot, unused) is free, slot 1 is taken: the next put goes to slot 0
             f.device.clearSubmissions();
             core.put(List.of(PutRequest.of(CoreFixture.key(9), f.payload(CoreFixture.key(9), 10))));
-            assertThat(f.device.submissions().get(0).offsets().get(0)).isEqualTo(CoreFixture.META);
+            assertThat(f.device.submissions().get(1).offsets().get(0)).as("its header, after its payload")
+                    .isEqualTo(CoreFixture.META);
             // and our checkpoint goes to container 1 as seq 2, which a reopen prefers
             core.close();
             RawBlockCore again = f.open();
