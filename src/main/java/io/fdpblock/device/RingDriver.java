@@ -217,7 +217,7 @@ abstract class RingDriver {
                 }
                 take(local, b, currentNext, covered, 0);
                 currentNext += covered;
-                maybeSubmit();
+                maybeSubmit(currentNext < b.size());
                 continue;
             }
             if (currentPart == 0) {
@@ -237,7 +237,7 @@ abstract class RingDriver {
                 currentPart = 0;
                 currentNext++;
             }
-            maybeSubmit();
+            maybeSubmit(currentNext < b.size());
         }
         current = null;
         return true;
@@ -296,8 +296,18 @@ abstract class RingDriver {
      * whenever completions come one at a time, e.g. 1 MiB I/Os).
      */
     final void maybeSubmit() throws IOException {
-        if (policy.submitNow(unsubmitted, inFlight - unsubmitted)
-                && !(reaping && entersAfterReap() && ring.reapLeft() == 0)) {
+        maybeSubmit(false);
+    }
+
+    /**
+     * @param batchContinues whether the next SQE of the same batch is prepared right after this one (the
+     *        policy may then hold a few more; whatever is held goes at the latest with the ring's next wait)
+     */
+    private void maybeSubmit(boolean batchContinues) throws IOException {
+        int inKernel = inFlight - unsubmitted;
+        boolean now = batchContinues ? policy.submitWithinBatch(unsubmitted, inKernel)
+                : policy.submitNow(unsubmitted, inKernel);
+        if (now && !(reaping && entersAfterReap() && ring.reapLeft() == 0)) {
             submitPending();
         }
     }

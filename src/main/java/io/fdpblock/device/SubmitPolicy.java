@@ -23,7 +23,8 @@ public enum SubmitPolicy {
     IMMEDIATE,
     /**
      * SQEs wait while fewer than 1/8 of the I/Os already in the kernel: at once when the device has
-     * fewer than 16 queued (QD1: immediately), in groups of up to depth/8 above that.
+     * fewer than 16 queued (QD1: immediately), in groups of up to depth/8 above that; within one batch,
+     * in groups of 8 (or depth/8) and its last SQE as above.
      */
     ADAPTIVE,
     /** Everything prepared in one reactor cycle goes in one call, just before the reactor waits. */
@@ -31,12 +32,29 @@ public enum SubmitPolicy {
 
     /** How many of the I/Os in the kernel may run for each SQE held back ({@link #ADAPTIVE}). */
     static final int ADAPTIVE_SHIFT = 3;
+    /** SQEs of one batch that {@link #ADAPTIVE} prepares before it submits any (more when the depth is large). */
+    static final int ADAPTIVE_BATCH_SQES = 8;
 
     /** Should {@code prepared} SQEs not yet submitted go now, with {@code inKernel} I/Os already there? */
     boolean submitNow(int prepared, int inKernel) {
         return switch (this) {
             case IMMEDIATE -> prepared > 0;
             case ADAPTIVE -> prepared > 0 && prepared >= (inKernel >> ADAPTIVE_SHIFT);
+            case PER_CYCLE -> false;
+        };
+    }
+
+    /**
+     * Should {@code prepared} SQEs go now, with {@code inKernel} I/Os already there, while the next SQE of
+     * the same batch is prepared right after (a microsecond apart)? {@link #ADAPTIVE} holds up to
+     * {@value #ADAPTIVE_BATCH_SQES} of them, or an eighth of the depth in the kernel when that is more: a
+     * load of 4 chunks was 4 system calls, one per SQE, where one hands them all over as soon. A batch's
+     * last SQE is judged by {@link #submitNow}.
+     */
+    boolean submitWithinBatch(int prepared, int inKernel) {
+        return switch (this) {
+            case IMMEDIATE -> prepared > 0;
+            case ADAPTIVE -> prepared >= Math.max(ADAPTIVE_BATCH_SQES, inKernel >> ADAPTIVE_SHIFT);
             case PER_CYCLE -> false;
         };
     }

@@ -74,7 +74,7 @@ final class HugetlbPool implements AutoCloseable {
      */
     record Pages(long free, long pageBytes, long taken) {}
 
-    /** {@link Pages} from the meminfo file ({0, 2 MiB} when unreadable). */
+    /** {@link Pages} from the meminfo file (none free, 2 MiB, none taken when unreadable). */
     Pages pages() {
         long total = 0;
         long free = 0;
