@@ -98,8 +98,9 @@ public final class Bench {
 
     static final String CPU_ACCOUNTING = "CPU time = user + system of each process over its measured window: ours ="
             + " delta of clock_gettime(CLOCK_PROCESS_CPUTIME_ID), at nanosecond resolution (every JVM thread: submitter,"
-            + " io_uring reactor, GC, JIT); fio = (usr_cpu + sys_cpu)% x job_runtime from its JSON (getrusage of the"
-            + " job process, reset by fio at the end of ramp_time)";
+            + " io_uring reactor, GC), less the JIT compiler threads' CPU in the window (a new JVM's one-time cost;"
+            + " jit_compiler_cpu_seconds and process_cpu_seconds in the JSON of the adapter cases); fio = (usr_cpu +"
+            + " sys_cpu)% x job_runtime from its JSON (getrusage of the job process, reset by fio at the end of ramp_time)";
 
     private final Options o;
     private final PrintStream out;

@@ -9,7 +9,8 @@ import java.util.Map;
  * @param ops operations completed (4 KiB or 1 MiB I/Os; for the adapter: 1 MiB chunks)
  * @param bytes payload bytes moved
  * @param seconds wall-clock length of the measured window
- * @param cpuSeconds CPU time (user + system) of the process in that window; NaN when unknown
+ * @param cpuSeconds CPU time (user + system) of the process in that window (ours: less its JIT compiler threads'); NaN
+ *        when unknown
  * @param extra anything else worth keeping in the JSON (latencies, the fio command, misses, ...)
  */
 public record Measurement(long ops, long bytes, double seconds, double cpuSeconds, Map<String, Object> extra) {

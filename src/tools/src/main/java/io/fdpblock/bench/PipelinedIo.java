@@ -302,7 +302,7 @@ public final class PipelinedIo {
             latency.recordValue(Math.max(1, now - s.submittedAt));
         } else if (now >= rampEnd) {
             t0 = now;
-            cpu0 = CpuClock.processCpuNanos();
+            cpu0 = CpuClock.ourCpuNanos();
             stats0 = device.ioStats();
             measuring = true;
         }
@@ -371,13 +371,13 @@ public final class PipelinedIo {
         this.measuredOps = 0;
         this.stop = false;
         this.t0 = start;
-        this.cpu0 = CpuClock.processCpuNanos();
+        this.cpu0 = CpuClock.ourCpuNanos();
         this.latency.reset();
         this.stats0 = device.ioStats();
         this.measuring = rampNanos <= 0; // set last: the reactor may read the fields above once it sees slots
         IOException failure = mode == Mode.EXECUTE ? runBlocking(slots[0]) : runPipelined();
         long t1 = System.nanoTime();
-        long cpu1 = CpuClock.processCpuNanos();
+        long cpu1 = CpuClock.ourCpuNanos();
         if (failure != null) {
             throw failure;
         }
