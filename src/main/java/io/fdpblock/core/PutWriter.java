@@ -201,7 +201,7 @@ final class PutWriter {
         IoBatch headerBatch = new IoBatch(chunk.size());
         MemorySegment[] headers = new MemorySegment[chunk.size()];
         List<Pending> prepared = new ArrayList<>(chunk.size());
-        WrittenChunk written = new WrittenChunk(prepared, payloads, headerBatch, headers, outcomes, chunkDone);
+        WrittenChunk written = new WrittenChunk(chunk, prepared, payloads, headerBatch, headers, outcomes, chunkDone);
         try {
             for (Pending p : chunk) {
                 payloads.write(layout.slotOffset(p.inflight().slot) + layout.headerBytes(),
@@ -230,12 +230,14 @@ final class PutWriter {
             // the payloads are on their way: rolled back once they completed, never while the kernel has them
             RawBlockCore.LOG.log(System.Logger.Level.WARNING, "put of " + chunk.size() + " keys on "
                     + store.device().path() + ": slot headers not submitted, rolled back: " + e.getMessage());
-            written.headersNotSubmitted(chunk);
+            written.headersNotSubmitted();
         }
     }
 
     /** A chunk's two submissions: settled once both completed (or the second was never made). */
     private final class WrittenChunk {
+        private final List<Pending> chunk;
+        /** The chunk's keys with their CRC32Cs, complete once the headers were submitted. */
         private final List<Pending> prepared;
         private final IoBatch payloads;
         private final IoBatch headerBatch;
@@ -244,10 +246,11 @@ final class PutWriter {
         private final Runnable chunkDone;
         private final AtomicInteger pending = new AtomicInteger(2);
         /** Set (before the count drops) when the headers never went to the device: the chunk rolls back. */
-        private volatile List<Pending> notSubmitted;
+        private volatile boolean headersNotSubmitted;
 
-        WrittenChunk(List<Pending> prepared, IoBatch payloads, IoBatch headerBatch, MemorySegment[] headers,
-                PutOutcome[] outcomes, Runnable chunkDone) {
+        WrittenChunk(List<Pending> chunk, List<Pending> prepared, IoBatch payloads, IoBatch headerBatch,
+                MemorySegment[] headers, PutOutcome[] outcomes, Runnable chunkDone) {
+            this.chunk = chunk;
             this.prepared = prepared;
             this.payloads = payloads;
             this.headerBatch = headerBatch;
@@ -262,21 +265,21 @@ final class PutWriter {
             }
         }
 
-        void headersNotSubmitted(List<Pending> chunk) {
-            notSubmitted = chunk;
+        void headersNotSubmitted() {
+            headersNotSubmitted = true;
             batchDone();
         }
 
         private void complete() {
-            List<Pending> chunk = notSubmitted != null ? notSubmitted : prepared;
-            boolean ok = notSubmitted == null && allWritten(payloads, chunk.size()) && allWritten(headerBatch, chunk.size());
+            boolean ok = !headersNotSubmitted && allWritten(payloads, chunk.size())
+                    && allWritten(headerBatch, chunk.size());
             if (payloads.buffersMayBeInUse() || headerBatch.buffersMayBeInUse()) {
                 // the kernel may still read them: never reuse
                 store.quarantine().keep(new Object[] {payloads, headerBatch, headers});
             } else {
                 releaseHeaders(headers);
             }
-            settle(chunk, ok, outcomes, chunkDone);
+            settle(ok ? prepared : chunk, ok, outcomes, chunkDone);
         }
     }
 

@@ -294,12 +294,7 @@ abstract class RingDriver {
      * completion of a reap on a ring whose owner enters the kernel right after it: that call submits
      * it, and a call of its own would be a second system call for the same moment (two per I/O
      * whenever completions come one at a time, e.g. 1 MiB I/Os).
-     */
-    final void maybeSubmit() throws IOException {
-        maybeSubmit(false);
-    }
-
-    /**
+     *
      * @param batchContinues whether the next SQE of the same batch is prepared right after this one (the
      *        policy may then hold a few more; whatever is held goes at the latest with the ring's next wait)
      */

@@ -440,7 +440,7 @@ public final class AdapterWorkload implements AutoCloseable {
         extra.put("keys_per_task", keysPerTask);
         extra.put("tasks_in_flight", tasksInFlight);
         PipelinedIo.describe(extra, latency, during, okChunks, (t1 - t0) / 1e9);
-        // ours' CPU is the process's less its JIT compiler threads' (CpuClock.ourCpuNanos), both reported
+        // judged: the process's CPU less its JIT compiler threads' (as CpuClock.ourCpuNanos); both reported
         long jit = jit0 < 0 || jit1 < 0 ? 0 : Math.max(0, jit1 - jit0);
         extra.put("process_cpu_seconds", Measurement.round(CpuClock.seconds(cpu0, cpu1), 4));
         extra.put("jit_compiler_cpu_seconds", Measurement.round(jit / 1e9, 2));
