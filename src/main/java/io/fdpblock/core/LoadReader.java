@@ -11,12 +11,13 @@ import java.util.List;
 /**
  * The load path of a {@link RawBlockCore}: every read of a call goes to the device in one submission
  * (a task of many chunks keeps them all in flight at once); each hit is read straight into the caller's
- * buffer when it is aligned and large enough (else through an aligned bounce buffer). With
- * {@code verify_payload} "always" its payload is checked against the CRC32C of its slot header; an entry
- * whose header was never read (recovered without {@code meta_verify_on_load}) has its header read with
- * it and checked first. With "recovery" no CRC32C is computed and every load reads and checks the slot
- * header (magic, key identity, length). Either way a load never serves another key's bytes. A slot
- * deleted during a load is released after the load.
+ * buffer when it is aligned and large enough (else through an aligned bounce buffer). A load reads the
+ * payload alone when the index knows its CRC32C; an entry whose CRC is not known (recovered without
+ * {@code meta_verify_on_load}, or a slot LMCache wrote) has its slot header read with it and checked
+ * first (magic, key identity, length). With {@code verify_payload} "always" every payload is checked
+ * against that CRC32C; with "recovery" only those of slots whose bytes predate this open, until one load
+ * verified them: what this open wrote or verified is read as LMCache reads it, the payload only, with
+ * no check. A slot deleted during a load is released after the load.
  */
 final class LoadReader {
     private final StoreParts store;
@@ -27,7 +28,7 @@ final class LoadReader {
         this.layout = store.layout();
     }
 
-    /** verify_payload "always": the CRC32C of every payload; else ("recovery") the slot header of every load. */
+    /** verify_payload "always": the CRC32C of every payload; else ("recovery") of slots that predate the open. */
     private boolean payloadCrc() {
         return store.config().verifyPayload() == RawBlockCoreConfig.VerifyPayload.ALWAYS;
     }
@@ -98,7 +99,7 @@ final class LoadReader {
                         ? dest.asSlice(0, padded)
                         : Arena.ofAuto().allocate(padded, align);
                 MemorySegment header = null;
-                if (!e.hasCrc() || !payloadCrc) { // without the CRC check, the header tells the key's bytes apart
+                if (!e.hasCrc()) { // a known CRC tells another key's bytes apart; else the header does
                     header = store.headers().acquire();
                     batch.read(layout.slotOffset(e.slot()), header);
                 }

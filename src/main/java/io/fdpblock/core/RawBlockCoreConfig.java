@@ -73,12 +73,13 @@ public final class RawBlockCoreConfig {
         /**
          * Loads compute the CRC32C only where a power loss may have damaged the bytes: the first load of
          * each slot whose bytes predate this open (a payload torn under an intact header is then a miss);
-         * what this open wrote, or verified once, is loaded without it. Every load reads the slot header
-         * with the payload (one more {@code header_bytes} read in the same submission) and serves the
-         * payload only when the header has the slot magic, the key's identity (BLAKE2b-64 of the encoded
-         * key) and the payload length the index holds: another key's bytes, or a slot never written, are
-         * still a miss. What is no longer caught is damage to a payload after this open wrote or verified
-         * it (media corruption the device did not report): those bytes are served. Open verifies as under
+         * what this open wrote, or verified once, is loaded as LMCache loads it: one read of the payload,
+         * unchecked. As under {@code always}, a load whose CRC is not known reads the slot header with the
+         * payload and serves it only when the header has the slot magic, the key's identity (BLAKE2b-64 of
+         * the encoded key) and the payload length the index holds, so another key's bytes, or a slot never
+         * written, left under a recovered entry are still a miss. What is no longer caught is damage after
+         * this open wrote or verified a slot (media corruption or a misdirected write the device did not
+         * report): those bytes are served. Open verifies as under
          * {@code always}: with {@code meta_verify_on_load} (lmcache_v1) each recovered entry's slot header
          * is checked (magic, identity, length; a mismatch drops the entry), and fdpblock_v2 checks its log
          * and snapshot records' own checksums; payload CRCs are checked at open under neither setting (that
@@ -94,7 +95,7 @@ public final class RawBlockCoreConfig {
         public static VerifyPayload parse(String s) {
             return ConfigType.find(values(), VerifyPayload::configName, s).orElseThrow(() -> new IllegalArgumentException(
                     "raw_block config: verify_payload = " + s + " is unknown: use always (the CRC32C of every loaded"
-                    + " payload) or recovery (no CRC32C on loads; the slot header's key identity is still checked)"));
+                    + " payload) or recovery (the CRC32C only on the first load of a slot written before this open)"));
         }
     }
 
@@ -190,8 +191,8 @@ public final class RawBlockCoreConfig {
     private static final ConfigKnob<VerifyPayload> VERIFY_PAYLOAD = TABLE.knob("verify_payload",
             ConfigType.choice(VerifyPayload.values(), VerifyPayload::configName, VerifyPayload::parse),
             VerifyPayload.ALWAYS, "What a load checks before it serves a payload: `always` its CRC32C, `recovery`"
-                    + " the CRC32C only of slots that predate this open and the slot header's key identity on every"
-                    + " load (docs/on-device-format.md).");
+                    + " the CRC32C only on the first load of a slot that predates this open; what this open wrote or"
+                    + " verified is read as LMCache reads it, the payload alone, unchecked (docs/on-device-format.md).");
     private static final ConfigKnob<Boolean> OPEN_DAMAGED = TABLE.knob("open_damaged", ConfigType.BOOLEAN, false,
             "Open a store whose metadata is damaged with what is readable (its lost keys reported, the store"
                     + " unhealthy) instead of refusing it; never discards what is readable.");

@@ -609,7 +609,8 @@ public final class Bench {
                             + " buffer pool is); bytes counted are payload (a store also writes a 4 KiB slot header per"
                             + " chunk and computes a CRC32C of every payload; verify_payload " + verify.configName()
                             + ": " + (crcOnLoad ? "a load computes the CRC32C of every payload)"
-                                    : "a load reads each chunk's 4 KiB slot header too and computes no CRC32C)"));
+                                    : "every slot was written since the open: a load reads the payload alone and"
+                                            + " computes no CRC32C)"));
                 }
                 switch (c.kind()) {
                     case ADAPTER_STORE_EVICT_ROUNDS -> {
