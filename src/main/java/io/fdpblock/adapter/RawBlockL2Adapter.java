@@ -196,7 +196,7 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
         try {
             core.loadAsync(reqs, results -> {
                 Bitmap hits = Bitmap.of(results);
-                notifyAccessed(hitsOf(hits, keys));
+                notifyAccessed(hits, keys);
                 loadsInFlight.decrementAndGet();
                 completeLoad(id, hits, start);
             });

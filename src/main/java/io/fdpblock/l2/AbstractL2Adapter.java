@@ -186,7 +186,7 @@ public abstract class AbstractL2Adapter implements L2Adapter {
     }
 
     /** The keys whose bits are set. */
-    protected static List<ObjectKey> hitsOf(Bitmap hits, List<ObjectKey> keys) {
+    private static List<ObjectKey> hitsOf(Bitmap hits, List<ObjectKey> keys) {
         List<ObjectKey> out = new ArrayList<>(hits.cardinality());
         for (int i : hits.indices()) {
             out.add(keys.get(i));
@@ -288,11 +288,14 @@ public abstract class AbstractL2Adapter implements L2Adapter {
         }
     }
 
-    protected final void notifyAccessed(List<ObjectKey> keys) {
-        if (!keys.isEmpty()) {
-            for (L2AdapterListener l : listeners) {
-                call(l, x -> x.onKeysAccessed(keys));
-            }
+    /** Tells the listeners of a load's {@code hits} among {@code keys}; with none, builds no list of them. */
+    protected final void notifyAccessed(Bitmap hits, List<ObjectKey> keys) {
+        if (listeners.isEmpty() || hits.cardinality() == 0) {
+            return;
+        }
+        List<ObjectKey> accessed = hitsOf(hits, keys);
+        for (L2AdapterListener l : listeners) {
+            call(l, x -> x.onKeysAccessed(accessed));
         }
     }
 

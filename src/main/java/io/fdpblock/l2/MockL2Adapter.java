@@ -228,7 +228,7 @@ public final class MockL2Adapter extends AbstractL2Adapter {
                 failLoad(id, keys.size(), start, e);
                 return;
             }
-            notifyAccessed(hitsOf(hits, keys));
+            notifyAccessed(hits, keys);
             completeLoad(id, hits, start);
         });
         synchronized (this) {

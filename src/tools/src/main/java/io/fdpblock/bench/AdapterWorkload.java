@@ -49,8 +49,8 @@ import java.util.SplittableRandom;
  * <p>Each window also says how full the queue was: a chunk's latency is its task's, submit to the
  * result taken after the eventfd (percentiles per chunk; {@code depth_littles_law} = chunks per second x
  * mean latency, the chunks in flight as the adapter's user sees them), and the device's ring figures
- * ({@code ring_depth_avg}: I/Os in the kernel, time-averaged; a load with {@code verify_payload}
- * "recovery" reads a slot header per chunk too, so that is up to twice the chunks).
+ * ({@code ring_depth_avg}: I/Os in the kernel, time-averaged; a load reads a slot header per chunk too
+ * when the chunk's CRC is not known, so that is up to twice the chunks).
  */
 public final class AdapterWorkload implements AutoCloseable {
     private static final Duration WAIT = Duration.ofSeconds(30);
@@ -345,45 +345,68 @@ public final class AdapterWorkload implements AutoCloseable {
         return adapter.submitLoadTask(keys, taskObjects.get(buffers));
     }
 
-    private Measurement pipeline(boolean store, long rampNanos, long measureNanos, long maxTasks) throws IOException {
-        int fd = store ? adapter.storeEventFd() : adapter.loadEventFd();
-        long[] taskId = new long[tasksInFlight];
-        long[] issuedAt = new long[tasksInFlight];
-        Histogram latency = new Histogram(1, 3_600_000_000_000L, 3);
-        BlockDevice device = adapter.core().device();
+    /**
+     * The state of one {@link #pipeline} run. Its per-signal work is a method of its own
+     * ({@link #collect}): called hundreds of times a second, it is compiled soon, where a loop in the
+     * once-called pipeline method would run in the interpreter until an on-stack replacement, which at a
+     * few hundred iterations a second comes late or never, and would charge that to the adapter's CPU.
+     */
+    private final class Window {
+        final boolean store;
+        final long[] taskId = new long[tasksInFlight];
+        final long[] issuedAt = new long[tasksInFlight];
+        final int[] groupOf = new int[tasksInFlight];
+        final int[] buffersOf = new int[tasksInFlight];
+        final boolean[] busy = new boolean[tasksInFlight];
+        final Histogram latency = new Histogram(1, 3_600_000_000_000L, 3);
+        final BlockDevice device = adapter.core().device();
+        final long rampEnd;
+        final long end;
+        final long maxTasks;
         IoStats stats0 = device.ioStats();
         Map<String, Object> status0 = adapter.core().status();
-        int[] groupOf = new int[tasksInFlight];
-        int[] buffersOf = new int[tasksInFlight];
-        Poller wait = store ? storeWait : loadWait;
-        boolean[] busy = new boolean[tasksInFlight];
-        long start = System.nanoTime();
-        long rampEnd = start + rampNanos;
-        long end = rampEnd + measureNanos;
-        boolean measuring = rampNanos <= 0;
-        long t0 = measuring ? start : 0;
-        long cpu0 = measuring ? CpuClock.processCpuNanos() : 0;
-        long jit0 = measuring ? CpuClock.jitCompilerCpuNanos() : 0;
-        long[] ticks0 = measuring ? CpuClock.userSystemTicks() : null;
-        long okChunks = 0;
-        long failedTasks = 0;
-        long missedChunks = 0;
-        long issued = 0;
-        int inFlight = 0;
-        for (int s = 0; s < tasksInFlight && issued < maxTasks; s++) {
-            issuedAt[s] = System.nanoTime();
-            taskId[s] = issue(store, s, groupOf, buffersOf);
+        boolean measuring;
+        long t0;
+        long cpu0;
+        long jit0;
+        long[] ticks0;
+        long okChunks;
+        long failedTasks;
+        long missedChunks;
+        long issued;
+        int inFlight;
+
+        Window(boolean store, long rampNanos, long measureNanos, long maxTasks) {
+            this.store = store;
+            this.maxTasks = maxTasks;
+            long start = System.nanoTime();
+            rampEnd = start + rampNanos;
+            end = rampEnd + measureNanos;
+            if (rampNanos <= 0) {
+                startMeasuring(start);
+            }
+        }
+
+        void startMeasuring(long now) {
+            measuring = true;
+            t0 = now;
+            cpu0 = CpuClock.processCpuNanos();
+            jit0 = CpuClock.jitCompilerCpuNanos();
+            ticks0 = CpuClock.userSystemTicks();
+            stats0 = device.ioStats();
+            status0 = adapter.core().status();
+        }
+
+        void issue(int s, long now) {
+            issuedAt[s] = now;
+            taskId[s] = AdapterWorkload.this.issue(store, s, groupOf, buffersOf);
             busy[s] = true;
             issued++;
             inFlight++;
         }
-        while (inFlight > 0) {
-            if (wait.poll(WAIT) == 0) {
-                throw new IOException("the adapter signalled no " + (store ? "store" : "load") + " completion within "
-                        + WAIT.toSeconds() + " s (" + inFlight + " tasks in flight)");
-            }
-            EventFd.drainFd(fd);
-            Map<Long, L2StoreResult> storeResults = store ? adapter.popCompletedStoreTasks() : null;
+
+        /** Takes every finished task's result and issues the next task in its place. */
+        void collect(Map<Long, L2StoreResult> storeResults) {
             for (int s = 0; s < tasksInFlight; s++) {
                 if (!busy[s]) {
                     continue;
@@ -413,58 +436,66 @@ public final class AdapterWorkload implements AutoCloseable {
                     okChunks += good;
                     latency.recordValueWithCount(Math.max(1, now - issuedAt[s]), keysPerTask);
                 } else if (now >= rampEnd) {
-                    measuring = true;
-                    t0 = now;
-                    cpu0 = CpuClock.processCpuNanos();
-                    jit0 = CpuClock.jitCompilerCpuNanos();
-                    ticks0 = CpuClock.userSystemTicks();
-                    stats0 = device.ioStats();
-                    status0 = adapter.core().status();
+                    startMeasuring(now);
                 }
                 if (now < end && issued < maxTasks) {
-                    issuedAt[s] = now;
-                    taskId[s] = issue(store, s, groupOf, buffersOf);
-                    busy[s] = true;
-                    issued++;
-                    inFlight++;
+                    issue(s, now);
                 }
             }
+        }
+    }
+
+    private Measurement pipeline(boolean store, long rampNanos, long measureNanos, long maxTasks) throws IOException {
+        int fd = store ? adapter.storeEventFd() : adapter.loadEventFd();
+        Poller wait = store ? storeWait : loadWait;
+        Window w = new Window(store, rampNanos, measureNanos, maxTasks);
+        for (int s = 0; s < tasksInFlight && w.issued < maxTasks; s++) {
+            w.issue(s, System.nanoTime());
+        }
+        while (w.inFlight > 0) {
+            if (wait.poll(WAIT) == 0) {
+                throw new IOException("the adapter signalled no " + (store ? "store" : "load") + " completion within "
+                        + WAIT.toSeconds() + " s (" + w.inFlight + " tasks in flight)");
+            }
+            EventFd.drainFd(fd);
+            w.collect(store ? adapter.popCompletedStoreTasks() : null);
         }
         long t1 = System.nanoTime();
         long cpu1 = CpuClock.processCpuNanos();
         long jit1 = CpuClock.jitCompilerCpuNanos();
         long[] ticks1 = CpuClock.userSystemTicks();
-        IoStats during = device.ioStats().minus(stats0);
+        IoStats during = w.device.ioStats().minus(w.stats0);
         Map<String, Object> status1 = adapter.core().status();
         Map<String, Object> extra = new LinkedHashMap<>();
         extra.put("keys_per_task", keysPerTask);
         extra.put("tasks_in_flight", tasksInFlight);
-        PipelinedIo.describe(extra, latency, during, okChunks, (t1 - t0) / 1e9);
+        PipelinedIo.describe(extra, w.latency, during, w.okChunks, (t1 - w.t0) / 1e9);
         // judged: the process's CPU less its JIT compiler threads' (as CpuClock.ourCpuNanos); both reported
-        long jit = jit0 < 0 || jit1 < 0 ? 0 : Math.max(0, jit1 - jit0);
-        extra.put("process_cpu_seconds", Measurement.round(CpuClock.seconds(cpu0, cpu1), 4));
+        long jit = w.jit0 < 0 || jit1 < 0 ? 0 : Math.max(0, jit1 - w.jit0);
+        extra.put("process_cpu_seconds", Measurement.round(CpuClock.seconds(w.cpu0, cpu1), 4));
         extra.put("jit_compiler_cpu_seconds", Measurement.round(jit / 1e9, 2));
-        if (ticks0 != null && ticks1 != null) { // 10 ms resolution: which of the CPU was the kernel's
-            extra.put("cpu_user_seconds", Measurement.round((ticks1[0] - ticks0[0]) / 100.0, 2));
-            extra.put("cpu_system_seconds", Measurement.round((ticks1[1] - ticks0[1]) / 100.0, 2));
+        if (w.ticks0 != null && ticks1 != null) { // 10 ms resolution: which of the CPU was the kernel's
+            extra.put("cpu_user_seconds", Measurement.round((ticks1[0] - w.ticks0[0]) / 100.0, 2));
+            extra.put("cpu_system_seconds", Measurement.round((ticks1[1] - w.ticks0[1]) / 100.0, 2));
         }
-        if (okChunks > 0) {
-            extra.put("device_ios_per_chunk", Measurement.round((double) during.completions() / okChunks, 3));
+        if (w.okChunks > 0) {
+            extra.put("device_ios_per_chunk", Measurement.round((double) during.completions() / w.okChunks, 3));
         }
         if (store) {
-            describeCommits(extra, status0, status1, okChunks / (double) keysPerTask);
-            extra.put("failed_tasks", failedTasks);
-            if (failedTasks > 0) { // why: the store's counters (device full, rolled back, ...)
+            describeCommits(extra, w.status0, status1, w.okChunks / (double) keysPerTask);
+            extra.put("failed_tasks", w.failedTasks);
+            if (w.failedTasks > 0) { // why: the store's counters (device full, rolled back, ...)
                 extra.put("adapter_status", String.valueOf(adapter.reportStatus()));
             }
         } else {
-            extra.put("missed_chunks", missedChunks);
+            extra.put("missed_chunks", w.missedChunks);
         }
-        if (failedTasks > 0 && okChunks == 0) {
-            throw new IOException("every store task failed (" + failedTasks + "); adapter status: "
+        if (w.failedTasks > 0 && w.okChunks == 0) {
+            throw new IOException("every store task failed (" + w.failedTasks + "); adapter status: "
                     + adapter.reportStatus());
         }
-        return new Measurement(okChunks, okChunks * chunkBytes, (t1 - t0) / 1e9, CpuClock.seconds(cpu0, cpu1 - jit), extra);
+        return new Measurement(w.okChunks, w.okChunks * chunkBytes, (t1 - w.t0) / 1e9, CpuClock.seconds(w.cpu0, cpu1 - jit),
+                extra);
     }
 
     /**
