@@ -533,9 +533,9 @@ public final class AdapterWorkload implements AutoCloseable {
      * caller's thread, so a slow one is descheduled (CPU below wall), doing more work (such as faulting in
      * heap pages the JVM had not touched yet), or sharing its core with other busy threads of the process
      * (cores well above 1). Beside
-     * it, in the same round on the same thread, the CPU of hashing the same keys once the way the store
-     * does ({@link KeyHash} of each key's encoded text; median per pass, NaN when unknown): the least a
-     * lookup must spend.
+     * it, after each lookup on the same thread, the CPU of hashing the same keys once the way the store
+     * does ({@link KeyHash} of each key's encoded text, new instances of them; median per pass, NaN when
+     * unknown): the least a lookup must spend.
      */
     public record LookupResult(long[] sortedNanos, int keys, long misses, Map<String, Object> adapterStatus,
             String where, double cpuMedianMicros, double minorFaultsPerLookup, double processCpuCores,
@@ -560,7 +560,7 @@ public final class AdapterWorkload implements AutoCloseable {
         }
     }
 
-    /** The hashes of {@link #hashOnceCpuMedianMicros}, xor-ed: read by nobody, written so they are computed. */
+    /** The hashes of the hash-once passes, xor-ed: read by nobody, written so they are computed. */
     private static volatile long hashSink;
 
     /** Lookups run untimed before each round: at least this many, and for at least the ramp. */
@@ -572,7 +572,10 @@ public final class AdapterWorkload implements AutoCloseable {
      * timed from before {@code submitLookupAndLockTask} to the eventfd signal seen by {@code poll(2)} and
      * the result taken; the keys are unlocked after each, outside the timing. Each lookup names its keys
      * with new {@link ObjectKey}s, encoded before the timing, as a service's request does: an ObjectKey
-     * keeps its hash, so the same instances again would time a lookup that hashes nothing.
+     * keeps its hash, so the same instances again would time a lookup that hashes nothing. After each
+     * lookup, the keys are hashed once more, timed on their own, as new instances made the same way: the
+     * reference the lookup's CPU is judged against, measured in the same loop (so on the same CPU and
+     * cache state) rather than in a block of its own after the lookups.
      */
     public LookupResult lookup(int count, long rampNanos, int iterations) throws IOException {
         if (count > keyCount()) {
@@ -601,10 +604,13 @@ public final class AdapterWorkload implements AutoCloseable {
             List<ObjectKey> asked = newInstances(keys);
             lookupOnce(adapter, asked);
             adapter.submitUnlock(asked);
+            hashSink ^= hashOnce(newInstances(keys));
         }
         long[] samples = new long[iterations];
         long[] cpu = new long[iterations];
+        long[] hashCpu = new long[iterations];
         long misses = 0;
+        long sink = 0;
         long faults0 = CpuClock.threadMinorFaults();
         long process0 = CpuClock.processCpuNanos();
         long wall0 = System.nanoTime();
@@ -619,7 +625,15 @@ public final class AdapterWorkload implements AutoCloseable {
             samples[i] = t1 - t0;
             cpu[i] = c0 < 0 || c1 < 0 ? -1 : c1 - c0;
             misses += keys.size() - hits.cardinality();
+            // beside it: hashing the same keys once, as new instances made the same way (their texts as
+            // fresh in memory as the lookup's were)
+            List<ObjectKey> hashed = newInstances(keys);
+            long h0 = CpuClock.threadCpuNanos();
+            sink ^= hashOnce(hashed);
+            long h1 = CpuClock.threadCpuNanos();
+            hashCpu[i] = h0 < 0 || h1 < 0 ? -1 : h1 - h0;
         }
+        hashSink = sink; // kept, so that the hashing is not optimised away
         long faults1 = CpuClock.threadMinorFaults();
         double processCores = process0 < 0 ? Double.NaN
                 : (CpuClock.processCpuNanos() - process0) / (double) (System.nanoTime() - wall0);
@@ -630,32 +644,12 @@ public final class AdapterWorkload implements AutoCloseable {
         Object status = adapter.reportStatus().get("lookup");
         @SuppressWarnings("unchecked")
         Map<String, Object> st = status instanceof Map<?, ?> m ? (Map<String, Object>) m : Map.of();
-        return new LookupResult(samples, keys.size(), misses, st, where, cpuMedian, faults, processCores,
-                hashOnceCpuMedianMicros(keys, iterations));
+        Arrays.sort(hashCpu);
+        double hashMedian = hashCpu[0] < 0 ? Double.NaN : Stats.percentile(hashCpu, hashCpu.length, 50) / 1000.0;
+        return new LookupResult(samples, keys.size(), misses, st, where, cpuMedian, faults, processCores, hashMedian);
     }
 
-    /**
-     * The calling thread's CPU for hashing every key once, as the store hashes a key ({@link KeyHash} of
-     * its encoded text, the one the index, log and snapshots keep): median of {@code iterations} passes, in
-     * microseconds, after {@value #LOOKUP_WARMUP_MIN} untimed ones; NaN when the thread's CPU time is unknown.
-     */
-    static double hashOnceCpuMedianMicros(List<ObjectKey> keys, int iterations) {
-        long sink = 0;
-        for (int i = 0; i < LOOKUP_WARMUP_MIN; i++) {
-            sink ^= hashOnce(keys);
-        }
-        long[] cpu = new long[iterations];
-        for (int i = 0; i < iterations; i++) {
-            long c0 = CpuClock.threadCpuNanos();
-            sink ^= hashOnce(keys);
-            long c1 = CpuClock.threadCpuNanos();
-            cpu[i] = c0 < 0 || c1 < 0 ? -1 : c1 - c0;
-        }
-        hashSink = sink; // kept, so that the hashing is not optimised away
-        Arrays.sort(cpu);
-        return cpu[0] < 0 ? Double.NaN : Stats.percentile(cpu, cpu.length, 50) / 1000.0;
-    }
-
+    /** Hashing every key once, as the store hashes a key ({@link KeyHash} of its encoded text). */
     private static long hashOnce(List<ObjectKey> keys) {
         long x = 0;
         for (ObjectKey k : keys) {
