@@ -229,7 +229,6 @@ final class Syscalls {
         }
     }
 
-    /** An anonymous private read-write mapping: its address, or -errno (mmap's MAP_FAILED is -1). */
     /** clock_gettime(clock): nanoseconds of that clock, or {@code -errno}. */
     static long clockGettimeNanos(int clock) {
         PerThread t = PER_THREAD.get();
@@ -241,6 +240,7 @@ final class Syscalls {
         }
     }
 
+    /** An anonymous private read-write mapping: its address, or -errno (mmap's MAP_FAILED is -1). */
     static long mmapAnonymous(long length) {
         MemorySegment capture = PER_THREAD.get().capture;
         try {
