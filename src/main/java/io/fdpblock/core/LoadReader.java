@@ -86,7 +86,6 @@ final class LoadReader {
             return;
         }
         int align = store.config().blockAlign();
-        boolean payloadCrc = payloadCrc();
         IoBatch batch = new IoBatch(plan.size());
         List<Planned> targets = new ArrayList<>(plan.size());
         try {
