@@ -255,6 +255,13 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
 
     /** The keys of one call as the store reads them: the caller's list itself, no copy. */
     private KeyBatch batch(List<ObjectKey> keys) {
+        if (handsOverHashes) {
+            // every key hashed here, before the store's lock is taken: the lock is then held for the index
+            // probes alone, not for the hashing too (most of a large lookup's CPU)
+            for (int i = 0, n = keys.size(); i < n; i++) {
+                keys.get(i).encodedHashHigh();
+            }
+        }
         return new ObjectKeys(keys, handsOverHashes);
     }
 
