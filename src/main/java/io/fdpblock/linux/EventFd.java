@@ -118,16 +118,15 @@ public final class EventFd implements AutoCloseable {
      * @return true when it was signalled
      */
     public static boolean await(int fd, Duration timeout) throws IOException {
-        try (Poller poller = new Poller(1)) {
-            poller.add(fd);
-            if (poller.poll(timeout) == 0) {
-                return false;
-            }
-            if (poller.isInvalid(0)) {
-                throw Errno.exception("poll(fd=" + fd + ")", Errno.EBADF, "the descriptor is not open");
-            }
-            return drain(fd) > 0 || poller.isReadable(0);
+        Poller poller = Poller.forThisThread();
+        poller.set(0, fd);
+        if (poller.poll(timeout) == 0) {
+            return false;
         }
+        if (poller.isInvalid(0)) {
+            throw Errno.exception("poll(fd=" + fd + ")", Errno.EBADF, "the descriptor is not open");
+        }
+        return drain(fd) > 0 || poller.isReadable(0);
     }
 
     /** Closes the descriptor; idempotent. Signals after this are no-ops. */

@@ -13,8 +13,8 @@ import java.time.Duration;
  * {@code poll(2)} over a fixed set of descriptors, for readability ({@code POLLIN}). The pollfd array
  * is allocated once; {@link #poll} allocates nothing. Confined to the thread that made it: that thread
  * adds, polls and closes (another one gets a {@link WrongThreadException}). Its memory is a confined
- * arena's because closing a shared arena stops every thread of the JVM for a handshake, which a poller
- * made per wait (e.g. {@link EventFd#await}) would pay each time.
+ * arena's because closing a shared arena stops every thread of the JVM for a handshake. A single wait
+ * ({@link EventFd#await}) takes its thread's own poller ({@link #forThisThread}) instead of making one.
  */
 public final class Poller implements AutoCloseable {
     static {
@@ -28,17 +28,41 @@ public final class Poller implements AutoCloseable {
     private static final long STRIDE = pollfd.sizeof();
     private static final long REVENTS = pollfd.revents$offset();
 
-    private final Arena arena = Arena.ofConfined();
+    /** Each thread's one-descriptor poller for {@link #forThisThread}. */
+    private static final ThreadLocal<Poller> PER_THREAD = ThreadLocal.withInitial(() -> {
+        Poller p = new Poller(1, Arena.ofAuto(), true);
+        p.add(-1);
+        return p;
+    });
+
+    private final Arena arena;
+    /** A {@link #forThisThread} poller: its arena is the GC's to free, never closed. */
+    private final boolean perThread;
     private final MemorySegment fds;
     private final int capacity;
     private int size;
 
     public Poller(int capacity) {
+        this(capacity, Arena.ofConfined(), false);
+    }
+
+    private Poller(int capacity, Arena arena, boolean perThread) {
         if (capacity < 1) {
             throw new IllegalArgumentException("Poller capacity " + capacity + " must be at least 1");
         }
+        this.arena = arena;
+        this.perThread = perThread;
         this.capacity = capacity;
         this.fds = arena.allocate(pollfd.layout(), capacity);
+    }
+
+    /**
+     * The calling thread's own poller of one descriptor (index 0, {@link #set} before each poll): made
+     * once per thread, so a wait such as {@link EventFd#await} allocates nothing. Never closed (its
+     * {@link #close} does nothing): the GC frees its memory with the thread's.
+     */
+    static Poller forThisThread() {
+        return PER_THREAD.get();
     }
 
     public static Poller of(int... fds) {
@@ -128,7 +152,7 @@ public final class Poller implements AutoCloseable {
 
     @Override
     public void close() {
-        if (arena.scope().isAlive()) {
+        if (!perThread && arena.scope().isAlive()) {
             arena.close();
         }
     }

@@ -63,6 +63,37 @@ class EventFdTest {
         }
     }
 
+    /** A wait re-points its thread's own poller: each await watches the descriptor it was given, and only it. */
+    @Test
+    void successiveAwaitsOnOneThreadWatchOnlyTheirOwnDescriptor() throws Exception {
+        try (EventFd a = EventFd.create(); EventFd b = EventFd.create()) {
+            a.signal();
+            assertThat(EventFd.await(a.fd(), Duration.ofSeconds(5))).isTrue();
+            b.signal();
+            assertThat(EventFd.await(a.fd(), Duration.ofMillis(50))).as("a: drained, and b's signal is b's").isFalse();
+            assertThat(EventFd.await(b.fd(), Duration.ofSeconds(5))).isTrue();
+            assertThat(b.drain()).as("await drained b").isZero();
+            assertThat(Poller.forThisThread()).as("one poller per thread, made once").isSameAs(Poller.forThisThread());
+            Poller[] other = new Poller[1];
+            boolean[] otherSaw = new boolean[1];
+            a.signal();
+            Thread t = Thread.ofPlatform().start(() -> {
+                other[0] = Poller.forThisThread();
+                try {
+                    otherSaw[0] = EventFd.await(a.fd(), Duration.ofSeconds(5));
+                } catch (IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            t.join();
+            assertThat(otherSaw[0]).as("another thread's await, on its own poller").isTrue();
+            assertThat(other[0]).isNotSameAs(Poller.forThisThread());
+            Poller.forThisThread().close();
+            a.signal();
+            assertThat(EventFd.await(a.fd(), Duration.ofSeconds(5))).as("close() leaves a thread's poller usable").isTrue();
+        }
+    }
+
     @Test
     void awaitTimesOutWhenNotSignalled() throws IOException {
         try (EventFd ev = EventFd.create()) {
