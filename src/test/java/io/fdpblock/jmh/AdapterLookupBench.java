@@ -36,7 +36,7 @@ import java.util.concurrent.TimeUnit;
  * The adapter's lookup-and-lock of 1,000 stored keys as a consumer sees it: submit, wait for the
  * lookup eventfd with {@code poll(2)} ({@link EventFd#await(int, Duration)}), take the result. Sampled,
  * so JMH prints percentiles: p0.50 is the figure for the target (median < 200 us). The locks taken are
- * released after each iteration, outside the measurement. It looks up the same {@link ObjectKey}
+ * released after each invocation, outside the measurement. It looks up the same {@link ObjectKey}
  * instances every time, which keep their hashes: it times a lookup that hashes no key (the bench's lookup
  * case names new instances each time, and so hashes each key once).
  */
@@ -94,7 +94,11 @@ public class AdapterLookupBench {
         fd = adapter.lookupAndLockEventFd();
     }
 
-    @TearDown(Level.Iteration)
+    /**
+     * Releases the locks the last lookup took, outside the measurement: a key's lock count is a u16, so
+     * an iteration's tens of thousands of lookups must not pile them up.
+     */
+    @TearDown(Level.Invocation)
     public void unlock() {
         for (; locked > 0; locked--) {
             adapter.submitUnlock(keys);

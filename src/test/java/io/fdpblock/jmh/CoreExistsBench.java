@@ -6,7 +6,9 @@ import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.IoEngine;
+import io.fdpblock.core.KeyBatch;
 import io.fdpblock.l2.KeyCodec;
+import io.fdpblock.util.KeyHash;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Level;
@@ -39,11 +41,13 @@ public class CoreExistsBench {
     private RawBlockCore core;
     private Arena arena;
     private List<String> keys;
+    /** The same keys with their hashes, as the L2 adapter hands them over: the probes alone. */
+    private KeyBatch hashed;
 
     @Setup(Level.Trial)
     public void open() throws IOException {
         int slot = 8192;
-        long meta = 1L << 20;
+        long meta = RawBlockCoreConfig.v2MetaBytesFor(4096, KEYS + 8); // the default format's, for a full device
         long capacity = meta + (long) (KEYS + 8) * slot;
         device = BlockDevices.memory(capacity, 4096);
         RawBlockCoreConfig cfg = RawBlockCoreConfig.builder("memory:jmh", slot).capacityBytes(capacity)
@@ -68,6 +72,39 @@ public class CoreExistsBench {
             }
         }
         keys = List.copyOf(keys);
+        long[] h1 = new long[KEYS];
+        long[] h2 = new long[KEYS];
+        for (int i = 0; i < KEYS; i++) {
+            h1[i] = KeyHash.of(keys.get(i)).getMostSignificantBits();
+            h2[i] = KeyHash.of(keys.get(i)).getLeastSignificantBits();
+        }
+        List<String> texts = keys;
+        hashed = new KeyBatch() {
+            @Override
+            public int size() {
+                return KEYS;
+            }
+
+            @Override
+            public String text(int i) {
+                return texts.get(i);
+            }
+
+            @Override
+            public boolean carriesHashes() {
+                return true;
+            }
+
+            @Override
+            public long h1(int i) {
+                return h1[i];
+            }
+
+            @Override
+            public long h2(int i) {
+                return h2[i];
+            }
+        };
     }
 
     @TearDown(Level.Trial)
@@ -80,6 +117,18 @@ public class CoreExistsBench {
     @Benchmark
     public boolean[] exists1000() {
         return core.exists(keys, false);
+    }
+
+    @Benchmark
+    public boolean[] existsHashed1000() {
+        return core.exists(hashed, false);
+    }
+
+    @Benchmark
+    public boolean[] existsLockUnlockHashed1000() {
+        boolean[] r = core.exists(hashed, true);
+        core.unlock(hashed);
+        return r;
     }
 
     @Benchmark
