@@ -2,7 +2,6 @@ package io.fdpblock.adapter;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.fdpblock.core.DeleteOutcome;
-import io.fdpblock.core.KeyBatch;
 import io.fdpblock.core.LoadRequest;
 import io.fdpblock.core.PutRequest;
 import io.fdpblock.core.RawBlockCore;
@@ -167,7 +166,11 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
 
     @Override
     public long submitLookupAndLockTask(List<ObjectKey> keys) {
-        return lookupAtSubmit(keys, k -> Bitmap.of(core.exists(batch(k), true)));
+        return lookupAtSubmit(keys, k -> {
+            try (HashedKeyBatch batch = batch(k)) {
+                return Bitmap.of(core.exists(batch, true));
+            }
+        });
     }
 
     @Override
@@ -176,7 +179,9 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
         if (keys == null || keys.isEmpty()) {
             return;
         }
-        core.unlock(batch(checkNoNulls(keys)));
+        try (HashedKeyBatch batch = batch(checkNoNulls(keys))) {
+            core.unlock(batch);
+        }
     }
 
     /**
@@ -216,7 +221,10 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
         if (keys == null || keys.isEmpty()) {
             return List.of();
         }
-        DeleteOutcome[] outcome = core.deleteWithOutcome(batch(checkNoNulls(keys)), force);
+        DeleteOutcome[] outcome;
+        try (HashedKeyBatch batch = batch(checkNoNulls(keys))) {
+            outcome = core.deleteWithOutcome(batch, force);
+        }
         List<ObjectKey> gone = new ArrayList<>();
         List<L2DeleteResult> results = new ArrayList<>(outcome.length);
         for (int i = 0; i < outcome.length; i++) {
@@ -253,42 +261,13 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
         return keys;
     }
 
-    /** The keys of one call as the store reads them: the caller's list itself, no copy. */
-    private KeyBatch batch(List<ObjectKey> keys) {
-        if (handsOverHashes) {
-            // every key hashed here, before the store's lock is taken: the lock is then held for the index
-            // probes alone, not for the hashing too (most of a large lookup's CPU)
-            for (int i = 0, n = keys.size(); i < n; i++) {
-                keys.get(i).encodedHashHigh();
-            }
-        }
-        return new ObjectKeys(keys, handsOverHashes);
-    }
-
     /**
-     * A list of keys as a {@link KeyBatch}: each key's encoded form and hash, as the key keeps them
-     * (computed on the first call that needs them, once per key).
+     * The keys of one call as the store reads them, with their hashes when the store uses hashes, all
+     * computed here, before the store's lock is taken: the lock is then held for the index probes alone,
+     * not for the hashing too (most of a large lookup's CPU). Closed when the call returns.
      */
-    private record ObjectKeys(List<ObjectKey> keys, boolean carriesHashes) implements KeyBatch {
-        @Override
-        public int size() {
-            return keys.size();
-        }
-
-        @Override
-        public String text(int i) {
-            return keys.get(i).encoded();
-        }
-
-        @Override
-        public long h1(int i) {
-            return keys.get(i).encodedHashHigh();
-        }
-
-        @Override
-        public long h2(int i) {
-            return keys.get(i).encodedHashLow();
-        }
+    private HashedKeyBatch batch(List<ObjectKey> keys) {
+        return HashedKeyBatch.of(keys, handsOverHashes);
     }
 
     // ---- reclaim-unit groups (docs/contract.md section 7) ----
@@ -301,7 +280,9 @@ public final class RawBlockL2Adapter extends AbstractL2Adapter implements Reclai
     @Override
     public int[] groupsOf(List<ObjectKey> keys) {
         checkOpen();
-        return core.slotGroups().groupsOf(batch(checkNoNulls(keys)));
+        try (HashedKeyBatch batch = batch(checkNoNulls(keys))) {
+            return core.slotGroups().groupsOf(batch);
+        }
     }
 
     @Override
