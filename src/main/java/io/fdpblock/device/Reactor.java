@@ -207,9 +207,42 @@ final class Reactor extends RingDriver implements Runnable {
 
     private void tickAndWait(Ring.CompletionHandler onCompletion) throws IOException {
         try {
-            submitWaitAndReap(onCompletion);
+            submitAndWait();
         } finally {
+            // awake from here on: a batch queued during the reap below is seen by the loop or by
+            // afterCallback, so its submitter need not write the wake-up eventfd (a system call, and a
+            // wake-up completion to reap and re-arm)
             sleeping.set(false);
+        }
+        reap(onCompletion);
+    }
+
+    /**
+     * Takes batches other threads queued into SQEs between two callbacks of one reap, rather than after
+     * the last. A callback can be long (a load's CRC32Cs of its payloads), and completions come in
+     * bursts: a task submitted while the first callback of a burst ran would otherwise wait, out of the
+     * device's queue, for every other callback of the burst. Ring tasks (a buffer registration) wait for
+     * the loop, as before.
+     */
+    @Override
+    void afterCallback() {
+        if (filling || current != null || !pending.isEmpty() || failing || directFailure != null
+                || device.isClosing()) {
+            return;
+        }
+        filling = true;
+        try {
+            while (freeTop > 0 && queue.peek() instanceof IoBatch) { // this thread is the only one taking
+                current = (IoBatch) queue.poll();
+                currentNext = 0;
+                if (!prepareCurrent()) {
+                    return; // queue depth reached: the loop goes on with it
+                }
+            }
+        } catch (Throwable t) { // the ring failed: the loop fails it (and what is left) after the reap
+            directFailure = t;
+        } finally {
+            filling = false;
         }
     }
 

@@ -320,10 +320,15 @@ abstract class RingDriver {
 
     /** Submits what is prepared and waits for one completion at least, then reaps. */
     final void submitWaitAndReap(Ring.CompletionHandler handler) throws IOException {
+        submitAndWait();
+        reap(handler);
+    }
+
+    /** Submits what is prepared and waits for one completion at least; reaps nothing. */
+    final void submitAndWait() throws IOException {
         tick();
         int n = ring.submitAndWait(1);
         submitted(n);
-        reap(handler);
     }
 
     final void reap(Ring.CompletionHandler handler) {
@@ -395,7 +400,12 @@ abstract class RingDriver {
         if (batchDone) {
             completions = reapedIo; // counted before the callback: what it starts may read the stats
             AbstractBlockDevice.complete(b, b.callback);
+            afterCallback();
         }
+    }
+
+    /** After a batch's callback ran inside a reap, with more completions maybe still to hand out. */
+    void afterCallback() {
     }
 
     /**

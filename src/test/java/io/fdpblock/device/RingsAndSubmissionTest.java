@@ -111,6 +111,44 @@ class RingsAndSubmissionTest {
         }
     }
 
+    @Test
+    void aBatchQueuedWhileTheReactorRunsACallbackIsTakenWithoutWakingIt() throws Exception {
+        try (IoUringBlockDevice dev = open(options())) {
+            MemorySegment buf = dev.buffers().acquire();
+            Patterns.fill(buf.asSlice(0, BLOCK), 8);
+            Patterns.fill(buf.asSlice(BLOCK, BLOCK), 9);
+            IoBatch w = new IoBatch(1);
+            w.write(0, buf.asSlice(0, 2 * BLOCK));
+            dev.execute(w);
+            buf.fill((byte) 0);
+
+            CountDownLatch inCallback = new CountDownLatch(1);
+            CountDownLatch queued = new CountDownLatch(1);
+            CompletableFuture<IoBatch> second = new CompletableFuture<>();
+            IoBatch first = new IoBatch(1);
+            first.read(0, buf.asSlice(0, BLOCK));
+            dev.submit(first, b -> { // a long callback, as a load's CRC32Cs: another thread queues meanwhile
+                inCallback.countDown();
+                try {
+                    queued.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            assertThat(inCallback.await(30, TimeUnit.SECONDS)).isTrue();
+            IoStats before = dev.ioStats();
+            IoBatch next = new IoBatch(1);
+            next.read(BLOCK, buf.asSlice(BLOCK, BLOCK));
+            dev.submit(next, second::complete);
+            IoStats d = dev.ioStats().minus(before);
+            queued.countDown();
+            second.get(30, TimeUnit.SECONDS).throwIfFailed();
+            assertThat(d.wakeups()).as("the reactor is awake, handing out completions: no eventfd write").isZero();
+            assertThat(Patterns.mismatch(buf.asSlice(0, BLOCK), 8)).isEqualTo(-1);
+            assertThat(Patterns.mismatch(buf.asSlice(BLOCK, BLOCK), 9)).isEqualTo(-1);
+        }
+    }
+
     /** 64 reads in one batch from another thread: how many io_uring_enter calls hand them over. */
     private long submitCallsFor64Reads(SubmitPolicy policy) throws Exception {
         try (IoUringBlockDevice dev = open(options().withSubmitPolicy(policy))) {
