@@ -9,8 +9,9 @@ import java.util.List;
  * The keys of one adapter call as the store reads them: the caller's list itself (no copy of the keys)
  * and, for a store keyed by hash, each key's hash copied into two arrays before the store's lock is
  * taken. The keys are hashed there (once per {@link ObjectKey}, which keeps its hash), and the probes
- * under the lock then read the arrays in order instead of following each key object, which cost a
- * 1,000-key lookup about 10 us more under the lock.
+ * under the lock then read the arrays in order instead of following each key object and its hash
+ * object, twice per key (a 1,000-key lookup of keys whose hashes were known took 15 us to its signal
+ * that way, 12-13 us this way).
  *
  * <p>The arrays are the calling thread's own, reused from call to call ({@link #of}); the batch is
  * closed when the call returns, and a call made while the thread's batch is still open (a listener that
