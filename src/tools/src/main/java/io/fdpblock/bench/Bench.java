@@ -752,7 +752,9 @@ public final class Bench {
      * flushes. After each store round, fio runs once more with a flush ({@code --fdatasync}) every as many
      * MiB as ours wrote per commit, so the JSON (and a line per round) says what that durability costs on
      * this device: {@code fio_same_flushes_mb_per_sec}, {@code fio_same_flushes_every_mib},
-     * {@code ours_over_fio_same_flushes}. The target stays against fio without flushes.
+     * {@code ours_over_fio_same_flushes}. That fio stops its writes at each flush, where ours' log writer
+     * flushes beside the puts; so fio runs a third time with the flushes beside its job too
+     * ({@link #fioWithConcurrentFlushes}). The target stays against fio without flushes.
      */
     private void fioWithOursFlushes(BenchCase c, int round, Measurement ours, List<String> fioArgs, Path fioDir) {
         Object commits = ours.extra().get("log_commits");
@@ -767,6 +769,45 @@ public final class Bench {
                 huge ? List.of("--fdatasync=" + everyMib, "--mem=shmhuge") : List.of("--fdatasync=" + everyMib),
                 "same_flushes", "fio with a flush every " + everyMib + " MiB, as ours' commits"
                         + (huge ? ", its buffers on huge pages" : ""));
+        fioWithConcurrentFlushes(c, round, ours, fioArgs, fioDir, n.longValue());
+    }
+
+    /**
+     * fio's job once more beside a second job that writes 4 KiB and flushes ({@link Fio#flusherJob}) as
+     * often as ours' log committed in the window, pausing between flushes for ours' mean time between the
+     * end of one commit and the start of the next: the same flushes, made while the writes go on, as the
+     * log writer makes them. Where a flush stops every write for its duration (a virtual disk whose flush
+     * writes back the host's cache), this is what the store's durability leaves of fio's throughput:
+     * {@code fio_concurrent_flushes_mb_per_sec}, {@code ours_over_fio_concurrent_flushes}, and fio's own
+     * count and mean time of those flushes, {@code fio_concurrent_flushes_count} and
+     * {@code fio_concurrent_flushes_flush_ms_avg}.
+     */
+    private void fioWithConcurrentFlushes(BenchCase c, int round, Measurement ours, List<String> fioArgs, Path fioDir,
+            long commits) {
+        String file = Fio.option(fioArgs, "filename");
+        if (file == null || commits <= 0) {
+            return;
+        }
+        boolean huge = hugePagesForFio(fioArgs) == null; // like for like when it can be
+        double periodMs = ours.seconds() * 1000.0 / commits;
+        double busyMs = number(ours.extra().get("log_commit_write_ms_avg"))
+                + number(ours.extra().get("log_commit_flush_ms_avg"));
+        long pauseMicros = Math.round(Math.max(0, periodMs - busyMs) * 1000);
+        List<String> options = new ArrayList<>();
+        if (huge) {
+            options.add("--mem=shmhuge");
+        }
+        options.addAll(Fio.flusherJob(file, pauseMicros, o.seconds(), o.rampSeconds()));
+        Measurement f = fioVariant(c, round, ours, fioArgs, fioDir, options, "concurrent_flushes",
+                "fio beside a flush every " + Math.round(periodMs) + " ms, as ours' log commits");
+        if (f != null) {
+            ours.extra().put("fio_concurrent_flushes_count", f.extra().get("other_jobs_fdatasyncs"));
+            ours.extra().put("fio_concurrent_flushes_flush_ms_avg", f.extra().get("other_jobs_fdatasync_ms_avg"));
+        }
+    }
+
+    private static double number(Object o) {
+        return o instanceof Number n ? n.doubleValue() : 0;
     }
 
     /**
@@ -877,6 +918,7 @@ public final class Bench {
                 fio == null ? " (fio missing: ratios cannot be judged; run `make bench`)" : "");
         p.println(CPU_ACCOUNTING + ".");
         printCpuPerChunkTable(p);
+        printFlushesTable(p);
         printWhy(p);
     }
 
@@ -912,6 +954,38 @@ public final class Bench {
                     num(r.fioCpuMicrosPerIo(), 1) + (r.cpuPerChunkAgainstPlainFio() ? "*" : " "),
                     num(r.crc32cAloneMbPerCpuSec(), 0), num(r.crc32cMicrosPerChunk(), 1),
                     num(r.cpuMicrosPerChunkBeyondFioAndCrc(), 1), t.describe(), yesNo(t.met()));
+        }
+    }
+
+    /**
+     * The stores against fio with the same flushes as ours' log commits, made two ways (medians of the
+     * rounds; not judged: the targets stay against fio without flushes).
+     */
+    private void printFlushesTable(PrintStream p) {
+        List<CaseResult> stores = results.stream().filter(r -> r.skipped() == null && r.hasOurs()
+                && !Double.isNaN(r.medianExtra(true, "log_commits"))).toList();
+        if (stores.isEmpty()) {
+            return;
+        }
+        p.println();
+        p.println("Stores and their flushes (MB/s, medians of the rounds): ours commits its log with a flush, as often"
+                + " as commits says, while its puts go on; fio inline = fio's job with --fdatasync every as many MiB"
+                + " (its writes stop at each flush); fio beside = fio's job beside a second one flushing as often"
+                + " (fio's flush ms: the mean time of those flushes)");
+        String row = "%-26s %8s %8s %9s %9s %8s %9s %7s %7s";
+        String head = String.format(Locale.ROOT, row, "case", "ours", "commits", "flush ms", "fio", "fio's", "fio",
+                "ratio", "ratio");
+        p.println(head);
+        p.println(String.format(Locale.ROOT, row, "", "", "", "ours", "inline", "flush ms", "beside", "inline", "beside"));
+        p.println("-".repeat(head.length()));
+        for (CaseResult r : stores) {
+            p.printf(Locale.ROOT, row + "%n", r.benchCase().label(), num(r.oursThroughput(), 1),
+                    num(r.medianExtra(true, "log_commits"), 0), num(r.medianExtra(true, "log_commit_flush_ms_avg"), 1),
+                    num(r.medianExtra(true, "fio_same_flushes_mb_per_sec"), 1),
+                    num(r.medianExtra(true, "fio_concurrent_flushes_flush_ms_avg"), 1),
+                    num(r.medianExtra(true, "fio_concurrent_flushes_mb_per_sec"), 1),
+                    num(r.medianExtra(true, "ours_over_fio_same_flushes"), 2),
+                    num(r.medianExtra(true, "ours_over_fio_concurrent_flushes"), 2));
         }
     }
 

@@ -151,6 +151,45 @@ public final class Fio {
     }
 
     /**
+     * A second job for fio's command line, run beside the job before it: a 4 KiB write at offset 0 of
+     * {@code target}, then an {@code fdatasync}, then {@code pauseMicros} of nothing, over and over, as a
+     * store's log writer commits beside its puts (a small write and a flush, while the data writes go on).
+     * fio's own {@code --fdatasync=N} instead stops its job's I/O at each flush. Its flushes are counted
+     * in the first job's measurement ({@link #parse}: {@code other_jobs_fdatasyncs}).
+     */
+    static List<String> flusherJob(String target, long pauseMicros, int runtimeSeconds, int rampSeconds) {
+        List<String> a = new ArrayList<>();
+        a.add("--name=flusher");
+        a.add("--filename=" + target);
+        a.add("--ioengine=psync");
+        a.add("--direct=1");
+        a.add("--rw=write");
+        a.add("--bs=4096");
+        a.add("--size=4096");
+        a.add("--offset=0");
+        a.add("--fdatasync=1");
+        a.add("--thinktime=" + Math.max(0, pauseMicros));
+        a.add("--time_based");
+        a.add("--runtime=" + runtimeSeconds);
+        if (rampSeconds > 0) {
+            a.add("--ramp_time=" + rampSeconds);
+        }
+        return a;
+    }
+
+    /** The value of {@code --name=value} in {@code jobArgs} (the last one), or null. */
+    static String option(List<String> jobArgs, String name) {
+        String prefix = "--" + name + "=";
+        String v = null;
+        for (String a : jobArgs) {
+            if (a.startsWith(prefix)) {
+                v = a.substring(prefix.length());
+            }
+        }
+        return v;
+    }
+
+    /**
      * Huge pages fio's buffers take for {@code jobArgs}: iodepth x bs per job, rounded up to pages, and two
      * more (fio rounds its buffer size up to a page and then adds alignment on top; measured with fio 3.33:
      * 1 MiB x 16 needs 10 pages of 2 MiB, 9 fail).
@@ -273,6 +312,21 @@ public final class Fio {
             JsonNode p = pct.path(k[0]);
             if (!p.isMissingNode()) {
                 extra.put(k[1], Measurement.round(p.asDouble() / 1000.0, 2));
+            }
+        }
+        // the flushes of the jobs after the first (a flusherJob), how many and how long they took
+        long syncs = 0;
+        double syncNanos = 0;
+        for (int i = 1; i < jobs.size(); i++) {
+            JsonNode syncLat = jobs.get(i).path("sync").path("lat_ns");
+            long n = syncLat.path("N").asLong(0);
+            syncs += n;
+            syncNanos += n * syncLat.path("mean").asDouble(0);
+        }
+        if (jobs.size() > 1) {
+            extra.put("other_jobs_fdatasyncs", syncs);
+            if (syncs > 0) {
+                extra.put("other_jobs_fdatasync_ms_avg", Measurement.round(syncNanos / syncs / 1e6, 1));
             }
         }
         // fio's own depth figures: % of time at each depth, and I/Os per submit and per reap call

@@ -91,6 +91,43 @@ class BenchReportTest {
     }
 
     @Test
+    void theFlusherBesideFiosJobIsCountedAndItsFlushesTimedWhileTheFiguresAreTheFirstJobs() throws Exception {
+        String twoJobs = """
+                {
+                  "jobs" : [ {
+                      "jobname" : "adapter-store-1m-qd16", "error" : 0, "job_runtime" : 5000,
+                      "read" : { "io_bytes" : 0, "runtime" : 0, "total_ios" : 0 },
+                      "write" : { "io_bytes" : 10485760000, "bw_bytes" : 2097152000, "iops" : 2000.0,
+                                  "runtime" : 5000, "total_ios" : 10000, "lat_ns" : { "mean" : 8000000.0 } },
+                      "sync" : { "total_ios" : 0, "lat_ns" : { "N" : 0 } },
+                      "usr_cpu" : 2.0, "sys_cpu" : 8.0 },
+                    { "jobname" : "flusher", "error" : 0, "job_runtime" : 5000,
+                      "read" : { "io_bytes" : 0, "runtime" : 0, "total_ios" : 0 },
+                      "write" : { "io_bytes" : 20480, "runtime" : 5000, "total_ios" : 5 },
+                      "sync" : { "total_ios" : 0, "lat_ns" : { "N" : 5, "mean" : 600000000.0 } },
+                      "usr_cpu" : 0.0, "sys_cpu" : 0.1 } ]
+                }
+                """;
+        Measurement m = Fio.parse(twoJobs);
+        assertThat(m.ops()).as("the writer's, not the flusher's").isEqualTo(10_000);
+        assertThat(m.bytes()).isEqualTo(10_485_760_000L);
+        assertThat(m.extra()).containsEntry("other_jobs_fdatasyncs", 5L).containsEntry("other_jobs_fdatasync_ms_avg", 600.0);
+        assertThat(Fio.parse(FIO_JSON).extra()).as("one job: no flusher").doesNotContainKey("other_jobs_fdatasyncs");
+    }
+
+    @Test
+    void theFlusherJobWritesAndFlushesTheSameFileThenPauses() {
+        BenchCase store = adapterCase(BenchCase.Kind.ADAPTER_STORE);
+        List<String> writer = Fio.jobArgs(store, Path.of("/var/tmp/x.img"), 1L << 30, 5, 1);
+        List<String> flusher = Fio.flusherJob(Fio.option(writer, "filename"), 400_000, 5, 1);
+        assertThat(flusher.get(0)).as("a job of its own").isEqualTo("--name=flusher");
+        assertThat(flusher).contains("--filename=/var/tmp/x.img", "--fdatasync=1", "--bs=4096", "--size=4096",
+                "--thinktime=400000", "--time_based", "--runtime=5", "--ramp_time=1", "--direct=1");
+        assertThat(Fio.flusherJob("/x", -5, 5, 0)).contains("--thinktime=0").noneMatch(a -> a.startsWith("--ramp_time"));
+        assertThat(Fio.option(writer, "no-such-option")).isNull();
+    }
+
+    @Test
     void fiosHugePageBuffersAreCountedPerJobWithTwoPagesBeyondTheBuffers() {
         // fio 3.33 with --mem=shmhuge: seqwrite 1m QD16 failed (shmget ENOMEM) with 9 pages free, ran with 10;
         // QD32 failed with 17, ran with 18
@@ -327,6 +364,34 @@ class BenchReportTest {
                 .containsPattern("130\\.0 +100\\.0  +1\\.30x +<=1\\.50 +yes"));
         assertThat(lines).anySatisfy(l -> assertThat(l).startsWith("adapter store 1m QD16 ")
                 .containsPattern("110\\.0 +20\\.0\\* +34,953 +30\\.0 +65\\.0 +<=5\\.00 +NO"));
+        assertThat(lines).as("no case committed a log: no table of flushes").noneMatch(l -> l.startsWith("Stores and"));
+    }
+
+    @Test
+    void theStoresAreSetBesideFioWithTheSameFlushesInlineAndBeside() throws Exception {
+        Bench b = new Bench(new Bench.Options(dir.resolve("x.img"), 256L << 20, null, 1, 0, 3, dir, null, List.of(),
+                true, 4, 20, null, null), System.out);
+        CaseResult store = storeWithHugePagesAndCrc(adapterCase(BenchCase.Kind.ADAPTER_STORE)); // ours 1,048.6 MB/s
+        double[] inline = {0.5, 0.6, 0.7};
+        double[] beside = {1.0, 1.1, 0.9};
+        for (int i = 0; i < 3; i++) {
+            Map<String, Object> x = store.rounds().get(i).ours().extra();
+            x.put("log_commits", 5L);
+            x.put("log_commit_flush_ms_avg", 600.0 + i);
+            x.put("fio_same_flushes_mb_per_sec", 8000.0 + i);
+            x.put("ours_over_fio_same_flushes", inline[i]);
+            x.put("fio_concurrent_flushes_mb_per_sec", 5000.0 + i);
+            x.put("fio_concurrent_flushes_flush_ms_avg", 800.0 + i);
+            x.put("ours_over_fio_concurrent_flushes", beside[i]);
+        }
+        b.results().add(store);
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        b.printTable(new PrintStream(buf, true, StandardCharsets.UTF_8));
+        List<String> lines = buf.toString(StandardCharsets.UTF_8).lines().toList();
+        int table = lines.indexOf(lines.stream().filter(l -> l.startsWith("Stores and their flushes")).findFirst()
+                .orElseThrow());
+        assertThat(lines.subList(table, lines.size())).anySatisfy(l -> assertThat(l).startsWith("adapter store 1m QD16 ")
+                .containsPattern("1,048\\.6 +5 +601\\.0 +8,001\\.0 +801\\.0 +5,001\\.0 +0\\.60 +1\\.00"));
     }
 
     @Test
