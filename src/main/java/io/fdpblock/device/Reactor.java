@@ -177,13 +177,13 @@ final class Reactor extends RingDriver implements Runnable {
 
     @Override
     boolean entersAfterReap() {
-        return true; // loop(): after a reap, fill() then submitWaitAndReap, which submits what is prepared
+        return true; // loop(): after a reap, fill() then submitAndWait, which submits what is prepared
     }
 
     private void loop() throws Throwable {
         Ring.CompletionHandler onCompletion = this::onCompletion;
         while (true) {
-            fill();
+            fill(false);
             if (device.isClosing() && inFlight == 0 && current == null && pending.isEmpty() && queue.isEmpty()
                     && !wakeArmed) {
                 return;
@@ -230,30 +230,28 @@ final class Reactor extends RingDriver implements Runnable {
                 || device.isClosing()) {
             return;
         }
-        filling = true;
         try {
-            while (freeTop > 0 && queue.peek() instanceof IoBatch) { // this thread is the only one taking
-                current = (IoBatch) queue.poll();
-                currentNext = 0;
-                if (!prepareCurrent()) {
-                    return; // queue depth reached: the loop goes on with it
-                }
-            }
+            fill(true);
         } catch (Throwable t) { // the ring failed: the loop fails it (and what is left) after the reap
             directFailure = t;
-        } finally {
-            filling = false;
         }
     }
 
-    /** Moves work into SQEs while slots last: batches its own callbacks submitted first, then the queue. */
-    private void fill() throws IOException {
+    /**
+     * Moves work into SQEs while slots last: batches its own callbacks submitted first, then the queue.
+     *
+     * @param batchesOnly stop at a ring task in the queue (it waits for the loop)
+     */
+    private void fill(boolean batchesOnly) throws IOException {
         filling = true;
         try {
             while (true) {
                 if (current == null) {
                     Object next = pending.poll();
                     if (next == null) {
+                        if (batchesOnly && !(queue.peek() instanceof IoBatch)) {
+                            return; // this thread is the only one taking: what it peeked is what it polls
+                        }
                         next = queue.poll();
                     }
                     if (next == null) {

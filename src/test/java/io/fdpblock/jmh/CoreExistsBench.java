@@ -1,12 +1,13 @@
 package io.fdpblock.jmh;
 
+import com.dynatrace.hash4j.hashing.HashValue128;
+import io.fdpblock.core.KeyBatch;
 import io.fdpblock.core.PutRequest;
 import io.fdpblock.core.RawBlockCore;
 import io.fdpblock.core.RawBlockCoreConfig;
 import io.fdpblock.device.BlockDevice;
 import io.fdpblock.device.BlockDevices;
 import io.fdpblock.device.IoEngine;
-import io.fdpblock.core.KeyBatch;
 import io.fdpblock.l2.KeyCodec;
 import io.fdpblock.util.KeyHash;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -75,8 +76,9 @@ public class CoreExistsBench {
         long[] h1 = new long[KEYS];
         long[] h2 = new long[KEYS];
         for (int i = 0; i < KEYS; i++) {
-            h1[i] = KeyHash.of(keys.get(i)).getMostSignificantBits();
-            h2[i] = KeyHash.of(keys.get(i)).getLeastSignificantBits();
+            HashValue128 h = KeyHash.of(keys.get(i));
+            h1[i] = h.getMostSignificantBits();
+            h2[i] = h.getLeastSignificantBits();
         }
         List<String> texts = keys;
         hashed = new KeyBatch() {

@@ -867,13 +867,9 @@ public final class Bench {
                 + " (--mem=shmhuge), as ours are, like for like (* = it did not run: plain fio, see the case's note);"
                 + " plain fio = fio with its own malloc'd buffers. CPU and per CPU-s: plain fio.%n", o.rounds());
         String row = "%-26s %-6s %12s %13s %7s %7s %4s | %12s %7s | %5s %5s %11s %11s %6s %6s %4s";
-        String head = String.format(Locale.ROOT, row, "case", "unit", "ours", "fio", "ratio", "target", "met",
-                "plain fio", "ratio", "CPU", "CPU", "per CPU-s", "per CPU-s", "ratio", "target", "met");
-        String head2 = String.format(Locale.ROOT, row, "", "", "", "", "", "", "", "", "", "ours", "fio", "ours", "fio",
-                "", "", "");
-        p.println(head);
-        p.println(head2);
-        p.println("-".repeat(head.length()));
+        int width = printHeading(p, row, new Object[] {"case", "unit", "ours", "fio", "ratio", "target", "met",
+                "plain fio", "ratio", "CPU", "CPU", "per CPU-s", "per CPU-s", "ratio", "target", "met"},
+                new Object[] {"", "", "", "", "", "", "", "", "", "ours", "fio", "ours", "fio", "", "", ""});
         int met = 0;
         int judged = 0;
         for (CaseResult r : results) {
@@ -913,7 +909,7 @@ public final class Bench {
                     num(r.oursIopsPerCpuSec(), 0), num(r.fioIopsPerCpuSec(), 0), ratio(r.cpuEfficiencyRatio()),
                     eff == null ? "-" : eff.describe(), eff == null ? "-" : yesNo(eff.met()));
         }
-        p.println("-".repeat(head.length()));
+        p.println("-".repeat(width));
         p.printf(Locale.ROOT, "targets met: %d of %d judged%s%n", met, judged,
                 fio == null ? " (fio missing: ratios cannot be judged; run `make bench`)" : "");
         p.println(CPU_ACCOUNTING + ".");
@@ -943,11 +939,8 @@ public final class Bench {
                 + " stored since the open) at the rate of the CRC32C alone, measured beside each round; beyond = ours -"
                 + " fio - CRC32C, per round");
         String row = "%-26s %8s %9s %11s %8s %8s %7s %4s";
-        String head = String.format(Locale.ROOT, row, "case", "ours", "fio", "CRC32C MB", "CRC32C", "beyond", "target",
-                "met");
-        p.println(head);
-        p.println(String.format(Locale.ROOT, row, "", "", "", "per CPU-s", "", "", "", ""));
-        p.println("-".repeat(head.length()));
+        printHeading(p, row, new Object[] {"case", "ours", "fio", "CRC32C MB", "CRC32C", "beyond", "target", "met"},
+                new Object[] {"", "", "", "per CPU-s", "", "", "", ""});
         for (CaseResult r : chunks) {
             CaseResult.Target t = target(r.targets(), CaseResult.CPU_BEYOND_TARGET);
             p.printf(Locale.ROOT, row + "%n", r.benchCase().label(), num(r.oursCpuMicrosPerChunk(), 1),
@@ -973,11 +966,8 @@ public final class Bench {
                 + " (its writes stop at each flush); fio beside = fio's job beside a second one flushing as often"
                 + " (fio's flush ms: the mean time of those flushes)");
         String row = "%-26s %8s %8s %9s %9s %8s %9s %7s %7s";
-        String head = String.format(Locale.ROOT, row, "case", "ours", "commits", "flush ms", "fio", "fio's", "fio",
-                "ratio", "ratio");
-        p.println(head);
-        p.println(String.format(Locale.ROOT, row, "", "", "", "ours", "inline", "flush ms", "beside", "inline", "beside"));
-        p.println("-".repeat(head.length()));
+        printHeading(p, row, new Object[] {"case", "ours", "commits", "flush ms", "fio", "fio's", "fio", "ratio", "ratio"},
+                new Object[] {"", "", "", "ours", "inline", "flush ms", "beside", "inline", "beside"});
         for (CaseResult r : stores) {
             p.printf(Locale.ROOT, row + "%n", r.benchCase().label(), num(r.oursThroughput(), 1),
                     num(r.medianExtra(true, "log_commits"), 0), num(r.medianExtra(true, "log_commit_flush_ms_avg"), 1),
@@ -1012,6 +1002,20 @@ public final class Bench {
                     num(r.medianExtra(false, "lat_p99_us"), 1), num(r.medianExtra(true, "io_uring_enters_per_io"), 2),
                     num(r.medianExtra(true, "sqes_per_submit"), 2), r.fioSubmitBatch());
         }
+    }
+
+    /**
+     * A table's two heading lines in {@code row}'s columns (the names, then what is under them) and the rule
+     * below them.
+     *
+     * @return the rule's width
+     */
+    private static int printHeading(PrintStream p, String row, Object[] names, Object[] below) {
+        String head = String.format(Locale.ROOT, row, names);
+        p.println(head);
+        p.println(String.format(Locale.ROOT, row, below));
+        p.println("-".repeat(head.length()));
+        return head.length();
     }
 
     private static String yesNo(Boolean b) {

@@ -189,24 +189,20 @@ public final class Fio {
         return v;
     }
 
+    private static long longOption(List<String> jobArgs, String name, long absent) {
+        String v = option(jobArgs, name);
+        return v == null ? absent : Long.parseLong(v);
+    }
+
     /**
      * Huge pages fio's buffers take for {@code jobArgs}: iodepth x bs per job, rounded up to pages, and two
      * more (fio rounds its buffer size up to a page and then adds alignment on top; measured with fio 3.33:
      * 1 MiB x 16 needs 10 pages of 2 MiB, 9 fail).
      */
     static long hugetlbPagesNeeded(List<String> jobArgs, long pageBytes) {
-        long bs = 0;
-        long depth = 1;
-        long jobs = 1;
-        for (String a : jobArgs) {
-            if (a.startsWith("--bs=")) {
-                bs = Long.parseLong(a.substring(5));
-            } else if (a.startsWith("--iodepth=")) {
-                depth = Long.parseLong(a.substring(10));
-            } else if (a.startsWith("--numjobs=")) {
-                jobs = Long.parseLong(a.substring(10));
-            }
-        }
+        long bs = longOption(jobArgs, "bs", 0);
+        long depth = longOption(jobArgs, "iodepth", 1);
+        long jobs = longOption(jobArgs, "numjobs", 1);
         return jobs * ((bs * depth + pageBytes - 1) / pageBytes + 2);
     }
 
