@@ -220,6 +220,32 @@ class RawBlockCoreTest {
 
     @ParameterizedTest
     @EnumSource(value = IoEngine.class, names = {"MEMORY", "IO_URING"})
+    void aLoadWhoseSubmissionFailsAnswersMissesAndHoldsNoSlot(IoEngine engine) throws Exception {
+        try (CoreFixture f = new CoreFixture(engine, dir, 16)) {
+            RawBlockCore core = f.open();
+            int free = core.freeSlots();
+            List<PutRequest> reqs = new ArrayList<>();
+            List<LoadRequest> loads = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                String k = CoreFixture.key(i);
+                reqs.add(PutRequest.of(k, f.payload(k, 3000 + i)));
+                loads.add(new LoadRequest(k, f.buffer(CoreFixture.SLOT)));
+            }
+            assertThat(core.put(reqs)).containsOnly(true);
+            f.device.failNextSubmit();
+            assertThat(core.load(loads)).as("not read: every key a miss").containsOnly(false);
+            assertThat(core.load(loads)).as("nothing held by the failed load").containsOnly(true);
+            for (int i = 0; i < 5; i++) {
+                assertThat(loads.get(i).destination().asSlice(0, 3000 + i).mismatch(f.payload(CoreFixture.key(i), 3000 + i)))
+                        .as("bytes of key %d", i).isEqualTo(-1);
+            }
+            assertThat(core.delete(reqs.stream().map(PutRequest::key).toList(), false)).containsOnly(true);
+            assertThat(core.freeSlots()).as("every slot released: no read left open").isEqualTo(free);
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = IoEngine.class, names = {"MEMORY", "IO_URING"})
     void keyDeletedWhileItsWriteIsInFlightIsGoneAndItsSlotReusable(IoEngine engine) throws Exception {
         try (CoreFixture f = new CoreFixture(engine, dir, 1)) {
             RawBlockCore core = f.open();

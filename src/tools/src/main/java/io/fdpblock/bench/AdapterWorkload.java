@@ -37,11 +37,11 @@ import java.util.SplittableRandom;
  * LMCache drives it: tasks of {@code keysPerTask} chunks submitted, the adapter's eventfd awaited, results
  * collected, the next task submitted, with {@code chunksInFlight} chunks in flight in all. Chunk buffers
  * are caller-owned, aligned and registered with the device (zero-copy, fixed-buffer I/O), and each task
- * takes the buffers free longest in a pool of {@link #BUFFER_POOL_BYTES}, as LMCache's CPU buffer pool
- * hands consecutive tasks different memory. A load's CRC32C reads its destination into the CPU's caches;
- * on this project's VM the next read into those same bytes is then slower, so 16 buffers reused over and
- * over (16 MiB, inside the last-level cache) cost a checked load about 10 % of its throughput that a
- * pool larger than that cache does not (measured side by side in one process, docs/benchmarks.md).
+ * takes the buffers free longest in a pool of {@code bufferBytes}: by default as many bytes as the chunks
+ * in flight, as fio's job has one buffer per I/O in flight, since what the buffers' memory costs the device
+ * is part of what is compared (on this project's VM, 1 MiB reads into 256 MiB of buffers ran at 0.6-0.8x
+ * of the same reads into 16 MiB: the host copies into memory no cache holds; docs/benchmarks.md). A larger
+ * pool, as a service's, is measured with {@code --adapter-buffers}.
  *
  * <p>The store case cycles through a fixed set of keys sized to the device: a key group stored before is
  * deleted just before it is stored again (a delete is an in-memory operation, counted in our time).
@@ -64,11 +64,6 @@ public final class AdapterWorkload implements AutoCloseable {
     public static final double EVICT_HIGH = 0.95;
     /** Fraction of the slots stored that an eviction round deletes down to. */
     public static final double EVICT_LOW = 0.90;
-    /**
-     * Chunk buffers the tasks cycle through: larger than any last-level cache here, so that a buffer comes
-     * back to a task with its lines long gone from the CPU's caches, as in a pool of a service's size.
-     */
-    public static final long BUFFER_POOL_BYTES = 256L << 20;
 
     private final RawBlockL2Adapter adapter;
     private final int chunkBytes;
@@ -93,8 +88,8 @@ public final class AdapterWorkload implements AutoCloseable {
     private int evictToGroups;
     private long evictionRounds;
 
-    private AdapterWorkload(RawBlockL2Adapter adapter, int chunkBytes, int chunksInFlight, int keysPerTask)
-            throws IOException {
+    private AdapterWorkload(RawBlockL2Adapter adapter, int chunkBytes, int chunksInFlight, int keysPerTask,
+            long bufferBytes) throws IOException {
         this.adapter = adapter;
         this.chunkBytes = chunkBytes;
         this.keysPerTask = keysPerTask;
@@ -117,7 +112,7 @@ public final class AdapterWorkload implements AutoCloseable {
         activeGroups = groupCount;
         int align = Math.max(4096, adapter.core().device().bufferAlignment());
         long setBytes = (long) chunkBytes * keysPerTask;
-        int sets = (int) Math.max(2L * tasksInFlight, BUFFER_POOL_BYTES / setBytes);
+        int sets = (int) Math.max(tasksInFlight, bufferBytes / setBytes); // a set per task in flight at least
         region = IoMemory.allocate(arena, setBytes * sets, align); // as a user should
         SplittableRandom r = new SplittableRandom(42);
         for (long o = 0; o < region.byteSize(); o += 8) {
@@ -157,24 +152,29 @@ public final class AdapterWorkload implements AutoCloseable {
     }
 
     /**
-     * Opens the adapter on {@code file} (created at {@code sizeBytes} if missing).
+     * Opens the adapter on {@code file} (created at {@code sizeBytes} if missing), its chunk buffers as many
+     * as the chunks in flight.
      *
      * @param keysPerTask chunks per store or load task; {@code chunksInFlight / keysPerTask} tasks in flight
      */
     public static AdapterWorkload open(Path file, long sizeBytes, int chunkBytes, int chunksInFlight, int keysPerTask)
             throws IOException {
-        return open(file, sizeBytes, chunkBytes, chunksInFlight, keysPerTask, RawBlockCoreConfig.VerifyPayload.ALWAYS);
+        return open(file, sizeBytes, chunkBytes, chunksInFlight, keysPerTask, RawBlockCoreConfig.VerifyPayload.ALWAYS,
+                (long) chunkBytes * chunksInFlight);
     }
 
-    /** @param verify the store's {@code verify_payload} (what each load checks) */
+    /**
+     * @param verify the store's {@code verify_payload} (what each load checks)
+     * @param bufferBytes the chunk buffers the tasks take in turn, in bytes (at least a set per task in flight)
+     */
     public static AdapterWorkload open(Path file, long sizeBytes, int chunkBytes, int chunksInFlight, int keysPerTask,
-            RawBlockCoreConfig.VerifyPayload verify) throws IOException {
+            RawBlockCoreConfig.VerifyPayload verify, long bufferBytes) throws IOException {
         if (keysPerTask < 1 || keysPerTask > chunksInFlight) {
             throw new IllegalArgumentException("keys per task " + keysPerTask + " must be in 1.." + chunksInFlight);
         }
         RawBlockL2Adapter a = RawBlockL2Adapter.open(config(file, sizeBytes, chunkBytes, chunksInFlight, verify));
         try {
-            return new AdapterWorkload(a, chunkBytes, chunksInFlight, keysPerTask);
+            return new AdapterWorkload(a, chunkBytes, chunksInFlight, keysPerTask, bufferBytes);
         } catch (IOException | RuntimeException e) {
             a.close();
             throw e;

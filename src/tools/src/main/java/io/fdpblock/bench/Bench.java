@@ -45,16 +45,18 @@ public final class Bench {
      * @param cases case ids (or prefixes) to run; empty = all
      * @param pipeline how our raw cases keep their depth (default {@link PipelinedIo.Mode#AUTO})
      * @param submitPolicy our devices' submission policy (default the library's, {@link SubmitPolicy#ADAPTIVE})
+     * @param adapterBufferBytes the adapter cases' chunk buffers, taken in turn by their tasks; 0 = as many as
+     *        the chunks in flight ({@link #ADAPTER_BUFFER_BYTES}), as fio has one buffer per I/O in flight
      */
     public record Options(Path file, long sizeBytes, Path device, Path blockDevice, int seconds, int rampSeconds,
             int rounds, Path outDir, String fioPath, List<String> cases, boolean prewrite, int adapterKeysPerTask,
-            int lookupIterations, PipelinedIo.Mode pipeline, SubmitPolicy submitPolicy) {
+            int lookupIterations, PipelinedIo.Mode pipeline, SubmitPolicy submitPolicy, long adapterBufferBytes) {
         /** Without a block device of its own: derived from {@code device}, when it is named ngXnY. */
         public Options(Path file, long sizeBytes, Path device, int seconds, int rampSeconds, int rounds, Path outDir,
                 String fioPath, List<String> cases, boolean prewrite, int adapterKeysPerTask, int lookupIterations,
                 PipelinedIo.Mode pipeline, SubmitPolicy submitPolicy) {
             this(file, sizeBytes, device, null, seconds, rampSeconds, rounds, outDir, fioPath, cases, prewrite,
-                    adapterKeysPerTask, lookupIterations, pipeline, submitPolicy);
+                    adapterKeysPerTask, lookupIterations, pipeline, submitPolicy, 0);
         }
 
         public Options {
@@ -81,6 +83,12 @@ public final class Bench {
                 throw new IllegalArgumentException("--adapter-keys-per-task " + adapterKeysPerTask + " is out of range:"
                         + " chunks per task must be in 1..16");
             }
+            adapterBufferBytes = adapterBufferBytes == 0 ? ADAPTER_BUFFER_BYTES : adapterBufferBytes;
+            if (adapterBufferBytes < ADAPTER_BUFFER_BYTES) {
+                throw new IllegalArgumentException("--adapter-buffers " + adapterBufferBytes + " is too small: the "
+                        + ADAPTER_CHUNKS_IN_FLIGHT + " chunks of 1 MiB in flight need at least " + ADAPTER_BUFFER_BYTES
+                        + " bytes (16 MiB, the default); give that or more, e.g. 268435456 for a service's 256 MiB pool");
+            }
             if (lookupIterations < 10) {
                 throw new IllegalArgumentException("--lookup-iterations " + lookupIterations + " is out of range: the"
                         + " timed lookups per round must be at least 10");
@@ -95,6 +103,11 @@ public final class Bench {
             submitPolicy = submitPolicy == null ? DeviceOptions.of(IoEngine.IO_URING).submitPolicy() : submitPolicy;
         }
     }
+
+    /** Chunks the adapter cases keep in flight, as fio's 1 MiB jobs keep {@code --iodepth=16} I/Os. */
+    static final int ADAPTER_CHUNKS_IN_FLIGHT = 16;
+    /** The adapter cases' chunk buffers by default: one per chunk in flight, as fio's job has one per I/O. */
+    public static final long ADAPTER_BUFFER_BYTES = (long) ADAPTER_CHUNKS_IN_FLIGHT * BenchCase.MIB;
 
     static final String CPU_ACCOUNTING = "CPU time = user + system of each process over its measured window: ours ="
             + " delta of clock_gettime(CLOCK_PROCESS_CPUTIME_ID), at nanosecond resolution (every JVM thread: submitter,"
@@ -590,10 +603,9 @@ public final class Bench {
 
     private void runAdapter(List<BenchCase> cases, Path fioDir, RawBlockCoreConfig.VerifyPayload verify)
             throws IOException {
-        int inFlight = 16;
         boolean crcOnLoad = verify == RawBlockCoreConfig.VerifyPayload.ALWAYS;
-        try (AdapterWorkload w = AdapterWorkload.open(o.file(), o.sizeBytes(), BenchCase.MIB, inFlight,
-                o.adapterKeysPerTask(), verify)) {
+        try (AdapterWorkload w = AdapterWorkload.open(o.file(), o.sizeBytes(), BenchCase.MIB, ADAPTER_CHUNKS_IN_FLIGHT,
+                o.adapterKeysPerTask(), verify, o.adapterBufferBytes())) {
             out.printf(Locale.ROOT, "adapter: RawBlock L2 adapter (io_uring) on %s, %d keys of 1 MiB, tasks of %d"
                             + " keys, %d tasks in flight, chunk buffers %sregistered, taken in turn from a pool of %d MiB,"
                             + " verify_payload %s%n", o.file(), w.keyCount(), w.keysPerTask(), w.tasksInFlight(),
@@ -605,8 +617,9 @@ public final class Bench {
                 if (c.kind() != BenchCase.Kind.ADAPTER_LOOKUP) {
                     r.note("RawBlock adapter, tasks of " + w.keysPerTask() + " x 1 MiB chunks, " + w.tasksInFlight()
                             + " tasks in flight, each on the buffers free longest in a pool of "
-                            + (w.bufferPoolBytes() >> 20) + " MiB (larger than the CPU's last-level cache, as a service's"
-                            + " buffer pool is); bytes counted are payload (a store also writes a 4 KiB slot header per"
+                            + (w.bufferPoolBytes() >> 20) + " MiB" + (w.bufferPoolBytes() == ADAPTER_BUFFER_BYTES
+                                    ? " (a buffer per chunk in flight, as fio has one per I/O)" : "")
+                            + "; bytes counted are payload (a store also writes a 4 KiB slot header per"
                             + " chunk and computes a CRC32C of every payload; verify_payload " + verify.configName()
                             + ": " + (crcOnLoad ? "a load computes the CRC32C of every payload)"
                                     : "every slot was written since the open: a load reads the payload alone and"
@@ -1056,6 +1069,7 @@ public final class Bench {
         opts.put("submit_policy", o.submitPolicy().name().toLowerCase());
         opts.put("io_buffers", IoMemory.hugePages()); // what backs our buffers (IoMemory); fio mallocs its own
         opts.put("adapter_keys_per_task", o.adapterKeysPerTask());
+        opts.put("adapter_buffer_bytes", o.adapterBufferBytes());
         opts.put("lookup_iterations", o.lookupIterations());
         m.put("options", opts);
         if (fio == null) {

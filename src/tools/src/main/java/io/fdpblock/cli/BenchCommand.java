@@ -94,6 +94,12 @@ public final class BenchCommand implements Callable<Integer> {
             + " 16 chunks are in flight in all (default ${DEFAULT-VALUE})")
     int adapterKeysPerTask;
 
+    @Option(names = "--adapter-buffers", defaultValue = "16777216", description = "Bytes of chunk buffers the adapter"
+            + " cases' tasks take in turn (the ones free longest): by default one 1 MiB buffer per chunk in flight,"
+            + " as fio's job has one per I/O; more, e.g. 268435456, measures a service's larger pool, whose memory no"
+            + " cache holds (default ${DEFAULT-VALUE})")
+    long adapterBuffers;
+
     @Option(names = "--lookup-iterations", defaultValue = "2000", description = "Lookup-and-lock tasks of 1,000 keys"
             + " timed per round (default ${DEFAULT-VALUE})")
     int lookupIterations;
@@ -140,7 +146,7 @@ public final class BenchCommand implements Callable<Integer> {
         }
         // Every option is checked before anything is created (the record checks sizes, times, counts).
         new Bench.Options(Path.of("-"), size, nodes[0], nodes[1], seconds, ramp, rounds, out, fio, cases, !noPrewrite,
-                adapterKeysPerTask, lookupIterations, m, policy);
+                adapterKeysPerTask, lookupIterations, m, policy, adapterBuffers);
         if (file != null) {
             Cli.creatable(spec, "--file", file);
             if (!Files.exists(file)) {
@@ -167,7 +173,7 @@ public final class BenchCommand implements Callable<Integer> {
                 Cli.createDeviceFile(spec, "--size", f, size);
             }
             Bench bench = new Bench(new Bench.Options(f, size, nodes[0], nodes[1], seconds, ramp, rounds, out, fio,
-                    cases, !noPrewrite, adapterKeysPerTask, lookupIterations, m, policy), System.out);
+                    cases, !noPrewrite, adapterKeysPerTask, lookupIterations, m, policy, adapterBuffers), System.out);
             return bench.run();
         }
     }

@@ -71,6 +71,7 @@ class BenchHostTest {
         Path f = dir.resolve("adapter.img");
         try (AdapterWorkload w = AdapterWorkload.open(f, 200L << 20, 1 << 20, 16, 4)) {
             assertThat(w.keyCount()).isGreaterThan(16);
+            assertThat(w.bufferPoolBytes()).as("a 1 MiB buffer per chunk in flight").isEqualTo(16L << 20);
             w.populate(); // every key stored: the device is full
             Measurement s = w.store(0, 200_000_000L);
             assertThat(s.ops()).isPositive();
@@ -113,9 +114,11 @@ class BenchHostTest {
             assertThat(r.cpuOverHashOnce()).isEqualTo(r.cpuMedianMicros() / r.hashOnceCpuMedianMicros());
             assertThat(w.adapter().core().keyCount()).isEqualTo(w.keyCount());
         }
-        // verify_payload "recovery": the same loads, every chunk served (its slot header is read with it)
+        // verify_payload "recovery": the same loads, every chunk served (its slot header is read with it), the
+        // tasks taking their buffers in turn from twice the chunks in flight
         try (AdapterWorkload w = AdapterWorkload.open(f, 96L << 20, 1 << 20, 16, 4,
-                RawBlockCoreConfig.VerifyPayload.RECOVERY)) {
+                RawBlockCoreConfig.VerifyPayload.RECOVERY, 32L << 20)) {
+            assertThat(w.bufferPoolBytes()).isEqualTo(32L << 20);
             w.populate();
             Measurement l = w.load(0, 200_000_000L);
             assertThat(l.ops()).isPositive();

@@ -111,6 +111,7 @@ class CliBadInputTest {
                 c(2, "--submit-policy foo: unknown submit policy 'foo'", "bench", "--submit-policy", "foo"),
                 c(2, "--adapter-keys-per-task 0", "bench", "--adapter-keys-per-task", "0"),
                 c(2, "--lookup-iterations 5", "bench", "--lookup-iterations", "5"),
+                c(2, "--adapter-buffers 1048576 is too small", "bench", "--adapter-buffers", "1048576"),
                 c(2, "--size 1 ", "bench", "--size", "1"),
                 c(2, "--file " + d + " is a directory", "bench", "--file", d),
                 c(2, "its directory /nonexistent does not exist", "bench", "--file", "/nonexistent/x.img"),
