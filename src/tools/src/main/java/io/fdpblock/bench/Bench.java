@@ -30,8 +30,9 @@ import java.util.Map;
 /**
  * {@code fdpblock bench}: our engines and the RawBlock adapter side by side with fio, on the same file (or
  * NVMe namespace), same sizes, same queue depth, same duration, O_DIRECT and registered buffers and
- * files on both sides. Every case runs {@code rounds} times, ours then fio in odd rounds, fio then ours in
- * even ones; the table shows medians and ours/fio ratios; {@code bench-results.json} keeps every figure
+ * files on both sides. Every case runs {@code rounds} times, ours then the fio run it is judged against in
+ * odd rounds, that fio then ours in even ones (plain fio after both where that is fio on huge pages); the
+ * table shows medians and ours/fio ratios; {@code bench-results.json} keeps every figure
  * and {@code bench-results.png} draws them.
  */
 public final class Bench {
@@ -188,7 +189,7 @@ public final class Bench {
         Instant started = Instant.now();
         loadAtStart = loadAverage();
         out.printf(Locale.ROOT, "fdpblock bench: %s (%s), %d round(s) of %d s (+%d s ramp) per side per case,"
-                        + " ours then fio (fio first in even rounds), O_DIRECT, registered buffers and files on both"
+                        + " ours then the fio judged (that fio first in even rounds), O_DIRECT, registered buffers and files on both"
                         + " sides; ours: %s; our buffers: %s, fio's: its own (malloc), and for 1 MiB cases again on"
                         + " huge pages (--mem=shmhuge), the reference judged%n",
                 o.file(), Sizes.human(o.sizeBytes()), o.rounds(), o.seconds(), o.rampSeconds(),
@@ -362,32 +363,26 @@ public final class Bench {
             List<String> fioArgs = fioCan ? Fio.jobArgs(c, target, region, o.seconds(), o.rampSeconds(), maxCommand)
                     : null;
             for (int round = 1; round <= o.rounds(); round++) {
-                Path fioJson = fioDir.resolve(c.id() + "-round" + round + ".json");
-                FioRun ref = fioFirst(round) ? fioRound(fioArgs, fioJson) : null;
-                Measurement ours = null;
-                String oursError = null;
-                List<PipelinedIo> lanes = new ArrayList<>();
-                try {
-                    for (int lane = 0; lane < c.rings(); lane++) { // one submitting thread per ring
-                        lanes.add(new PipelinedIo(dev, new PipelinedIo.Spec(c.isWrite(), c.isRandom(), c.blockSize(),
-                                c.depthPerRing(), 0, region), 1000L * round + 31L * lane + c.id().hashCode(),
-                                o.pipeline()));
+                int thisRound = round;
+                Sides sides = sides(c, r, round, fioArgs, fioDir, () -> {
+                    List<PipelinedIo> lanes = new ArrayList<>();
+                    try {
+                        for (int lane = 0; lane < c.rings(); lane++) { // one submitting thread per ring
+                            lanes.add(new PipelinedIo(dev, new PipelinedIo.Spec(c.isWrite(), c.isRandom(),
+                                    c.blockSize(), c.depthPerRing(), 0, region),
+                                    1000L * thisRound + 31L * lane + c.id().hashCode(), o.pipeline()));
+                        }
+                        return lanes.size() == 1
+                                ? lanes.get(0).run(o.rampSeconds() * 1_000_000_000L, o.seconds() * 1_000_000_000L)
+                                : PipelinedIo.runParallel(lanes, o.rampSeconds() * 1_000_000_000L,
+                                        o.seconds() * 1_000_000_000L);
+                    } finally {
+                        lanes.forEach(PipelinedIo::release);
                     }
-                    ours = lanes.size() == 1
-                            ? lanes.get(0).run(o.rampSeconds() * 1_000_000_000L, o.seconds() * 1_000_000_000L)
-                            : PipelinedIo.runParallel(lanes, o.rampSeconds() * 1_000_000_000L,
-                                    o.seconds() * 1_000_000_000L);
-                } catch (IOException | RuntimeException e) {
-                    oursError = e.getMessage();
-                } finally {
-                    lanes.forEach(PipelinedIo::release);
-                }
-                if (ref == null) {
-                    ref = fioRound(fioArgs, fioJson);
-                }
-                progress(c, round, ours, oursError, ref.measurement(), ref.error());
-                Measurement huge = fioWithHugePages(c, r, round, ours, fioArgs, fioDir);
-                r.add(new CaseResult.Round(round, ours, oursError, ref.measurement(), ref.error(), huge, null));
+                });
+                Measurement huge = recordHugePages(c, round, sides);
+                r.add(new CaseResult.Round(round, sides.ours(), sides.oursError(), sides.plain().measurement(),
+                        sides.plain().error(), huge, null));
             }
         }
     }
@@ -696,47 +691,63 @@ public final class Bench {
         List<String> fioArgs = fio == null ? null
                 : Fio.jobArgs(job, o.file(), o.sizeBytes(), o.seconds(), o.rampSeconds());
         for (int round = 1; round <= o.rounds(); round++) {
-            Path fioJson = fioDir.resolve(c.id() + "-round" + round + ".json");
-            FioRun ref = fioFirst(round) ? fioRound(fioArgs, fioJson) : null;
-            Measurement m = null;
-            String err = null;
-            try {
-                m = ours.run();
-            } catch (IOException | RuntimeException e) {
-                err = e.getMessage();
-            }
-            if (ref == null) {
-                ref = fioRound(fioArgs, fioJson);
-            }
-            progress(c, round, m, err, ref.measurement(), ref.error());
+            Sides sides = sides(c, r, round, fioArgs, fioDir, ours);
+            Measurement m = sides.ours();
+            Measurement huge = recordHugePages(c, round, sides);
             if (m != null && fioArgs != null && c.rw().equals("write")) {
                 fioWithOursFlushes(c, round, m, fioArgs, fioDir);
             }
-            Measurement huge = fioWithHugePages(c, r, round, m, fioArgs, fioDir);
             Measurement crc = crc32cBeside(m);
-            CaseResult.Round done = new CaseResult.Round(round, m, err, ref.measurement(), ref.error(), huge, crc);
+            CaseResult.Round done = new CaseResult.Round(round, m, sides.oursError(), sides.plain().measurement(),
+                    sides.plain().error(), huge, crc);
             r.add(done);
             reportCpuPerChunk(r, done);
         }
     }
 
     /**
-     * Our buffers are on huge pages ({@link IoMemory}), fio's on whatever malloc gives: for 1 MiB I/O
-     * that alone can double a device's throughput (a request takes one DMA segment per physically
-     * contiguous run of pages, and a virtio queue without indirect descriptors holds 256). After each
-     * round of a 1 MiB case, fio runs once more with its buffers on huge pages ({@code --mem=shmhuge}),
-     * the reference the case's bandwidth is judged against (like for like; plain fio stays beside it):
-     * {@code fio_hugepages} in the round's JSON, {@code fio_hugepages_mb_per_sec} and
-     * {@code ours_over_fio_hugepages} in ours' extras. The hugetlb pages it needs are reserved when the
-     * bench runs as root ({@link HugetlbPool}); else the case's note says why it did not run.
-     *
-     * @return fio's figures, or null when it did not run
+     * The sides of one round: ours, the fio run it is judged against, and plain fio. For a 1 MiB case the
+     * reference is fio with its buffers on huge pages ({@code --mem=shmhuge}), as ours are ({@link IoMemory}):
+     * fio's malloc'd pages can halve a device's throughput for 1 MiB I/O (a request takes one DMA segment
+     * per physically contiguous run of pages, and a virtio queue without indirect descriptors holds 256);
+     * plain fio then runs after both, for the JSON and the second column. For the other cases plain fio is
+     * the reference. Ours and the reference swap places every round ({@link #fioFirst}): what a side meets
+     * from the run before it (a host cache warmed, a virtual disk's write-back still draining) falls on each
+     * in turn. The hugetlb pages fio needs are reserved when the bench runs as root ({@link HugetlbPool});
+     * else the case's note says why fio on huge pages did not run.
      */
-    private Measurement fioWithHugePages(BenchCase c, CaseResult r, int round, Measurement ours, List<String> fioArgs,
-            Path fioDir) {
-        if (ours == null || fioArgs == null || c.blockSize() < BenchCase.MIB) {
-            return null;
+    private Sides sides(BenchCase c, CaseResult r, int round, List<String> fioArgs, Path fioDir, Side ours) {
+        Path plainJson = fioDir.resolve(c.id() + "-round" + round + ".json");
+        boolean onHugePages = fioArgs != null && c.blockSize() >= BenchCase.MIB;
+        FioRun first = null;
+        if (fioFirst(round)) {
+            first = onHugePages ? fioOnHugePages(c, r, round, fioArgs, fioDir) : fioRound(fioArgs, plainJson);
         }
+        Measurement m = null;
+        String err = null;
+        try {
+            m = ours.run();
+        } catch (IOException | RuntimeException e) {
+            err = e.getMessage();
+        }
+        FioRun huge = null;
+        FioRun plain;
+        if (onHugePages) {
+            huge = first != null ? first : fioOnHugePages(c, r, round, fioArgs, fioDir);
+            plain = fioRound(fioArgs, plainJson);
+        } else {
+            plain = first != null ? first : fioRound(fioArgs, plainJson);
+        }
+        progress(c, round, m, err, plain.measurement(), plain.error());
+        return new Sides(m, err, plain, huge);
+    }
+
+    /** One round's runs: ours (or why it failed), plain fio, and fio on huge pages (null when not run). */
+    private record Sides(Measurement ours, String oursError, FioRun plain, FioRun huge) {
+    }
+
+    /** fio's job with its buffers on huge pages; null (and the case's note says why) when it cannot run. */
+    private FioRun fioOnHugePages(BenchCase c, CaseResult r, int round, List<String> fioArgs, Path fioDir) {
         String why = hugePagesForFio(fioArgs);
         if (why != null) {
             if (r.note() == null || !r.note().contains(CaseResult.HUGE_PAGES_NOT_RUN)) {
@@ -745,8 +756,20 @@ public final class Bench {
             }
             return null;
         }
-        return fioVariant(c, round, ours, fioArgs, fioDir, List.of("--mem=shmhuge"), "hugepages",
-                "fio with its buffers on huge pages");
+        return fioRun(c, round, fioArgs, fioDir, List.of("--mem=shmhuge"), "hugepages");
+    }
+
+    /**
+     * Records fio on huge pages beside ours: {@code fio_hugepages} in the round's JSON,
+     * {@code fio_hugepages_mb_per_sec} and {@code ours_over_fio_hugepages} in ours' extras.
+     *
+     * @return fio's figures, or null when it did not run (or ours did not)
+     */
+    private Measurement recordHugePages(BenchCase c, int round, Sides sides) {
+        if (sides.huge() == null || sides.ours() == null) {
+            return null;
+        }
+        return record(c, round, sides.ours(), sides.huge(), "hugepages", "fio with its buffers on huge pages");
     }
 
     /** Reserves the hugetlb pages fio's job takes on huge pages: null when they are free, else why not. */
@@ -831,9 +854,19 @@ public final class Bench {
      */
     private Measurement fioVariant(BenchCase c, int round, Measurement ours, List<String> fioArgs, Path fioDir,
             List<String> options, String name, String what) {
+        return record(c, round, ours, fioRun(c, round, fioArgs, fioDir, options, name), name, what);
+    }
+
+    /** fio's job with {@code options} added, its JSON named after the round and {@code name}. */
+    private FioRun fioRun(BenchCase c, int round, List<String> fioArgs, Path fioDir, List<String> options,
+            String name) {
         List<String> args = new ArrayList<>(fioArgs);
         args.addAll(options);
-        FioRun f = fioRound(args, fioDir.resolve(c.id() + "-round" + round + "-" + name.replace('_', '-') + ".json"));
+        return fioRound(args, fioDir.resolve(c.id() + "-round" + round + "-" + name.replace('_', '-') + ".json"));
+    }
+
+    /** Puts fio's run {@code f} beside ours ({@code fio_<name>_mb_per_sec}, {@code ours_over_fio_<name>}) and says it. */
+    private Measurement record(BenchCase c, int round, Measurement ours, FioRun f, String name, String what) {
         if (f.measurement() == null) {
             ours.extra().put("fio_" + name + "_error", String.valueOf(f.error()));
             return null;
@@ -847,8 +880,8 @@ public final class Bench {
     }
 
     /**
-     * Whether fio runs before ours in {@code round}: every second round, so that whatever the side that runs
-     * second in a round meets (a host cache the first one warmed, a virtual disk's write-back still
+     * Whether the reference runs before ours in {@code round}: every second round, so that whatever the side
+     * that runs second in a round meets (a host cache the first one warmed, a virtual disk's write-back still
      * draining, its burst allowance spent) does not always fall on the same side.
      */
     private static boolean fioFirst(int round) {

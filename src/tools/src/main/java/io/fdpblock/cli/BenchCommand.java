@@ -24,7 +24,7 @@ import java.util.concurrent.Callable;
                 + " random read/write at QD 1 and 32, 1 MiB sequential write/read at QD 16, 4 KiB random read at QD 128"
                 + " over 2 rings (fio: 2 jobs), adapter store/load of"
                 + " 1 MiB chunks vs fio's 1 MiB sequential bandwidth, adapter lookup-and-lock latency of 1,000 keys.",
-                "Each case runs --rounds times (ours then fio, fio first every second round), on the same file with the same parameters (O_DIRECT,"
+                "Each case runs --rounds times (ours then the fio it is judged against, that fio first every second round), on the same file with the same parameters (O_DIRECT,"
                         + " registered buffers and files). Prints medians and ours/fio ratios; writes"
                         + " bench-results.json and bench-results.png into --out.",
                 "Like for like: our buffers are on huge pages, so every 1 MiB case is judged against fio run again with"
@@ -66,7 +66,7 @@ public final class BenchCommand implements Callable<Integer> {
             + " sides (fio --ramp_time; default ${DEFAULT-VALUE})")
     int ramp;
 
-    @Option(names = "--rounds", defaultValue = "3", description = "Rounds per case, each ours then fio, fio first in even rounds (default"
+    @Option(names = "--rounds", defaultValue = "3", description = "Rounds per case, each ours then the fio judged, that fio first in even rounds (default"
             + " ${DEFAULT-VALUE})")
     int rounds;
 
