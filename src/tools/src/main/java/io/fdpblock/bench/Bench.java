@@ -733,6 +733,7 @@ public final class Bench {
         FioRun huge = null;
         FioRun plain;
         if (onHugePages) {
+            // in an even round whose reservation fell short before ours, tried again: pages come back late
             huge = first != null ? first : fioOnHugePages(c, r, round, fioArgs, fioDir);
             plain = fioRound(fioArgs, plainJson);
         } else {
