@@ -31,7 +31,8 @@ import java.util.Map;
  * {@code fdpblock bench}: our engines and the RawBlock adapter side by side with fio, on the same file (or
  * NVMe namespace), same sizes, same queue depth, same duration, O_DIRECT and registered buffers and
  * files on both sides. Every case runs {@code rounds} times, ours then the fio run it is judged against in
- * odd rounds, that fio then ours in even ones (plain fio after both where that is fio on huge pages); the
+ * odd rounds, that fio then ours in even ones (plain fio after both where that is fio on huge pages, and fio
+ * on huge pages without flushes after both where that is fio beside the same flushes as a store's); the
  * table shows medians and ours/fio ratios; {@code bench-results.json} keeps every figure
  * and {@code bench-results.png} draws them.
  */
@@ -191,7 +192,8 @@ public final class Bench {
         out.printf(Locale.ROOT, "fdpblock bench: %s (%s), %d round(s) of %d s (+%d s ramp) per side per case,"
                         + " ours then the fio judged (that fio first in even rounds), O_DIRECT, registered buffers and files on both"
                         + " sides; ours: %s; our buffers: %s, fio's: its own (malloc), and for 1 MiB cases again on"
-                        + " huge pages (--mem=shmhuge), the reference judged%n",
+                        + " huge pages (--mem=shmhuge), the reference judged (for stores, beside the same flushes as"
+                        + " ours' log commits)%n",
                 o.file(), Sizes.human(o.sizeBytes()), o.rounds(), o.seconds(), o.rampSeconds(),
                 describePipeline(o.pipeline()) + ", submit policy " + o.submitPolicy().name().toLowerCase(Locale.ROOT),
                 IoMemory.hugePages());
@@ -382,7 +384,7 @@ public final class Bench {
                 });
                 Measurement huge = recordHugePages(c, round, sides);
                 r.add(new CaseResult.Round(round, sides.ours(), sides.oursError(), sides.plain().measurement(),
-                        sides.plain().error(), huge, null));
+                        sides.plain().error(), huge, null, null));
             }
         }
     }
@@ -690,18 +692,34 @@ public final class Bench {
                 c.queueDepth());
         List<String> fioArgs = fio == null ? null
                 : Fio.jobArgs(job, o.file(), o.sizeBytes(), o.seconds(), o.rampSeconds());
+        boolean store = c.rw().equals("write");
+        Measurement previous = null;
         for (int round = 1; round <= o.rounds(); round++) {
-            Sides sides = sides(c, r, round, fioArgs, fioDir, ours);
+            Sides sides = sides(c, r, round, fioArgs, fioDir, ours, store, previous);
             Measurement m = sides.ours();
             Measurement huge = recordHugePages(c, round, sides);
-            if (m != null && fioArgs != null && c.rw().equals("write")) {
-                fioWithOursFlushes(c, round, m, fioArgs, fioDir);
+            Measurement beside = null;
+            if (m != null && sides.concurrentFlushes() != null) {
+                beside = record(c, round, m, sides.concurrentFlushes().run(), "concurrent_flushes",
+                        "fio on huge pages beside a flush every " + sides.concurrentFlushes().periodMs()
+                                + " ms, as ours' log commits" + (sides.concurrentFlushes().round() == round ? ""
+                                : " in round " + sides.concurrentFlushes().round()));
+                if (beside != null) {
+                    m.extra().put("fio_concurrent_flushes_count", beside.extra().get("other_jobs_fdatasyncs"));
+                    m.extra().put("fio_concurrent_flushes_flush_ms_avg",
+                            beside.extra().get("other_jobs_fdatasync_ms_avg"));
+                    m.extra().put("fio_concurrent_flushes_as_round", sides.concurrentFlushes().round());
+                }
+            }
+            if (m != null && fioArgs != null && store) {
+                fioWithOursFlushesInline(c, round, m, fioArgs, fioDir);
             }
             Measurement crc = crc32cBeside(m);
             CaseResult.Round done = new CaseResult.Round(round, m, sides.oursError(), sides.plain().measurement(),
-                    sides.plain().error(), huge, crc);
+                    sides.plain().error(), huge, crc, beside);
             r.add(done);
             reportCpuPerChunk(r, done);
+            previous = m != null ? m : previous;
         }
     }
 
@@ -717,11 +735,29 @@ public final class Bench {
      * else the case's note says why fio on huge pages did not run.
      */
     private Sides sides(BenchCase c, CaseResult r, int round, List<String> fioArgs, Path fioDir, Side ours) {
+        return sides(c, r, round, fioArgs, fioDir, ours, false, null);
+    }
+
+    /**
+     * {@link #sides(BenchCase, CaseResult, int, List, Path, Side)}, and for a store ({@code store}) the
+     * reference is fio on huge pages beside the same flushes as ours' log commits ({@link #concurrentFlushes}),
+     * taking turns with ours; fio on huge pages without them and plain fio run after both. That fio repeats
+     * the flushes of ours' round: of this round when it runs after ours, of the round before ({@code previous})
+     * when it runs first.
+     */
+    private Sides sides(BenchCase c, CaseResult r, int round, List<String> fioArgs, Path fioDir, Side ours,
+            boolean store, Measurement previous) {
         Path plainJson = fioDir.resolve(c.id() + "-round" + round + ".json");
         boolean onHugePages = fioArgs != null && c.blockSize() >= BenchCase.MIB;
+        boolean besideFlushes = onHugePages && store;
         FioRun first = null;
+        ConcurrentFlushes beside = null;
         if (fioFirst(round)) {
-            first = onHugePages ? fioOnHugePages(c, r, round, fioArgs, fioDir) : fioRound(fioArgs, plainJson);
+            if (besideFlushes) {
+                beside = concurrentFlushes(c, round, round - 1, previous, fioArgs, fioDir);
+            } else {
+                first = onHugePages ? fioOnHugePages(c, r, round, fioArgs, fioDir) : fioRound(fioArgs, plainJson);
+            }
         }
         Measurement m = null;
         String err = null;
@@ -729,6 +765,9 @@ public final class Bench {
             m = ours.run();
         } catch (IOException | RuntimeException e) {
             err = e.getMessage();
+        }
+        if (besideFlushes && beside == null) {
+            beside = concurrentFlushes(c, round, round, m, fioArgs, fioDir);
         }
         FioRun huge = null;
         FioRun plain;
@@ -740,11 +779,19 @@ public final class Bench {
             plain = first != null ? first : fioRound(fioArgs, plainJson);
         }
         progress(c, round, m, err, plain.measurement(), plain.error());
-        return new Sides(m, err, plain, huge);
+        return new Sides(m, err, plain, huge, beside);
     }
 
-    /** One round's runs: ours (or why it failed), plain fio, and fio on huge pages (null when not run). */
-    private record Sides(Measurement ours, String oursError, FioRun plain, FioRun huge) {
+    /**
+     * One round's runs: ours (or why it failed), plain fio, fio on huge pages and fio on huge pages beside the
+     * same flushes as ours (each null when not run).
+     */
+    private record Sides(Measurement ours, String oursError, FioRun plain, FioRun huge,
+            ConcurrentFlushes concurrentFlushes) {
+    }
+
+    /** fio beside the flushes of ours' round {@code round}, one flush every {@code periodMs}. */
+    private record ConcurrentFlushes(FioRun run, int round, long periodMs) {
     }
 
     /** fio's job with its buffers on huge pages; null (and the case's note says why) when it cannot run. */
@@ -785,15 +832,15 @@ public final class Bench {
     }
 
     /**
-     * A store makes its deletes and puts durable with a flush per log commit; fio's sequential job never
-     * flushes. After each store round, fio runs once more with a flush ({@code --fdatasync}) every as many
-     * MiB as ours wrote per commit, so the JSON (and a line per round) says what that durability costs on
-     * this device: {@code fio_same_flushes_mb_per_sec}, {@code fio_same_flushes_every_mib},
+     * A store makes its deletes and puts durable with a flush per log commit. After each store round, fio runs
+     * once more with a flush ({@code --fdatasync}) every as many MiB as ours wrote per commit:
+     * {@code fio_same_flushes_mb_per_sec}, {@code fio_same_flushes_every_mib},
      * {@code ours_over_fio_same_flushes}. That fio stops its writes at each flush, where ours' log writer
-     * flushes beside the puts; so fio runs a third time with the flushes beside its job too
-     * ({@link #fioWithConcurrentFlushes}). The target stays against fio without flushes.
+     * flushes beside the puts, as the reference judged does ({@link #concurrentFlushes}): this one is for the
+     * JSON, what flushing inline would leave.
      */
-    private void fioWithOursFlushes(BenchCase c, int round, Measurement ours, List<String> fioArgs, Path fioDir) {
+    private void fioWithOursFlushesInline(BenchCase c, int round, Measurement ours, List<String> fioArgs,
+            Path fioDir) {
         Object commits = ours.extra().get("log_commits");
         if (!(commits instanceof Number n) || n.longValue() <= 0) {
             return;
@@ -806,41 +853,34 @@ public final class Bench {
                 huge ? List.of("--fdatasync=" + everyMib, "--mem=shmhuge") : List.of("--fdatasync=" + everyMib),
                 "same_flushes", "fio with a flush every " + everyMib + " MiB, as ours' commits"
                         + (huge ? ", its buffers on huge pages" : ""));
-        fioWithConcurrentFlushes(c, round, ours, fioArgs, fioDir, n.longValue());
     }
 
     /**
-     * fio's job once more beside a second job that writes 4 KiB and flushes ({@link Fio#flusherJob}) as
-     * often as ours' log committed in the window, pausing between flushes for ours' mean time between the
-     * end of one commit and the start of the next: the same flushes, made while the writes go on, as the
-     * log writer makes them. Where a flush stops every write for its duration (a virtual disk whose flush
-     * writes back the host's cache), this is what the store's durability leaves of fio's throughput:
-     * {@code fio_concurrent_flushes_mb_per_sec}, {@code ours_over_fio_concurrent_flushes}, and fio's own
-     * count and mean time of those flushes, {@code fio_concurrent_flushes_count} and
-     * {@code fio_concurrent_flushes_flush_ms_avg}.
+     * fio's job on huge pages beside a second job that writes 4 KiB and flushes ({@link Fio#flusherJob}) as
+     * often as ours' log committed in its window ({@code oursOf}, of round {@code asRound}), pausing between
+     * flushes for ours' mean time between the end of one commit and the start of the next: the same flushes,
+     * made while the writes go on, as the log writer makes them. Where a flush stops every write for its
+     * duration (a virtual disk whose flush writes back the host's cache), that is what the store's
+     * durability leaves of fio's throughput, and the reference a store is judged against. Null when ours has
+     * no commits to repeat or fio cannot run on huge pages (the round is then judged against fio on huge
+     * pages without flushes).
      */
-    private void fioWithConcurrentFlushes(BenchCase c, int round, Measurement ours, List<String> fioArgs, Path fioDir,
-            long commits) {
+    private ConcurrentFlushes concurrentFlushes(BenchCase c, int round, int asRound, Measurement oursOf,
+            List<String> fioArgs, Path fioDir) {
         String file = Fio.option(fioArgs, "filename");
-        if (file == null || commits <= 0) {
-            return;
+        long commits = oursOf == null ? 0 : (long) number(oursOf.extra().get("log_commits"));
+        if (file == null || commits <= 0 || hugePagesForFio(fioArgs) != null) {
+            return null;
         }
-        boolean huge = hugePagesForFio(fioArgs) == null; // like for like when it can be
-        double periodMs = ours.seconds() * 1000.0 / commits;
-        double busyMs = number(ours.extra().get("log_commit_write_ms_avg"))
-                + number(ours.extra().get("log_commit_flush_ms_avg"));
+        double periodMs = oursOf.seconds() * 1000.0 / commits;
+        double busyMs = number(oursOf.extra().get("log_commit_write_ms_avg"))
+                + number(oursOf.extra().get("log_commit_flush_ms_avg"));
         long pauseMicros = Math.round(Math.max(0, periodMs - busyMs) * 1000);
         List<String> options = new ArrayList<>();
-        if (huge) {
-            options.add("--mem=shmhuge");
-        }
+        options.add("--mem=shmhuge");
         options.addAll(Fio.flusherJob(file, pauseMicros, o.seconds(), o.rampSeconds()));
-        Measurement f = fioVariant(c, round, ours, fioArgs, fioDir, options, "concurrent_flushes",
-                "fio beside a flush every " + Math.round(periodMs) + " ms, as ours' log commits");
-        if (f != null) {
-            ours.extra().put("fio_concurrent_flushes_count", f.extra().get("other_jobs_fdatasyncs"));
-            ours.extra().put("fio_concurrent_flushes_flush_ms_avg", f.extra().get("other_jobs_fdatasync_ms_avg"));
-        }
+        return new ConcurrentFlushes(fioRun(c, round, fioArgs, fioDir, options, "concurrent_flushes"), asRound,
+                Math.round(periodMs));
     }
 
     private static double number(Object o) {
@@ -911,11 +951,13 @@ public final class Bench {
     public void printTable(PrintStream p) {
         p.printf(Locale.ROOT, "Medians of %d round(s); ratio = ours/fio; CPU in cores busy (user+system) during the"
                 + " window. fio = the reference judged: for 1 MiB cases fio with its buffers on huge pages"
-                + " (--mem=shmhuge), as ours are, like for like (* = it did not run: plain fio, see the case's note);"
-                + " plain fio = fio with its own malloc'd buffers. CPU and per CPU-s: plain fio.%n", o.rounds());
+                + " (--mem=shmhuge), as ours are, like for like (* = it did not run: plain fio, see the case's note),"
+                + " and for the adapter's stores that fio beside the same flushes as ours' log commits (F);"
+                + " 2nd fio = plain fio, with its own malloc'd buffers (stores: fio on huge pages without flushes)."
+                + " CPU and per CPU-s: plain fio.%n", o.rounds());
         String row = "%-26s %-6s %12s %13s %7s %7s %4s | %12s %7s | %5s %5s %11s %11s %6s %6s %4s";
         int width = printHeading(p, row, new Object[] {"case", "unit", "ours", "fio", "ratio", "target", "met",
-                "plain fio", "ratio", "CPU", "CPU", "per CPU-s", "per CPU-s", "ratio", "target", "met"},
+                "2nd fio", "ratio", "CPU", "CPU", "per CPU-s", "per CPU-s", "ratio", "target", "met"},
                 new Object[] {"", "", "", "", "", "", "", "", "", "ours", "fio", "ours", "fio", "", "", ""});
         int met = 0;
         int judged = 0;
@@ -947,12 +989,13 @@ public final class Bench {
                     || t.name().startsWith("bandwidth ours/")).findFirst().orElse(null);
             CaseResult.Target eff = ts.stream().filter(t -> t.name().contains("per CPU")).findFirst().orElse(null);
             boolean iops = c.judgedByIops();
-            boolean plainBeside = r.likeForLike();
+            boolean second = !Double.isNaN(r.secondFioThroughput());
             p.printf(Locale.ROOT, row + "%n", c.label(), r.throughputUnit(), num(r.oursThroughput(), iops ? 0 : 1),
                     num(r.headlineFioThroughput(), iops ? 0 : 1) + (r.headlineFallsBackToPlainFio() && r.hasFio() ? "*"
-                            : " "), ratio(r.headlineThroughputRatio()), thr == null ? "-" : thr.describe(),
-                    thr == null ? "-" : yesNo(thr.met()), plainBeside ? num(r.fioThroughput(), 1) : "-",
-                    plainBeside ? ratio(r.throughputRatio()) : "-", num(r.oursCpuCores(), 2), num(r.fioCpuCores(), 2),
+                            : r.judgedBesideFlushes() ? "F" : " "), ratio(r.headlineThroughputRatio()),
+                    thr == null ? "-" : thr.describe(), thr == null ? "-" : yesNo(thr.met()),
+                    second ? num(r.secondFioThroughput(), 1) : "-", second ? ratio(r.secondThroughputRatio()) : "-",
+                    num(r.oursCpuCores(), 2), num(r.fioCpuCores(), 2),
                     num(r.oursIopsPerCpuSec(), 0), num(r.fioIopsPerCpuSec(), 0), ratio(r.cpuEfficiencyRatio()),
                     eff == null ? "-" : eff.describe(), eff == null ? "-" : yesNo(eff.met()));
         }
@@ -999,7 +1042,7 @@ public final class Bench {
 
     /**
      * The stores against fio with the same flushes as ours' log commits, made two ways (medians of the
-     * rounds; not judged: the targets stay against fio without flushes).
+     * rounds): beside fio's writes, the reference judged, and inline, stopping them.
      */
     private void printFlushesTable(PrintStream p) {
         List<CaseResult> stores = results.stream().filter(r -> r.skipped() == null && r.hasOurs()
@@ -1010,8 +1053,8 @@ public final class Bench {
         p.println();
         p.println("Stores and their flushes (MB/s, medians of the rounds): ours commits its log with a flush, as often"
                 + " as commits says, while its puts go on; fio inline = fio's job with --fdatasync every as many MiB"
-                + " (its writes stop at each flush); fio beside = fio's job beside a second one flushing as often"
-                + " (fio's flush ms: the mean time of those flushes)");
+                + " (its writes stop at each flush); fio beside = fio's job beside a second one flushing as often,"
+                + " the reference judged (fio's flush ms: the mean time of those flushes)");
         String row = "%-26s %8s %8s %9s %9s %8s %9s %7s %7s";
         printHeading(p, row, new Object[] {"case", "ours", "commits", "flush ms", "fio", "fio's", "fio", "ratio", "ratio"},
                 new Object[] {"", "", "", "ours", "inline", "flush ms", "beside", "inline", "beside"});

@@ -43,11 +43,16 @@ public final class BenchChart {
 
         CategoryChart ratios = chart("fdpblock bench: ours / fio, median of " + rounds + " round(s)" + lookup,
                 "ours / fio");
-        series(ratios, "throughput (1 MiB: vs fio on huge pages, like for like)", labels,
-                shown.stream().map(CaseResult::headlineThroughputRatio).toList(), OURS);
+        series(ratios, "throughput (1 MiB: vs fio on huge pages, stores: beside the same flushes; like for like)",
+                labels, shown.stream().map(CaseResult::headlineThroughputRatio).toList(), OURS);
         if (shown.stream().anyMatch(CaseResult::likeForLike)) {
             series(ratios, "throughput vs plain fio (malloc'd buffers)", labels, shown.stream()
                     .map(r -> r.likeForLike() ? r.throughputRatio() : Double.NaN).toList(), PLAIN_FIO);
+        }
+        if (shown.stream().anyMatch(CaseResult::judgedBesideFlushes)) {
+            series(ratios, "stores: throughput vs fio on huge pages without flushes", labels, shown.stream()
+                    .map(r -> r.judgedBesideFlushes() ? r.hugePagesThroughputRatio() : Double.NaN).toList(),
+                    new Color(0x9467bd));
         }
         series(ratios, "work per CPU-second", labels, shown.stream().map(CaseResult::cpuEfficiencyRatio).toList(),
                 new Color(0x2ca02c));
@@ -63,7 +68,7 @@ public final class BenchChart {
         series(throughput, "ours", labels, shown.stream().map(r -> r.hasOurs() ? iops(r, true) : Double.NaN).toList(),
                 OURS);
         if (shown.stream().anyMatch(CaseResult::hasFio)) {
-            series(throughput, "fio (1 MiB: on huge pages)", labels, shown.stream()
+            series(throughput, "fio judged (1 MiB: on huge pages; stores: beside the same flushes)", labels, shown.stream()
                     .map(r -> r.hasFio() ? iops(r, false) : Double.NaN).toList(), FIO);
         }
         double lowest = shown.stream().flatMapToDouble(r -> DoubleStream.of(

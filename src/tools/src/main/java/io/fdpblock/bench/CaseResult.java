@@ -18,12 +18,14 @@ public final class CaseResult extends CaseRounds<CaseResult.Round> {
      *        1 MiB cases, when the hugetlb pages were there), or null
      * @param crc32cAlone the CRC32C alone measured beside the round ({@link Crc32cAlone}: the adapter's
      *        store and load cases), or null
+     * @param fioConcurrentFlushes fio's job on huge pages beside a second job flushing as often as ours'
+     *        log commits (the adapter's store cases, whose durability costs those flushes), or null
      */
     public record Round(int round, Measurement ours, String oursError, Measurement fio, String fioError,
-            Measurement fioHugePages, Measurement crc32cAlone) {
-        /** A round without fio on huge pages and without the CRC32C beside it. */
+            Measurement fioHugePages, Measurement crc32cAlone, Measurement fioConcurrentFlushes) {
+        /** A round without fio on huge pages, without the CRC32C beside it and without flushes beside fio. */
         public Round(int round, Measurement ours, String oursError, Measurement fio, String fioError) {
-            this(round, ours, oursError, fio, fioError, null, null);
+            this(round, ours, oursError, fio, fioError, null, null, null);
         }
 
         /** The fio the round's CPU per chunk is set against: on huge pages when it ran, else plain. */
@@ -97,6 +99,10 @@ public final class CaseResult extends CaseRounds<CaseResult.Round> {
 
     private List<Measurement> fioHugePages() {
         return rounds().stream().map(Round::fioHugePages).filter(m -> m != null).toList();
+    }
+
+    private List<Measurement> fioConcurrentFlushes() {
+        return rounds().stream().map(Round::fioConcurrentFlushes).filter(m -> m != null).toList();
     }
 
     public boolean hasOurs() {
@@ -177,16 +183,52 @@ public final class CaseResult extends CaseRounds<CaseResult.Round> {
     }
 
     /**
-     * The ratio judged and printed first: ours/fio on huge pages when {@link #likeForLike}, else ours/plain
-     * fio (4 KiB cases, or fio on huge pages not run: the note says why).
+     * Whether the case is judged against fio on huge pages beside the same flushes as ours: a store, whose
+     * durability costs a flush per log commit, where fio's job without flushes has none to pay (on a virtual
+     * disk whose flush writes back the host's cache, each one stops the writes for as long as it takes), with
+     * that fio run in at least one round.
+     */
+    public boolean judgedBesideFlushes() {
+        return !benchCase().judgedByIops() && !fioConcurrentFlushes().isEmpty();
+    }
+
+    /** Median of fio on huge pages beside the same flushes as ours, in the case's unit; NaN when it never ran. */
+    public double fioConcurrentFlushesThroughput() {
+        return Stats.median(fioConcurrentFlushes(), this::throughput);
+    }
+
+    /** ours/fio on huge pages beside the same flushes, of the medians; NaN when that fio never ran. */
+    public double concurrentFlushesThroughputRatio() {
+        return Stats.ratio(oursThroughput(), fioConcurrentFlushesThroughput());
+    }
+
+    /**
+     * The ratio judged and printed first: ours/fio on huge pages beside the same flushes when
+     * {@link #judgedBesideFlushes}, else ours/fio on huge pages when {@link #likeForLike}, else ours/plain fio
+     * (4 KiB cases, or fio on huge pages not run: the note says why).
      */
     public double headlineThroughputRatio() {
-        return likeForLike() ? hugePagesThroughputRatio() : throughputRatio();
+        return judgedBesideFlushes() ? concurrentFlushesThroughputRatio()
+                : likeForLike() ? hugePagesThroughputRatio() : throughputRatio();
     }
 
     /** Median of the reference the headline is against, in the case's unit. */
     public double headlineFioThroughput() {
-        return likeForLike() ? fioHugePagesThroughput() : fioThroughput();
+        return judgedBesideFlushes() ? fioConcurrentFlushesThroughput()
+                : likeForLike() ? fioHugePagesThroughput() : fioThroughput();
+    }
+
+    /**
+     * The second reference, printed beside the headline: fio on huge pages without flushes for a case
+     * {@link #judgedBesideFlushes}, else plain fio for a {@link #likeForLike} one; NaN for none.
+     */
+    public double secondFioThroughput() {
+        return judgedBesideFlushes() ? fioHugePagesThroughput() : likeForLike() ? fioThroughput() : Double.NaN;
+    }
+
+    /** ours over {@link #secondFioThroughput}. */
+    public double secondThroughputRatio() {
+        return Stats.ratio(oursThroughput(), secondFioThroughput());
     }
 
     /** The 1 MiB case whose fio on huge pages did not run: its headline is against plain fio. */
@@ -338,6 +380,10 @@ public final class CaseResult extends CaseRounds<CaseResult.Round> {
      * ran, against plain fio, named so.
      */
     private Target bandwidthTarget(double required) {
+        if (judgedBesideFlushes()) {
+            return new Target("bandwidth ours/fio on huge pages beside the same flushes", ">=", required,
+                    concurrentFlushesThroughputRatio());
+        }
         return likeForLike() ? new Target("bandwidth ours/fio on huge pages", ">=", required, hugePagesThroughputRatio())
                 : new Target("bandwidth ours/plain fio (fio on huge pages not run)", ">=", required, throughputRatio());
     }
@@ -426,6 +472,9 @@ public final class CaseResult extends CaseRounds<CaseResult.Round> {
                 if (r.fioHugePages() != null) {
                     x.put("fio_hugepages", r.fioHugePages().toMap());
                 }
+                if (r.fioConcurrentFlushes() != null) {
+                    x.put("fio_concurrent_flushes", r.fioConcurrentFlushes().toMap());
+                }
                 if (r.crc32cAlone() != null) {
                     x.put("crc32c_alone", r.crc32cAlone().toMap());
                 }
@@ -455,6 +504,9 @@ public final class CaseResult extends CaseRounds<CaseResult.Round> {
                 med.put("fio_hugepages", nullIfNaN(fioHugePagesThroughput(), 2));
                 med.put("fio_hugepages_per_cpu_sec", nullIfNaN(fioHugePagesPerCpuSec(), 1));
             }
+            if (judgedBesideFlushes()) {
+                med.put("fio_concurrent_flushes", nullIfNaN(fioConcurrentFlushesThroughput(), 2));
+            }
             if (movesChunks()) {
                 med.put("ours_cpu_us_per_chunk", nullIfNaN(oursCpuMicrosPerChunk(), 2));
                 med.put("fio_cpu_us_per_io", nullIfNaN(fioCpuMicrosPerIo(), 2));
@@ -471,9 +523,13 @@ public final class CaseResult extends CaseRounds<CaseResult.Round> {
                 ratio.put("per_cpu_sec_fio_hugepages", nullIfNaN(Stats.ratio(oursIopsPerCpuSec(),
                         fioHugePagesPerCpuSec()), 4));
             }
+            if (judgedBesideFlushes()) {
+                ratio.put("throughput_fio_concurrent_flushes", nullIfNaN(concurrentFlushesThroughputRatio(), 4));
+            }
             m.put("ours_over_fio", ratio);
             Map<String, Object> headline = new LinkedHashMap<>();
-            headline.put("reference", likeForLike() ? "fio_hugepages" : "fio");
+            headline.put("reference", judgedBesideFlushes() ? "fio_concurrent_flushes"
+                    : likeForLike() ? "fio_hugepages" : "fio");
             headline.put("throughput_ratio", nullIfNaN(headlineThroughputRatio(), 4));
             if (headlineFallsBackToPlainFio()) {
                 headline.put("why_not_like_for_like", note != null && note.contains(HUGE_PAGES_NOT_RUN)

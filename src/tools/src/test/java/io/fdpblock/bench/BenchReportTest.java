@@ -224,7 +224,7 @@ class BenchReportTest {
         double[] crcCpu = {0.45, 0.20, 0.30};
         for (int i = 0; i < 3; i++) {
             r.add(new CaseResult.Round(i + 1, mib(5000, oursCpu[i]), null, mib(2500, 0.0625), null,
-                    i < 2 ? mib(4000, 0.08) : null, crc(crcCpu[i])));
+                    i < 2 ? mib(4000, 0.08) : null, crc(crcCpu[i]), null));
         }
         return r;
     }
@@ -342,6 +342,53 @@ class BenchReportTest {
     }
 
     @Test
+    @SuppressWarnings("unchecked")
+    void aStoreIsJudgedAgainstFioOnHugePagesBesideTheSameFlushesWithFioWithoutThemSecond() {
+        // ours 5,000 chunks every round; fio on huge pages 8,000 I/Os without flushes; beside the same flushes
+        // 4,000 in round 1, 5,500 in round 2, not run in round 3 (ours made no commit to repeat)
+        BenchCase c = adapterCase(BenchCase.Kind.ADAPTER_STORE_HEADROOM);
+        CaseResult r = new CaseResult(c);
+        long[] beside = {4000, 5500, -1};
+        for (int i = 0; i < 3; i++) {
+            r.add(new CaseResult.Round(i + 1, mib(5000, 0.5), null, mib(2500, 0.0625), null, mib(8000, 0.1),
+                    crc(0.3), beside[i] < 0 ? null : mib(beside[i], 0.1)));
+        }
+        assertThat(r.judgedBesideFlushes()).isTrue();
+        assertThat(r.fioConcurrentFlushesThroughput()).as("median of the rounds it ran in")
+                .isCloseTo(4750L * 1048576 / 5e6, within(1e-6));
+        assertThat(r.headlineThroughputRatio()).isCloseTo(5000 / 4750.0, within(1e-9));
+        assertThat(r.headlineFioThroughput()).isEqualTo(r.fioConcurrentFlushesThroughput());
+        assertThat(r.secondThroughputRatio()).as("fio on huge pages without flushes").isCloseTo(0.625, within(1e-9));
+        assertThat(r.hugePagesThroughputRatio()).isCloseTo(0.625, within(1e-9));
+        CaseResult.Target bandwidth = r.targets().get(0);
+        assertThat(bandwidth.name()).isEqualTo("bandwidth ours/fio on huge pages beside the same flushes");
+        assertThat(bandwidth.actual()).isCloseTo(5000 / 4750.0, within(1e-9));
+        assertThat(bandwidth.met()).isTrue();
+        Map<String, Object> json = r.toMap();
+        assertThat((Map<String, Object>) json.get("headline")).containsEntry("reference", "fio_concurrent_flushes")
+                .containsEntry("throughput_ratio", Measurement.round(5000 / 4750.0, 4));
+        assertThat((Map<String, Object>) json.get("ours_over_fio")).containsEntry("throughput_fio_hugepages", 0.625)
+                .containsEntry("throughput_fio_concurrent_flushes", Measurement.round(5000 / 4750.0, 4));
+        List<Map<String, Object>> rounds = (List<Map<String, Object>>) json.get("rounds");
+        assertThat(rounds.get(1)).containsKeys("fio_concurrent_flushes", "fio_hugepages");
+        assertThat(rounds.get(2)).doesNotContainKey("fio_concurrent_flushes");
+        assertThat(r.cpuMicrosPerChunkBeyondFioAndCrc()).as("CPU still against fio's per I/O without the flusher job")
+                .isCloseTo(100 - 12.5 - 30, within(1e-6));
+
+        // slower than fio beside the flushes: not met, though far ahead of plain fio
+        CaseResult slow = new CaseResult(c);
+        slow.add(new CaseResult.Round(1, mib(5000, 0.5), null, mib(2500, 0.0625), null, mib(8000, 0.1), crc(0.3),
+                mib(5400, 0.1)));
+        assertThat(slow.targets().get(0).met()).isFalse();
+        assertThat(slow.throughputRatio()).isCloseTo(2.0, within(1e-9));
+
+        // a load has no flushes: judged against fio on huge pages as before
+        CaseResult load = storeWithHugePagesAndCrc(adapterCase(BenchCase.Kind.ADAPTER_LOAD));
+        assertThat(load.judgedBesideFlushes()).isFalse();
+        assertThat(load.secondFioThroughput()).as("plain fio second").isEqualTo(load.fioThroughput());
+    }
+
+    @Test
     void theTablePrintsTheLikeForLikeRatioFirstAndTheCpuPerChunk() throws Exception {
         Bench b = new Bench(new Bench.Options(dir.resolve("x.img"), 256L << 20, null, 1, 0, 3, dir, null, List.of(),
                 true, 4, 20, null, null), System.out);
@@ -349,6 +396,10 @@ class BenchReportTest {
         CaseResult plain = result(seq, 3000, 0.5, 3100.0, 0.3);
         b.results().add(storeWithHugePagesAndCrc(adapterCase(BenchCase.Kind.ADAPTER_STORE)));
         b.results().add(plain);
+        CaseResult flushed = new CaseResult(adapterCase(BenchCase.Kind.ADAPTER_STORE_HEADROOM));
+        flushed.add(new CaseResult.Round(1, mib(5000, 0.5), null, mib(2500, 0.0625), null, mib(10_000, 0.1),
+                crc(0.3), mib(4000, 0.1)));
+        b.results().add(flushed);
         CaseResult lookup = new CaseResult(adapterCase(BenchCase.Kind.ADAPTER_LOOKUP));
         lookup.lookup(List.of(new AdapterWorkload.LookupResult(new long[] {60_000}, 1000, 0, Map.of(), "here", 130.0,
                 0.0, 1.0, 100.0)));
@@ -360,6 +411,9 @@ class BenchReportTest {
                 .containsPattern("1,048\\.6 +838\\.9  +1\\.25x +>=0\\.95 +yes \\| +524\\.3 +2\\.00x"));
         assertThat(lines).as("plain fio judged, marked, nothing beside").anySatisfy(l -> assertThat(l)
                 .startsWith("seqwrite 1m QD16 io_uring").containsPattern("3,460\\.3 +3,575\\.6\\* +0\\.97x +>=1\\.00 +NO +\\| +- +-"));
+        assertThat(lines).as("judged beside the same flushes, marked F; fio on huge pages without them second")
+                .anySatisfy(l -> assertThat(l).startsWith("adapter store 1m QD16 headroom")
+                        .containsPattern("1,048\\.6 +838\\.9F +1\\.25x +>=0\\.95 +yes \\| +2,097\\.2 +0\\.50x"));
         assertThat(lines).anySatisfy(l -> assertThat(l).startsWith("  CPU vs hashing keys once")
                 .containsPattern("130\\.0 +100\\.0  +1\\.30x +<=1\\.50 +yes"));
         assertThat(lines).anySatisfy(l -> assertThat(l).startsWith("adapter store 1m QD16 ")
