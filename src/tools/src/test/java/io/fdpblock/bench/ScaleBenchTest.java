@@ -68,7 +68,7 @@ class ScaleBenchTest {
                     .isEqualTo(n * g.slotBytes());
             assertThat(r.metadata().metaBytesWritten()).isPositive();
             assertThat(r.metadata().metaBytesPerPut()).isEqualTo((double) r.metadata().metaBytesWritten() / n);
-            assertThat(r.targets()).hasSize(5).allSatisfy(t -> assertThat(t.verdict()).isIn("met", "missed",
+            assertThat(r.targets()).hasSize(6).allSatisfy(t -> assertThat(t.verdict()).isIn("met", "missed",
                     "not measured"));
         }
         ScaleBench.FormatResult v2 = report.results().get(0);
@@ -126,5 +126,27 @@ class ScaleBenchTest {
         assertThatThrownBy(() -> new ScaleBench.Options(n, n, List.of(MetaFormat.FDPBLOCK_V2), ScaleBench.Backing.FILE,
                 dir, null, dir.resolve("x.json"), 8, 4, 1000, 60, 10, false, "test"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--keep-data-slots 10");
+    }
+
+    @Test
+    void theSnapshotTargetsSetThePutsDuringOneAgainstThoseOutsideAndSayWhenOneGroupIsEmpty() {
+        ScaleBench.Snapshots snaps = new ScaleBench.Snapshots(2, 2400, 2500, 2700, 5.1, 4000, List.of());
+        // p99.9 95 vs 72 ms (1.32x), worst 96 vs 40 ms (2.4x), longest stall 82 vs 228 ms (0.36x)
+        ScaleBench.Latencies lat = new ScaleBench.Latencies(new ScaleBench.Latency(30_000, 4000, 28_000, 80_000, 96_000),
+                new ScaleBench.Latency(4_000, 5800, 68_000, 95_000, 96_000),
+                new ScaleBench.Latency(26_000, 3900, 21_000, 72_000, 40_000), 82, 228);
+        List<ScaleBench.Target> t = ScaleBench.snapshotTargets(lat, snaps);
+        assertThat(t).extracting(ScaleBench.Target::name).containsExactly(ScaleBench.P999_TARGET,
+                ScaleBench.WORST_PUT_TARGET, ScaleBench.STALL_TARGET);
+        assertThat(t).extracting(ScaleBench.Target::value).containsExactly(1.32, 2.4, 0.36);
+        assertThat(t).extracting(ScaleBench.Target::verdict).containsExactly("met", "missed", "met");
+        assertThat(t.get(1).detail()).contains("96.0 ms during a snapshot vs 40.0 ms outside");
+
+        ScaleBench.Latencies none = new ScaleBench.Latencies(lat.all(), new ScaleBench.Latency(0, 0, 0, 0, 0),
+                lat.withoutSnapshot(), 0, 228);
+        assertThat(ScaleBench.snapshotTargets(none, snaps)).hasSize(3).allSatisfy(x -> {
+            assertThat(x.verdict()).isEqualTo("not measured");
+            assertThat(x.detail()).contains("no put overlapped a snapshot (2 snapshots");
+        });
     }
 }
