@@ -80,6 +80,11 @@ public final class CoreFixture implements AutoCloseable {
         return seg;
     }
 
+    /** The put of {@link #key key(i)} with its {@link #payload} of {@code size} bytes. */
+    public PutRequest put(int i, long size) {
+        return PutRequest.of(key(i), payload(key(i), size));
+    }
+
     public MemorySegment buffer(long size) {
         return arena.allocate(size, 4096);
     }

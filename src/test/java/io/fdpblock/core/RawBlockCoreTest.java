@@ -48,7 +48,7 @@ class RawBlockCoreTest {
             long[] sizes = {17, 4096, 60 * 1024 - 3};
             List<PutRequest> reqs = new ArrayList<>();
             for (int i = 0; i < 3; i++) {
-                reqs.add(PutRequest.of(CoreFixture.key(i), f.payload(CoreFixture.key(i), sizes[i])));
+                reqs.add(f.put(i, sizes[i]));
             }
             assertThat(core.put(reqs)).containsExactly(true, true, true);
             for (int i = 0; i < 3; i++) {
@@ -116,7 +116,7 @@ class RawBlockCoreTest {
             RawBlockCore core = f.open();
             List<PutRequest> reqs = new ArrayList<>();
             for (int i = 0; i < 10; i++) {
-                reqs.add(PutRequest.of(CoreFixture.key(i), f.payload(CoreFixture.key(i), 8192)).withPlacement(1 + i));
+                reqs.add(f.put(i, 8192).withPlacement(1 + i));
             }
             f.device.clearSubmissions();
             assertThat(core.put(reqs)).containsOnly(true);
@@ -143,7 +143,7 @@ class RawBlockCoreTest {
             RawBlockCore core = f.open();
             List<PutRequest> reqs = new ArrayList<>();
             for (int i = 0; i < 70; i++) {
-                reqs.add(PutRequest.of(CoreFixture.key(i), f.payload(CoreFixture.key(i), 4096)));
+                reqs.add(f.put(i, 4096));
             }
             reqs.add(PutRequest.of(CoreFixture.key(3), f.payload(CoreFixture.key(3), 4096)));
             f.device.clearSubmissions();
@@ -170,7 +170,7 @@ class RawBlockCoreTest {
             RawBlockCore core = f.open();
             List<PutRequest> reqs = new ArrayList<>();
             for (int i = 0; i < 5; i++) {
-                reqs.add(PutRequest.of(CoreFixture.key(i), f.payload(CoreFixture.key(i), 1000)));
+                reqs.add(f.put(i, 1000));
             }
             assertThat(core.put(reqs)).containsExactly(true, true, true, false, false);
             assertThat(core.status()).containsEntry("device_full_rejects", 2L).containsEntry("free_slots", 0);
@@ -200,7 +200,7 @@ class RawBlockCoreTest {
             int free = core.freeSlots();
             List<PutRequest> reqs = new ArrayList<>();
             for (int i = 0; i < 5; i++) {
-                reqs.add(PutRequest.of(CoreFixture.key(i), f.payload(CoreFixture.key(i), 3000)));
+                reqs.add(f.put(i, 3000));
             }
             f.device.failNextSubmit();
             assertThat(core.put(reqs)).containsOnly(false);
@@ -227,9 +227,8 @@ class RawBlockCoreTest {
             List<PutRequest> reqs = new ArrayList<>();
             List<LoadRequest> loads = new ArrayList<>();
             for (int i = 0; i < 5; i++) {
-                String k = CoreFixture.key(i);
-                reqs.add(PutRequest.of(k, f.payload(k, 3000 + i)));
-                loads.add(new LoadRequest(k, f.buffer(CoreFixture.SLOT)));
+                reqs.add(f.put(i, 3000 + i));
+                loads.add(new LoadRequest(CoreFixture.key(i), f.buffer(CoreFixture.SLOT)));
             }
             assertThat(core.put(reqs)).containsOnly(true);
             f.device.failNextSubmit();
@@ -281,7 +280,7 @@ class RawBlockCoreTest {
             List<PutRequest> reqs = new ArrayList<>();
             for (int i = 0; i < 40; i++) {
                 ObjectMeta meta = new ObjectMeta(List.of(2, 32, 16, 8), "bfloat16", "KV_2LTD", i % 2 == 0 ? null : List.of(i));
-                reqs.add(PutRequest.of(CoreFixture.key(i), f.payload(CoreFixture.key(i), 1000 + i * 997)).withMeta(meta));
+                reqs.add(f.put(i, 1000 + i * 997).withMeta(meta));
             }
             core.put(reqs);
             core.delete(keys(CoreFixture.key(5)), false);
@@ -328,7 +327,7 @@ class RawBlockCoreTest {
             RawBlockCore core = f.open(f.config().fdpSlotAffinityEnabled(true).build());
             List<PutRequest> reqs = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
-                reqs.add(PutRequest.of(CoreFixture.key(i), f.payload(CoreFixture.key(i), 100)).withPlacement(i < 2 ? 3 : 9));
+                reqs.add(f.put(i, 100).withPlacement(i < 2 ? 3 : 9));
             }
             core.put(reqs);
             // free one slot of id 3 and one of id 9; the slot of id 9 is freed last (top of a shared stack)

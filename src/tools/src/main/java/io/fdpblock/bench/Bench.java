@@ -698,19 +698,7 @@ public final class Bench {
             Sides sides = sides(c, r, round, fioArgs, fioDir, ours, store, previous);
             Measurement m = sides.ours();
             Measurement huge = recordHugePages(c, round, sides);
-            Measurement beside = null;
-            if (m != null && sides.concurrentFlushes() != null) {
-                beside = record(c, round, m, sides.concurrentFlushes().run(), "concurrent_flushes",
-                        "fio on huge pages beside a flush every " + sides.concurrentFlushes().periodMs()
-                                + " ms, as ours' log commits" + (sides.concurrentFlushes().round() == round ? ""
-                                : " in round " + sides.concurrentFlushes().round()));
-                if (beside != null) {
-                    m.extra().put("fio_concurrent_flushes_count", beside.extra().get("other_jobs_fdatasyncs"));
-                    m.extra().put("fio_concurrent_flushes_flush_ms_avg",
-                            beside.extra().get("other_jobs_fdatasync_ms_avg"));
-                    m.extra().put("fio_concurrent_flushes_as_round", sides.concurrentFlushes().round());
-                }
-            }
+            Measurement beside = recordConcurrentFlushes(c, round, sides);
             if (m != null && fioArgs != null && store) {
                 fioWithOursFlushesInline(c, round, m, fioArgs, fioDir);
             }
@@ -792,6 +780,29 @@ public final class Bench {
 
     /** fio beside the flushes of ours' round {@code round}, one flush every {@code periodMs}. */
     private record ConcurrentFlushes(FioRun run, int round, long periodMs) {
+    }
+
+    /**
+     * Records fio beside the same flushes as ours: {@code fio_concurrent_flushes} in the round's JSON, and in
+     * ours' extras its figures ({@link #record}), its flusher's count and mean time of flushes, and the round
+     * whose flushes it repeated.
+     *
+     * @return fio's figures, or null when it did not run (or ours did not)
+     */
+    private Measurement recordConcurrentFlushes(BenchCase c, int round, Sides sides) {
+        ConcurrentFlushes f = sides.concurrentFlushes();
+        Measurement ours = sides.ours();
+        if (f == null || ours == null) {
+            return null;
+        }
+        Measurement beside = record(c, round, ours, f.run(), "concurrent_flushes", "fio on huge pages beside a flush"
+                + " every " + f.periodMs() + " ms, as ours' log commits" + (f.round() == round ? "" : " in round " + f.round()));
+        if (beside != null) {
+            ours.extra().put("fio_concurrent_flushes_count", beside.extra().get("other_jobs_fdatasyncs"));
+            ours.extra().put("fio_concurrent_flushes_flush_ms_avg", beside.extra().get("other_jobs_fdatasync_ms_avg"));
+            ours.extra().put("fio_concurrent_flushes_as_round", f.round());
+        }
+        return beside;
     }
 
     /** fio's job with its buffers on huge pages; null (and the case's note says why) when it cannot run. */
