@@ -32,7 +32,8 @@ import java.util.Map;
  * NVMe namespace), same sizes, same queue depth, same duration, O_DIRECT and registered buffers and
  * files on both sides. Every case runs {@code rounds} times, ours then the fio run it is judged against in
  * odd rounds, that fio then ours in even ones (plain fio after both where that is fio on huge pages, and fio
- * on huge pages without flushes after both where that is fio beside the same flushes as a store's); the
+ * on huge pages alone after both where that is fio doing ours' work too: beside the same flushes as a
+ * store's, or checking the same CRC32C as a load under {@code verify_payload} "always"); the
  * table shows medians and ours/fio ratios; {@code bench-results.json} keeps every figure
  * and {@code bench-results.png} draws them.
  */
@@ -126,6 +127,11 @@ public final class Bench {
     private Measurement crcAlone;
     /** The region the CRC32C alone is measured on, beside every adapter round; open during the adapter cases. */
     private Crc32cAlone crc32c;
+    /**
+     * The file fio wrote with {@code --verify=crc32c} for its check of every block it reads, beside the bench
+     * file ({@link #crc32cCheck}): written at the first round that needs it, removed after the adapter cases.
+     */
+    private Path fioVerifyFile;
     private final HugetlbPool hugetlb;
     private Fio fio;
     private String loadAtStart;
@@ -193,7 +199,7 @@ public final class Bench {
                         + " ours then the fio judged (that fio first in even rounds), O_DIRECT, registered buffers and files on both"
                         + " sides; ours: %s; our buffers: %s, fio's: its own (malloc), and for 1 MiB cases again on"
                         + " huge pages (--mem=shmhuge), the reference judged (for stores, beside the same flushes as"
-                        + " ours' log commits)%n",
+                        + " ours' log commits; for loads under verify_payload \"always\", checking the same CRC32C)%n",
                 o.file(), Sizes.human(o.sizeBytes()), o.rounds(), o.seconds(), o.rampSeconds(),
                 describePipeline(o.pipeline()) + ", submit policy " + o.submitPolicy().name().toLowerCase(Locale.ROOT),
                 IoMemory.hugePages());
@@ -541,6 +547,10 @@ public final class Bench {
                 crc32c.close();
                 crc32c = null;
             }
+            if (fioVerifyFile != null) {
+                Files.deleteIfExists(fioVerifyFile);
+                fioVerifyFile = null;
+            }
         }
     }
 
@@ -698,13 +708,13 @@ public final class Bench {
             Sides sides = sides(c, r, round, fioArgs, fioDir, ours, store, previous);
             Measurement m = sides.ours();
             Measurement huge = recordHugePages(c, round, sides);
-            Measurement beside = recordConcurrentFlushes(c, round, sides);
+            Measurement sameWork = store ? recordConcurrentFlushes(c, round, sides) : recordCrc32cCheck(c, round, sides);
             if (m != null && fioArgs != null && store) {
                 fioWithOursFlushesInline(c, round, m, fioArgs, fioDir);
             }
             Measurement crc = crc32cBeside(m);
             CaseResult.Round done = new CaseResult.Round(round, m, sides.oursError(), sides.plain().measurement(),
-                    sides.plain().error(), huge, crc, beside);
+                    sides.plain().error(), huge, crc, sameWork);
             r.add(done);
             reportCpuPerChunk(r, done);
             previous = m != null ? m : previous;
@@ -729,20 +739,25 @@ public final class Bench {
     /**
      * {@link #sides(BenchCase, CaseResult, int, List, Path, Side)}, and for a store ({@code store}) the
      * reference is fio on huge pages beside the same flushes as ours' log commits ({@link #concurrentFlushes}),
-     * taking turns with ours; fio on huge pages without them and plain fio run after both. That fio repeats
-     * the flushes of ours' round: of this round when it runs after ours, of the round before ({@code previous})
-     * when it runs first.
+     * for a load under {@code verify_payload} "always" fio on huge pages checking the CRC32C of every block it
+     * reads ({@link #crc32cCheck}), taking turns with ours; fio on huge pages alone and plain fio run after
+     * both. The fio beside flushes repeats those of ours' round: of this round when it runs after ours, of the
+     * round before ({@code previous}) when it runs first.
      */
     private Sides sides(BenchCase c, CaseResult r, int round, List<String> fioArgs, Path fioDir, Side ours,
             boolean store, Measurement previous) {
         Path plainJson = fioDir.resolve(c.id() + "-round" + round + ".json");
         boolean onHugePages = fioArgs != null && c.blockSize() >= BenchCase.MIB;
         boolean besideFlushes = onHugePages && store;
+        boolean checkingCrc32c = onHugePages && c.kind() == BenchCase.Kind.ADAPTER_LOAD;
         FioRun first = null;
         ConcurrentFlushes beside = null;
+        FioRun checking = null;
         if (fioFirst(round)) {
             if (besideFlushes) {
                 beside = concurrentFlushes(c, round, round - 1, previous, fioArgs, fioDir);
+            } else if (checkingCrc32c) {
+                checking = crc32cCheck(c, round, fioDir);
             } else {
                 first = onHugePages ? fioOnHugePages(c, r, round, fioArgs, fioDir) : fioRound(fioArgs, plainJson);
             }
@@ -757,6 +772,9 @@ public final class Bench {
         if (besideFlushes && beside == null) {
             beside = concurrentFlushes(c, round, round, m, fioArgs, fioDir);
         }
+        if (checkingCrc32c && checking == null) {
+            checking = crc32cCheck(c, round, fioDir);
+        }
         FioRun huge = null;
         FioRun plain;
         if (onHugePages) {
@@ -767,15 +785,15 @@ public final class Bench {
             plain = first != null ? first : fioRound(fioArgs, plainJson);
         }
         progress(c, round, m, err, plain.measurement(), plain.error());
-        return new Sides(m, err, plain, huge, beside);
+        return new Sides(m, err, plain, huge, beside, checking);
     }
 
     /**
-     * One round's runs: ours (or why it failed), plain fio, fio on huge pages and fio on huge pages beside the
-     * same flushes as ours (each null when not run).
+     * One round's runs: ours (or why it failed), plain fio, fio on huge pages, and fio on huge pages beside the
+     * same flushes as ours or checking the same CRC32C (each null when not run).
      */
     private record Sides(Measurement ours, String oursError, FioRun plain, FioRun huge,
-            ConcurrentFlushes concurrentFlushes) {
+            ConcurrentFlushes concurrentFlushes, FioRun crc32cCheck) {
     }
 
     /** fio beside the flushes of ours' round {@code round}, one flush every {@code periodMs}. */
@@ -803,6 +821,65 @@ public final class Bench {
             ours.extra().put("fio_concurrent_flushes_as_round", f.round());
         }
         return beside;
+    }
+
+    /**
+     * Records fio checking the same CRC32C as ours: {@code fio_crc32c_verify} in the round's JSON, and its
+     * figures in ours' extras ({@link #record}).
+     *
+     * @return fio's figures, or null when it did not run (or ours did not)
+     */
+    private Measurement recordCrc32cCheck(BenchCase c, int round, Sides sides) {
+        if (sides.crc32cCheck() == null || sides.ours() == null) {
+            return null;
+        }
+        return record(c, round, sides.ours(), sides.crc32cCheck(), "crc32c_verify",
+                "fio on huge pages checking the CRC32C of every block");
+    }
+
+    /**
+     * fio's read job on huge pages with {@code --verify=crc32c}, over a file of the bench file's size that
+     * fio wrote with that check ({@link #fioVerifyFile}, written once): every block read is checked against the
+     * CRC32C fio stored in its header, as a load under {@code verify_payload} "always" checks every payload
+     * against the one in its index. That is the work such a load does beyond fio's job alone, and the
+     * reference it is judged against. Null when fio cannot run on huge pages (the round is then judged
+     * against fio's job alone), or a failed run when the file could not be written.
+     */
+    private FioRun crc32cCheck(BenchCase c, int round, Path fioDir) {
+        BenchCase job = new BenchCase(c.id(), BenchCase.Kind.RAW, IoEngine.IO_URING, c.rw(), c.blockSize(),
+                c.queueDepth());
+        Path file = o.file().toAbsolutePath().resolveSibling(o.file().getFileName() + ".fio-crc32c");
+        List<String> args = Fio.jobArgs(job, file, o.sizeBytes(), o.seconds(), o.rampSeconds());
+        if (hugePagesForFio(args) != null) {
+            return null;
+        }
+        if (fioVerifyFile == null) {
+            if (!Files.isRegularFile(o.file())) {
+                return new FioRun(null, o.file() + " is not a regular file: fio's check needs a file of its own"
+                        + " beside it");
+            }
+            try {
+                Files.createFile(file); // never one the bench did not make
+            } catch (IOException e) {
+                return new FioRun(null, "cannot create " + file + " for fio's check (" + e + "); remove it if it"
+                        + " is left from an earlier run");
+            }
+            fioVerifyFile = file; // removed after the adapter cases
+            FioRun written = fioRound(Fio.verifiedFileArgs(file, o.sizeBytes(), c.blockSize()),
+                    fioDir.resolve(c.id() + "-crc32c-verify-file.json"));
+            if (written.measurement() == null) {
+                try {
+                    Files.deleteIfExists(file); // the next round tries again
+                    fioVerifyFile = null;
+                } catch (IOException e) {
+                    written = new FioRun(null, written.error() + "; and it could not be removed: " + e);
+                }
+                return new FioRun(null, "fio could not write " + file + " with --verify=crc32c: " + written.error());
+            }
+            out.printf(Locale.ROOT, "%-28s fio wrote %s with a CRC32C in every %d-byte block (%,.0f MB/s)%n", c.label(),
+                    file, c.blockSize(), written.measurement().mbPerSec());
+        }
+        return fioRun(c, round, args, fioDir, List.of("--mem=shmhuge", "--verify=crc32c"), "crc32c_verify");
     }
 
     /** fio's job with its buffers on huge pages; null (and the case's note says why) when it cannot run. */
@@ -963,8 +1040,9 @@ public final class Bench {
         p.printf(Locale.ROOT, "Medians of %d round(s); ratio = ours/fio; CPU in cores busy (user+system) during the"
                 + " window. fio = the reference judged: for 1 MiB cases fio with its buffers on huge pages"
                 + " (--mem=shmhuge), as ours are, like for like (* = it did not run: plain fio, see the case's note),"
-                + " and for the adapter's stores that fio beside the same flushes as ours' log commits (F);"
-                + " 2nd fio = plain fio, with its own malloc'd buffers (stores: fio on huge pages without flushes)."
+                + " and for the adapter's stores that fio beside the same flushes as ours' log commits (F), for its"
+                + " loads under verify_payload \"always\" that fio checking the CRC32C of every block it reads (C);"
+                + " 2nd fio = plain fio, with its own malloc'd buffers (F and C: fio on huge pages alone)."
                 + " CPU and per CPU-s: plain fio.%n", o.rounds());
         String row = "%-26s %-6s %12s %13s %7s %7s %4s | %12s %7s | %5s %5s %11s %11s %6s %6s %4s";
         int width = printHeading(p, row, new Object[] {"case", "unit", "ours", "fio", "ratio", "target", "met",
@@ -1003,7 +1081,7 @@ public final class Bench {
             boolean second = !Double.isNaN(r.secondFioThroughput());
             p.printf(Locale.ROOT, row + "%n", c.label(), r.throughputUnit(), num(r.oursThroughput(), iops ? 0 : 1),
                     num(r.headlineFioThroughput(), iops ? 0 : 1) + (r.headlineFallsBackToPlainFio() && r.hasFio() ? "*"
-                            : r.judgedBesideFlushes() ? "F" : " "), ratio(r.headlineThroughputRatio()),
+                            : r.judgedOnSameWork() ? r.sameWork().mark() : " "), ratio(r.headlineThroughputRatio()),
                     thr == null ? "-" : thr.describe(), thr == null ? "-" : yesNo(thr.met()),
                     second ? num(r.secondFioThroughput(), 1) : "-", second ? ratio(r.secondThroughputRatio()) : "-",
                     num(r.oursCpuCores(), 2), num(r.fioCpuCores(), 2),

@@ -18,11 +18,12 @@ public final class CaseResult extends CaseRounds<CaseResult.Round> {
      *        1 MiB cases, when the hugetlb pages were there), or null
      * @param crc32cAlone the CRC32C alone measured beside the round ({@link Crc32cAlone}: the adapter's
      *        store and load cases), or null
-     * @param fioConcurrentFlushes fio's job on huge pages beside a second job flushing as often as ours'
-     *        log commits (the adapter's store cases, whose durability costs those flushes), or null
+     * @param fioSameWork fio's job on huge pages doing the work ours' durability adds ({@link SameWork}): beside
+     *        a second job flushing as often as ours' log commits (the adapter's stores), or checking the CRC32C
+     *        of every block it reads (loads under {@code verify_payload} "always"), or null
      */
     public record Round(int round, Measurement ours, String oursError, Measurement fio, String fioError,
-            Measurement fioHugePages, Measurement crc32cAlone, Measurement fioConcurrentFlushes) {
+            Measurement fioHugePages, Measurement crc32cAlone, Measurement fioSameWork) {
         /** A round without fio on huge pages, without the CRC32C beside it and without flushes beside fio. */
         public Round(int round, Measurement ours, String oursError, Measurement fio, String fioError) {
             this(round, ours, oursError, fio, fioError, null, null, null);
@@ -101,8 +102,8 @@ public final class CaseResult extends CaseRounds<CaseResult.Round> {
         return rounds().stream().map(Round::fioHugePages).filter(m -> m != null).toList();
     }
 
-    private List<Measurement> fioConcurrentFlushes() {
-        return rounds().stream().map(Round::fioConcurrentFlushes).filter(m -> m != null).toList();
+    private List<Measurement> fioSameWork() {
+        return rounds().stream().map(Round::fioSameWork).filter(m -> m != null).toList();
     }
 
     public boolean hasOurs() {
@@ -183,47 +184,97 @@ public final class CaseResult extends CaseRounds<CaseResult.Round> {
     }
 
     /**
-     * Whether the case is judged against fio on huge pages beside the same flushes as ours: a store, whose
-     * durability costs a flush per log commit, where fio's job without flushes has none to pay (on a virtual
-     * disk whose flush writes back the host's cache, each one stops the writes for as long as it takes), with
-     * that fio run in at least one round.
+     * The work ours does beyond moving the bytes, and the fio that does it too: the reference a case so
+     * marked is judged against, where fio's job alone pays for none of it.
      */
-    public boolean judgedBesideFlushes() {
-        return !benchCase().judgedByIops() && !fioConcurrentFlushes().isEmpty();
+    public enum SameWork {
+        /**
+         * A store's durability costs a flush per log commit: fio's job beside a second job flushing as often
+         * (on a virtual disk whose flush writes back the host's cache, each one stops the writes for as long
+         * as it takes).
+         */
+        FLUSHES("fio_concurrent_flushes", "beside the same flushes", "F"),
+        /**
+         * A load under {@code verify_payload} "always" computes the CRC32C of every payload it reads: fio's job
+         * with {@code --verify=crc32c}, reading a file it wrote with that check, checks every block it reads.
+         */
+        CRC32C_CHECK("fio_crc32c_verify", "checking the same CRC32C", "C");
+
+        private final String key;
+        private final String words;
+        private final String mark;
+
+        SameWork(String key, String words, String mark) {
+            this.key = key;
+            this.words = words;
+            this.mark = mark;
+        }
+
+        /** The JSON key of that fio's figures, in each round and in the medians. */
+        public String key() {
+            return key;
+        }
+
+        /** What that fio does, after "fio on huge pages". */
+        public String words() {
+            return words;
+        }
+
+        /** The table's mark beside that fio's figure. */
+        public String mark() {
+            return mark;
+        }
     }
 
-    /** Median of fio on huge pages beside the same flushes as ours, in the case's unit; NaN when it never ran. */
-    public double fioConcurrentFlushesThroughput() {
-        return Stats.median(fioConcurrentFlushes(), this::throughput);
-    }
-
-    /** ours/fio on huge pages beside the same flushes, of the medians; NaN when that fio never ran. */
-    public double concurrentFlushesThroughputRatio() {
-        return Stats.ratio(oursThroughput(), fioConcurrentFlushesThroughput());
+    /** The work of {@link SameWork} ours does in this case, or null: none fio's job lacks. */
+    public SameWork sameWork() {
+        return switch (benchCase().kind()) {
+            case ADAPTER_STORE, ADAPTER_STORE_HEADROOM, ADAPTER_STORE_EVICT_ROUNDS -> SameWork.FLUSHES;
+            case ADAPTER_LOAD -> SameWork.CRC32C_CHECK;
+            default -> null;
+        };
     }
 
     /**
-     * The ratio judged and printed first: ours/fio on huge pages beside the same flushes when
-     * {@link #judgedBesideFlushes}, else ours/fio on huge pages when {@link #likeForLike}, else ours/plain fio
+     * Whether the case is judged against fio on huge pages doing the same work as ours ({@link #sameWork}),
+     * with that fio run in at least one round.
+     */
+    public boolean judgedOnSameWork() {
+        return sameWork() != null && !benchCase().judgedByIops() && !fioSameWork().isEmpty();
+    }
+
+    /** Median of fio on huge pages doing the same work as ours, in the case's unit; NaN when it never ran. */
+    public double fioSameWorkThroughput() {
+        return Stats.median(fioSameWork(), this::throughput);
+    }
+
+    /** ours/fio on huge pages doing the same work, of the medians; NaN when that fio never ran. */
+    public double sameWorkThroughputRatio() {
+        return Stats.ratio(oursThroughput(), fioSameWorkThroughput());
+    }
+
+    /**
+     * The ratio judged and printed first: ours/fio on huge pages doing the same work when
+     * {@link #judgedOnSameWork}, else ours/fio on huge pages when {@link #likeForLike}, else ours/plain fio
      * (4 KiB cases, or fio on huge pages not run: the note says why).
      */
     public double headlineThroughputRatio() {
-        return judgedBesideFlushes() ? concurrentFlushesThroughputRatio()
+        return judgedOnSameWork() ? sameWorkThroughputRatio()
                 : likeForLike() ? hugePagesThroughputRatio() : throughputRatio();
     }
 
     /** Median of the reference the headline is against, in the case's unit. */
     public double headlineFioThroughput() {
-        return judgedBesideFlushes() ? fioConcurrentFlushesThroughput()
+        return judgedOnSameWork() ? fioSameWorkThroughput()
                 : likeForLike() ? fioHugePagesThroughput() : fioThroughput();
     }
 
     /**
-     * The second reference, printed beside the headline: fio on huge pages without flushes for a case
-     * {@link #judgedBesideFlushes}, else plain fio for a {@link #likeForLike} one; NaN for none.
+     * The second reference, printed beside the headline: fio on huge pages alone (without the flushes or the
+     * check) for a case {@link #judgedOnSameWork}, else plain fio for a {@link #likeForLike} one; NaN for none.
      */
     public double secondFioThroughput() {
-        return judgedBesideFlushes() ? fioHugePagesThroughput() : likeForLike() ? fioThroughput() : Double.NaN;
+        return judgedOnSameWork() ? fioHugePagesThroughput() : likeForLike() ? fioThroughput() : Double.NaN;
     }
 
     /** ours over {@link #secondFioThroughput}. */
@@ -380,9 +431,9 @@ public final class CaseResult extends CaseRounds<CaseResult.Round> {
      * ran, against plain fio, named so.
      */
     private Target bandwidthTarget(double required) {
-        if (judgedBesideFlushes()) {
-            return new Target("bandwidth ours/fio on huge pages beside the same flushes", ">=", required,
-                    concurrentFlushesThroughputRatio());
+        if (judgedOnSameWork()) {
+            return new Target("bandwidth ours/fio on huge pages " + sameWork().words(), ">=", required,
+                    sameWorkThroughputRatio());
         }
         return likeForLike() ? new Target("bandwidth ours/fio on huge pages", ">=", required, hugePagesThroughputRatio())
                 : new Target("bandwidth ours/plain fio (fio on huge pages not run)", ">=", required, throughputRatio());
@@ -472,8 +523,8 @@ public final class CaseResult extends CaseRounds<CaseResult.Round> {
                 if (r.fioHugePages() != null) {
                     x.put("fio_hugepages", r.fioHugePages().toMap());
                 }
-                if (r.fioConcurrentFlushes() != null) {
-                    x.put("fio_concurrent_flushes", r.fioConcurrentFlushes().toMap());
+                if (r.fioSameWork() != null && sameWork() != null) {
+                    x.put(sameWork().key(), r.fioSameWork().toMap());
                 }
                 if (r.crc32cAlone() != null) {
                     x.put("crc32c_alone", r.crc32cAlone().toMap());
@@ -504,8 +555,8 @@ public final class CaseResult extends CaseRounds<CaseResult.Round> {
                 med.put("fio_hugepages", nullIfNaN(fioHugePagesThroughput(), 2));
                 med.put("fio_hugepages_per_cpu_sec", nullIfNaN(fioHugePagesPerCpuSec(), 1));
             }
-            if (judgedBesideFlushes()) {
-                med.put("fio_concurrent_flushes", nullIfNaN(fioConcurrentFlushesThroughput(), 2));
+            if (judgedOnSameWork()) {
+                med.put(sameWork().key(), nullIfNaN(fioSameWorkThroughput(), 2));
             }
             if (movesChunks()) {
                 med.put("ours_cpu_us_per_chunk", nullIfNaN(oursCpuMicrosPerChunk(), 2));
@@ -523,12 +574,12 @@ public final class CaseResult extends CaseRounds<CaseResult.Round> {
                 ratio.put("per_cpu_sec_fio_hugepages", nullIfNaN(Stats.ratio(oursIopsPerCpuSec(),
                         fioHugePagesPerCpuSec()), 4));
             }
-            if (judgedBesideFlushes()) {
-                ratio.put("throughput_fio_concurrent_flushes", nullIfNaN(concurrentFlushesThroughputRatio(), 4));
+            if (judgedOnSameWork()) {
+                ratio.put("throughput_" + sameWork().key(), nullIfNaN(sameWorkThroughputRatio(), 4));
             }
             m.put("ours_over_fio", ratio);
             Map<String, Object> headline = new LinkedHashMap<>();
-            headline.put("reference", judgedBesideFlushes() ? "fio_concurrent_flushes"
+            headline.put("reference", judgedOnSameWork() ? sameWork().key()
                     : likeForLike() ? "fio_hugepages" : "fio");
             headline.put("throughput_ratio", nullIfNaN(headlineThroughputRatio(), 4));
             if (headlineFallsBackToPlainFio()) {

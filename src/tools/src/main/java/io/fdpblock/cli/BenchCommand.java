@@ -29,7 +29,10 @@ import java.util.concurrent.Callable;
                         + " bench-results.json and bench-results.png into --out.",
                 "Like for like: our buffers are on huge pages, so every 1 MiB case is judged against fio run again with"
                         + " its buffers on huge pages (--mem=shmhuge), plain fio beside it; the adapter's stores, whose"
-                        + " log commits flush, against that fio beside a job flushing as often. Run as root, the bench"
+                        + " log commits flush, against that fio beside a job flushing as often, and its loads under"
+                        + " verify_payload \"always\", which check every payload's CRC32C, against that fio checking"
+                        + " the CRC32C of every block it reads (--verify=crc32c, on a file it wrote beside --file and"
+                        + " removes). Run as root, the bench"
                         + " reserves the hugetlb pages that takes (/proc/sys/vm/nr_hugepages) and sets it back at the"
                         + " end; otherwise the case's note says why it could not.",
                 "The adapter's store and load cases report their CPU per chunk beyond fio's CPU per I/O and beyond"

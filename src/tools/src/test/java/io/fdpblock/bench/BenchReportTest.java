@@ -353,11 +353,11 @@ class BenchReportTest {
             r.add(new CaseResult.Round(i + 1, mib(5000, 0.5), null, mib(2500, 0.0625), null, mib(8000, 0.1),
                     crc(0.3), beside[i] < 0 ? null : mib(beside[i], 0.1)));
         }
-        assertThat(r.judgedBesideFlushes()).isTrue();
-        assertThat(r.fioConcurrentFlushesThroughput()).as("median of the rounds it ran in")
+        assertThat(r.judgedOnSameWork()).isTrue();
+        assertThat(r.fioSameWorkThroughput()).as("median of the rounds it ran in")
                 .isCloseTo(4750L * 1048576 / 5e6, within(1e-6));
         assertThat(r.headlineThroughputRatio()).isCloseTo(5000 / 4750.0, within(1e-9));
-        assertThat(r.headlineFioThroughput()).isEqualTo(r.fioConcurrentFlushesThroughput());
+        assertThat(r.headlineFioThroughput()).isEqualTo(r.fioSameWorkThroughput());
         assertThat(r.secondThroughputRatio()).as("fio on huge pages without flushes").isCloseTo(0.625, within(1e-9));
         assertThat(r.hugePagesThroughputRatio()).isCloseTo(0.625, within(1e-9));
         CaseResult.Target bandwidth = r.targets().get(0);
@@ -382,10 +382,59 @@ class BenchReportTest {
         assertThat(slow.targets().get(0).met()).isFalse();
         assertThat(slow.throughputRatio()).isCloseTo(2.0, within(1e-9));
 
-        // a load has no flushes: judged against fio on huge pages as before
+        // a load without fio checking its CRC32C beside it: judged against fio on huge pages as before
         CaseResult load = storeWithHugePagesAndCrc(adapterCase(BenchCase.Kind.ADAPTER_LOAD));
-        assertThat(load.judgedBesideFlushes()).isFalse();
+        assertThat(load.judgedOnSameWork()).isFalse();
         assertThat(load.secondFioThroughput()).as("plain fio second").isEqualTo(load.fioThroughput());
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void anAlwaysLoadIsJudgedAgainstFioOnHugePagesCheckingTheSameCrc32cWithFioAloneSecond() throws Exception {
+        // ours 5,000 chunks every round; fio on huge pages alone 8,000; with --verify=crc32c 5,200, 4,800, 6,000
+        CaseResult r = new CaseResult(adapterCase(BenchCase.Kind.ADAPTER_LOAD));
+        long[] checking = {5200, 4800, 6000};
+        for (int i = 0; i < 3; i++) {
+            r.add(new CaseResult.Round(i + 1, mib(5000, 0.5), null, mib(2500, 0.0625), null, mib(8000, 0.1),
+                    crc(0.3), mib(checking[i], 0.2)));
+        }
+        assertThat(r.sameWork()).isEqualTo(CaseResult.SameWork.CRC32C_CHECK);
+        assertThat(r.judgedOnSameWork()).isTrue();
+        assertThat(r.headlineThroughputRatio()).isCloseTo(5000 / 5200.0, within(1e-9));
+        assertThat(r.secondThroughputRatio()).as("fio on huge pages alone").isCloseTo(0.625, within(1e-9));
+        CaseResult.Target bandwidth = r.targets().get(0);
+        assertThat(bandwidth.name()).isEqualTo("bandwidth ours/fio on huge pages checking the same CRC32C");
+        assertThat(bandwidth.met()).isTrue(); // 0.96x
+        assertThat(r.cpuMicrosPerChunkBeyondFioAndCrc()).as("CPU against fio's per I/O without the check")
+                .isCloseTo(100 - 12.5 - 30, within(1e-6));
+        Map<String, Object> json = r.toMap();
+        assertThat((Map<String, Object>) json.get("headline")).containsEntry("reference", "fio_crc32c_verify");
+        assertThat((Map<String, Object>) json.get("ours_over_fio"))
+                .containsEntry("throughput_fio_crc32c_verify", Measurement.round(5000 / 5200.0, 4));
+        assertThat(((List<Map<String, Object>>) json.get("rounds")).get(0))
+                .containsKeys("fio_crc32c_verify", "fio_hugepages").doesNotContainKey("fio_concurrent_flushes");
+
+        CaseResult slow = new CaseResult(adapterCase(BenchCase.Kind.ADAPTER_LOAD));
+        slow.add(new CaseResult.Round(1, mib(5000, 0.5), null, mib(2500, 0.0625), null, mib(8000, 0.1), crc(0.3),
+                mib(5400, 0.2)));
+        assertThat(slow.targets().get(0).met()).as("0.93x of fio checking the same CRC32C").isFalse();
+
+        // "recovery" checks nothing: fio's job alone stays its reference, whatever ran beside it
+        CaseResult recovery = new CaseResult(adapterCase(BenchCase.Kind.ADAPTER_LOAD_VERIFY_RECOVERY));
+        recovery.add(new CaseResult.Round(1, mib(5000, 0.5), null, mib(2500, 0.0625), null, mib(8000, 0.1), crc(0.3),
+                mib(5200, 0.2)));
+        assertThat(recovery.sameWork()).isNull();
+        assertThat(recovery.judgedOnSameWork()).isFalse();
+        assertThat(recovery.headlineThroughputRatio()).isCloseTo(0.625, within(1e-9));
+
+        Bench b = new Bench(new Bench.Options(dir.resolve("x.img"), 256L << 20, null, 1, 0, 3, dir, null, List.of(),
+                true, 4, 20, null, null), System.out);
+        b.results().add(r);
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        b.printTable(new PrintStream(buf, true, StandardCharsets.UTF_8));
+        assertThat(buf.toString(StandardCharsets.UTF_8).lines()).as("marked C; fio on huge pages alone second")
+                .anySatisfy(l -> assertThat(l).startsWith("adapter load 1m QD16 ")
+                        .containsPattern("1,048\\.6 +1,090\\.5C +0\\.96x +>=0\\.95 +yes \\| +1,677\\.7 +0\\.63x"));
     }
 
     @Test
