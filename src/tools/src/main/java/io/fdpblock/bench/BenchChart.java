@@ -44,7 +44,8 @@ public final class BenchChart {
         CategoryChart ratios = chart("fdpblock bench: ours / fio, median of " + rounds + " round(s)" + lookup,
                 "ours / fio");
         series(ratios, "throughput (1 MiB: vs fio on huge pages, stores: beside the same flushes, \"always\" loads:"
-                + " with the same CRC32C check; like for like)", labels, shown.stream().map(CaseResult::headlineThroughputRatio).toList(), OURS);
+                + " with the same CRC32C check; like for like)", labels,
+                shown.stream().map(CaseResult::headlineThroughputRatio).toList(), OURS);
         if (shown.stream().anyMatch(CaseResult::likeForLike)) {
             series(ratios, "throughput vs plain fio (malloc'd buffers)", labels, shown.stream()
                     .map(r -> r.likeForLike() ? r.throughputRatio() : Double.NaN).toList(), PLAIN_FIO);

@@ -18,13 +18,14 @@ public final class CaseResult extends CaseRounds<CaseResult.Round> {
      *        1 MiB cases, when the hugetlb pages were there), or null
      * @param crc32cAlone the CRC32C alone measured beside the round ({@link Crc32cAlone}: the adapter's
      *        store and load cases), or null
-     * @param fioSameWork fio's job on huge pages doing the work ours' durability adds ({@link SameWork}): beside
-     *        a second job flushing as often as ours' log commits (the adapter's stores), or checking the CRC32C
-     *        of every block it reads (loads under {@code verify_payload} "always"), or null
+     * @param fioSameWork fio's job on huge pages doing the work ours does beyond moving the bytes
+     *        ({@link SameWork}): beside a second job flushing as often as ours' log commits (the adapter's
+     *        stores), or checking the CRC32C of every block it reads (loads under {@code verify_payload}
+     *        "always"), or null
      */
     public record Round(int round, Measurement ours, String oursError, Measurement fio, String fioError,
             Measurement fioHugePages, Measurement crc32cAlone, Measurement fioSameWork) {
-        /** A round without fio on huge pages, without the CRC32C beside it and without flushes beside fio. */
+        /** A round without fio on huge pages, without the CRC32C beside it and without fio doing ours' work. */
         public Round(int round, Measurement ours, String oursError, Measurement fio, String fioError) {
             this(round, ours, oursError, fio, fioError, null, null, null);
         }
