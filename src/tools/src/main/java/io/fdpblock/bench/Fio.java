@@ -180,12 +180,13 @@ public final class Fio {
     /**
      * A job writing {@code target} whole, in order, in blocks of {@code blockSize}, each with fio's verify
      * header holding the block's CRC32C ({@code --verify=crc32c}): what a read job with {@code --verify=crc32c}
-     * checks every block against. It does not read them back itself ({@code --do_verify=0}).
+     * checks every block against. It does not read them back itself ({@code --do_verify=0}), nor leave its
+     * verify state in the working directory ({@code --verify_state_save=0}: fio writes one there by default).
      */
     static List<String> verifiedFileArgs(Path target, long sizeBytes, int blockSize) {
         return List.of("--name=crc32c-verify-file", "--filename=" + target, "--size=" + sizeBytes,
                 "--ioengine=io_uring", "--direct=1", "--rw=write", "--bs=" + blockSize, "--iodepth=16",
-                "--verify=crc32c", "--do_verify=0");
+                "--verify=crc32c", "--do_verify=0", "--verify_state_save=0");
     }
 
     /** The value of {@code --name=value} in {@code jobArgs} (the last one), or null. */

@@ -128,6 +128,13 @@ class BenchReportTest {
     }
 
     @Test
+    void theFileFioChecksIsWrittenWholeWithACrc32cPerBlockAndNoStateLeftBehind() {
+        assertThat(Fio.verifiedFileArgs(Path.of("/x.fio-crc32c"), 1L << 30, 1 << 20)).contains("--filename=/x.fio-crc32c",
+                "--size=1073741824", "--bs=1048576", "--rw=write", "--verify=crc32c", "--do_verify=0",
+                "--verify_state_save=0");
+    }
+
+    @Test
     void fiosHugePageBuffersAreCountedPerJobWithTwoPagesBeyondTheBuffers() {
         // fio 3.33 with --mem=shmhuge: seqwrite 1m QD16 failed (shmget ENOMEM) with 9 pages free, ran with 10;
         // QD32 failed with 17, ran with 18
