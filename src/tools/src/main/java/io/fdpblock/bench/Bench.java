@@ -697,19 +697,21 @@ public final class Bench {
         Measurement run() throws IOException;
     }
 
+    /** The raw job fio runs beside an adapter case: the same reads or writes, block size and depth. */
+    private static BenchCase fioJob(BenchCase c) {
+        return new BenchCase(c.id(), BenchCase.Kind.RAW, IoEngine.IO_URING, c.rw(), c.blockSize(), c.queueDepth());
+    }
+
     private void adapterRounds(BenchCase c, CaseResult r, Path fioDir, Side ours) throws IOException {
-        BenchCase job = new BenchCase(c.id(), BenchCase.Kind.RAW, IoEngine.IO_URING, c.rw(), c.blockSize(),
-                c.queueDepth());
         List<String> fioArgs = fio == null ? null
-                : Fio.jobArgs(job, o.file(), o.sizeBytes(), o.seconds(), o.rampSeconds());
-        boolean store = c.rw().equals("write");
+                : Fio.jobArgs(fioJob(c), o.file(), o.sizeBytes(), o.seconds(), o.rampSeconds());
         Measurement previous = null;
         for (int round = 1; round <= o.rounds(); round++) {
-            Sides sides = sides(c, r, round, fioArgs, fioDir, ours, store, previous);
+            Sides sides = sides(c, r, round, fioArgs, fioDir, ours, previous);
             Measurement m = sides.ours();
             Measurement huge = recordHugePages(c, round, sides);
-            Measurement sameWork = store ? recordConcurrentFlushes(c, round, sides) : recordCrc32cCheck(c, round, sides);
-            if (m != null && fioArgs != null && store) {
+            Measurement sameWork = recordSameWork(c, round, sides);
+            if (m != null && fioArgs != null && r.sameWork() == CaseResult.SameWork.FLUSHES) {
                 fioWithOursFlushesInline(c, round, m, fioArgs, fioDir);
             }
             Measurement crc = crc32cBeside(m);
@@ -733,31 +735,25 @@ public final class Bench {
      * else the case's note says why fio on huge pages did not run.
      */
     private Sides sides(BenchCase c, CaseResult r, int round, List<String> fioArgs, Path fioDir, Side ours) {
-        return sides(c, r, round, fioArgs, fioDir, ours, false, null);
+        return sides(c, r, round, fioArgs, fioDir, ours, null);
     }
 
     /**
-     * {@link #sides(BenchCase, CaseResult, int, List, Path, Side)}, and for a store ({@code store}) the
-     * reference is fio on huge pages beside the same flushes as ours' log commits ({@link #concurrentFlushes}),
-     * for a load under {@code verify_payload} "always" fio on huge pages checking the CRC32C of every block it
-     * reads ({@link #crc32cCheck}), taking turns with ours; fio on huge pages alone and plain fio run after
-     * both. The fio beside flushes repeats those of ours' round: of this round when it runs after ours, of the
-     * round before ({@code previous}) when it runs first.
+     * {@link #sides(BenchCase, CaseResult, int, List, Path, Side)}, and for a case whose work fio's job alone
+     * lacks ({@link CaseResult#sameWork}) the reference is fio on huge pages doing it too ({@link #sameWorkRun}),
+     * taking turns with ours; fio on huge pages alone and plain fio run after both. ({@code previous}: ours'
+     * figures of the round before, whose flushes fio repeats when it runs first.)
      */
     private Sides sides(BenchCase c, CaseResult r, int round, List<String> fioArgs, Path fioDir, Side ours,
-            boolean store, Measurement previous) {
+            Measurement previous) {
         Path plainJson = fioDir.resolve(c.id() + "-round" + round + ".json");
         boolean onHugePages = fioArgs != null && c.blockSize() >= BenchCase.MIB;
-        boolean besideFlushes = onHugePages && store;
-        boolean checkingCrc32c = onHugePages && c.kind() == BenchCase.Kind.ADAPTER_LOAD;
+        CaseResult.SameWork work = onHugePages ? r.sameWork() : null;
         FioRun first = null;
-        ConcurrentFlushes beside = null;
-        FioRun checking = null;
+        SameWorkRun sameWork = null;
         if (fioFirst(round)) {
-            if (besideFlushes) {
-                beside = concurrentFlushes(c, round, round - 1, previous, fioArgs, fioDir);
-            } else if (checkingCrc32c) {
-                checking = crc32cCheck(c, round, fioDir);
+            if (work != null) {
+                sameWork = sameWorkRun(work, c, round, round - 1, previous, fioArgs, fioDir);
             } else {
                 first = onHugePages ? fioOnHugePages(c, r, round, fioArgs, fioDir) : fioRound(fioArgs, plainJson);
             }
@@ -769,11 +765,8 @@ public final class Bench {
         } catch (IOException | RuntimeException e) {
             err = e.getMessage();
         }
-        if (besideFlushes && beside == null) {
-            beside = concurrentFlushes(c, round, round, m, fioArgs, fioDir);
-        }
-        if (checkingCrc32c && checking == null) {
-            checking = crc32cCheck(c, round, fioDir);
+        if (work != null && sameWork == null) { // after ours, or again when it could not run first
+            sameWork = sameWorkRun(work, c, round, round, m, fioArgs, fioDir);
         }
         FioRun huge = null;
         FioRun plain;
@@ -785,56 +778,63 @@ public final class Bench {
             plain = first != null ? first : fioRound(fioArgs, plainJson);
         }
         progress(c, round, m, err, plain.measurement(), plain.error());
-        return new Sides(m, err, plain, huge, beside, checking);
+        return new Sides(m, err, plain, huge, sameWork);
     }
 
     /**
-     * One round's runs: ours (or why it failed), plain fio, fio on huge pages, and fio on huge pages beside the
-     * same flushes as ours or checking the same CRC32C (each null when not run).
+     * One round's runs: ours (or why it failed), plain fio, fio on huge pages, and fio on huge pages doing
+     * ours' work too (each null when not run).
      */
-    private record Sides(Measurement ours, String oursError, FioRun plain, FioRun huge,
-            ConcurrentFlushes concurrentFlushes, FioRun crc32cCheck) {
-    }
-
-    /** fio beside the flushes of ours' round {@code round}, one flush every {@code periodMs}. */
-    private record ConcurrentFlushes(FioRun run, int round, long periodMs) {
+    private record Sides(Measurement ours, String oursError, FioRun plain, FioRun huge, SameWorkRun sameWork) {
     }
 
     /**
-     * Records fio beside the same flushes as ours: {@code fio_concurrent_flushes} in the round's JSON, and in
-     * ours' extras its figures ({@link #record}), its flusher's count and mean time of flushes, and the round
-     * whose flushes it repeated.
+     * fio doing ours' {@code work} too: beside the flushes of ours' round {@code asRound}, one every
+     * {@code flushPeriodMs}, or checking the CRC32C of every block (0, the round itself).
+     */
+    private record SameWorkRun(CaseResult.SameWork work, FioRun run, int asRound, long flushPeriodMs) {
+    }
+
+    /**
+     * fio on huge pages doing ours' {@code work} in {@code round}: beside the flushes ours made in round
+     * {@code asRound} ({@code oursOf}), or checking the same CRC32C; null when it cannot run now.
+     */
+    private SameWorkRun sameWorkRun(CaseResult.SameWork work, BenchCase c, int round, int asRound, Measurement oursOf,
+            List<String> fioArgs, Path fioDir) {
+        return switch (work) {
+            case FLUSHES -> concurrentFlushes(c, round, asRound, oursOf, fioArgs, fioDir);
+            case CRC32C_CHECK -> {
+                FioRun run = crc32cCheck(c, round, fioArgs, fioDir);
+                yield run == null ? null : new SameWorkRun(work, run, round, 0);
+            }
+        };
+    }
+
+    /**
+     * Records fio doing ours' work: under its {@link CaseResult.SameWork#key} in the round's JSON, and in
+     * ours' extras its figures ({@link #record}); beside flushes also its flusher's count and mean time of
+     * flushes, and the round whose flushes it repeated.
      *
      * @return fio's figures, or null when it did not run (or ours did not)
      */
-    private Measurement recordConcurrentFlushes(BenchCase c, int round, Sides sides) {
-        ConcurrentFlushes f = sides.concurrentFlushes();
+    private Measurement recordSameWork(BenchCase c, int round, Sides sides) {
+        SameWorkRun f = sides.sameWork();
         Measurement ours = sides.ours();
         if (f == null || ours == null) {
             return null;
         }
+        if (f.work() == CaseResult.SameWork.CRC32C_CHECK) {
+            return record(c, round, ours, f.run(), "crc32c_verify", "fio on huge pages checking the CRC32C of every block");
+        }
         Measurement beside = record(c, round, ours, f.run(), "concurrent_flushes", "fio on huge pages beside a flush"
-                + " every " + f.periodMs() + " ms, as ours' log commits" + (f.round() == round ? "" : " in round " + f.round()));
+                + " every " + f.flushPeriodMs() + " ms, as ours' log commits"
+                + (f.asRound() == round ? "" : " in round " + f.asRound()));
         if (beside != null) {
             ours.extra().put("fio_concurrent_flushes_count", beside.extra().get("other_jobs_fdatasyncs"));
             ours.extra().put("fio_concurrent_flushes_flush_ms_avg", beside.extra().get("other_jobs_fdatasync_ms_avg"));
-            ours.extra().put("fio_concurrent_flushes_as_round", f.round());
+            ours.extra().put("fio_concurrent_flushes_as_round", f.asRound());
         }
         return beside;
-    }
-
-    /**
-     * Records fio checking the same CRC32C as ours: {@code fio_crc32c_verify} in the round's JSON, and its
-     * figures in ours' extras ({@link #record}).
-     *
-     * @return fio's figures, or null when it did not run (or ours did not)
-     */
-    private Measurement recordCrc32cCheck(BenchCase c, int round, Sides sides) {
-        if (sides.crc32cCheck() == null || sides.ours() == null) {
-            return null;
-        }
-        return record(c, round, sides.ours(), sides.crc32cCheck(), "crc32c_verify",
-                "fio on huge pages checking the CRC32C of every block");
     }
 
     /**
@@ -845,14 +845,12 @@ public final class Bench {
      * reference it is judged against. Null when fio cannot run on huge pages (the round is then judged
      * against fio's job alone), or a failed run when the file could not be written.
      */
-    private FioRun crc32cCheck(BenchCase c, int round, Path fioDir) {
-        BenchCase job = new BenchCase(c.id(), BenchCase.Kind.RAW, IoEngine.IO_URING, c.rw(), c.blockSize(),
-                c.queueDepth());
-        Path file = o.file().toAbsolutePath().resolveSibling(o.file().getFileName() + ".fio-crc32c");
-        List<String> args = Fio.jobArgs(job, file, o.sizeBytes(), o.seconds(), o.rampSeconds());
-        if (hugePagesForFio(args) != null) {
+    private FioRun crc32cCheck(BenchCase c, int round, List<String> fioArgs, Path fioDir) {
+        if (hugePagesForFio(fioArgs) != null) {
             return null;
         }
+        Path file = o.file().toAbsolutePath().resolveSibling(o.file().getFileName() + ".fio-crc32c");
+        List<String> args = Fio.jobArgs(fioJob(c), file, o.sizeBytes(), o.seconds(), o.rampSeconds());
         if (fioVerifyFile == null) {
             if (!Files.isRegularFile(o.file())) {
                 return new FioRun(null, o.file() + " is not a regular file: fio's check needs a file of its own"
@@ -953,7 +951,7 @@ public final class Bench {
      * no commits to repeat or fio cannot run on huge pages (the round is then judged against fio on huge
      * pages without flushes).
      */
-    private ConcurrentFlushes concurrentFlushes(BenchCase c, int round, int asRound, Measurement oursOf,
+    private SameWorkRun concurrentFlushes(BenchCase c, int round, int asRound, Measurement oursOf,
             List<String> fioArgs, Path fioDir) {
         String file = Fio.option(fioArgs, "filename");
         long commits = oursOf == null ? 0 : (long) number(oursOf.extra().get("log_commits"));
@@ -967,8 +965,8 @@ public final class Bench {
         List<String> options = new ArrayList<>();
         options.add("--mem=shmhuge");
         options.addAll(Fio.flusherJob(file, pauseMicros, o.seconds(), o.rampSeconds()));
-        return new ConcurrentFlushes(fioRun(c, round, fioArgs, fioDir, options, "concurrent_flushes"), asRound,
-                Math.round(periodMs));
+        return new SameWorkRun(CaseResult.SameWork.FLUSHES, fioRun(c, round, fioArgs, fioDir, options,
+                "concurrent_flushes"), asRound, Math.round(periodMs));
     }
 
     private static double number(Object o) {
