@@ -20,6 +20,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -110,11 +111,17 @@ class ReactorFailureTest {
      * while the reactors fail: the failure is injected once I/O went through the kernel and back, and
      * the threads stop once a submit was refused. Asserts that every accepted batch completed.
      *
+     * <p>The injected task holds the first reactor it runs on until more batches are outstanding than
+     * all rings could have in the kernel, so with one ring some are certainly still queued when it
+     * fails, whatever the scheduler does: those must complete failed.
+     *
      * @return how many operations completed failed
      */
     static long submitAroundAReactorFailure(IoUringBlockDevice dev) throws Exception {
         AtomicLong accepted = new AtomicLong();
         Semaphore completed = new Semaphore(0);
+        AtomicLong completedBatches = new AtomicLong();
+        long inKernelAtMost = (long) dev.options().queueDepth() * dev.reactorCount();
         AtomicLong failedOps = new AtomicLong();
         AtomicBoolean stop = new AtomicBoolean();
         CountDownLatch running = new CountDownLatch(64); // batches that went through the kernel and back
@@ -146,6 +153,7 @@ class ReactorFailureTest {
                                     }
                                 }
                                 running.countDown();
+                                completedBatches.incrementAndGet();
                                 window.release();
                                 completed.release();
                             });
@@ -159,6 +167,11 @@ class ReactorFailureTest {
             }
             assertThat(running.await(30, TimeUnit.SECONDS)).as("I/O running before the failure").isTrue();
             dev.runOnReactor("test", () -> {
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (dev.fatal() == null // another reactor failed first: fail at once, as this one would
+                        && accepted.get() - completedBatches.get() <= inKernelAtMost && System.nanoTime() < deadline) {
+                    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+                }
                 throw new IllegalStateException("injected reactor failure");
             });
             assertThat(refused.await(30, TimeUnit.SECONDS)).as("submitters met the failed reactor").isTrue();
