@@ -58,9 +58,10 @@ class InheritedLockTest {
         ProcessHandle child = null;
         try {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (child == null) {
+            // Until the child runs sleep: just forked, it is still a copy of flock, and the message names it so.
+            while (child == null || !child.info().command().orElse("").endsWith("/sleep")) {
                 child = locker.toHandle().children().findFirst().orElse(null);
-                assertThat(System.nanoTime()).as("flock started its child").isLessThan(deadline);
+                assertThat(System.nanoTime()).as("flock started its child, sleep").isLessThan(deadline);
                 Thread.sleep(20);
             }
             locker.destroyForcibly().waitFor(); // the process that took the lock exits; sleep keeps it
