@@ -440,15 +440,35 @@ public final class CaseResult extends CaseRounds<CaseResult.Round> {
                 : new Target("bandwidth ours/plain fio (fio on huge pages not run)", ">=", required, throughputRatio());
     }
 
-    /** Median over the rounds of a number our side (or fio's) recorded under {@code key}; NaN when none did. */
+    /** Median over the rounds of a number our side (or plain fio) recorded under {@code key}; NaN when none did. */
     public double medianExtra(boolean ours, String key) {
-        return Stats.median(ours ? ours() : fio(), m -> m.extra().get(key) instanceof Number n ? n.doubleValue()
-                : Double.NaN);
+        return medianExtra(ours ? ours() : fio(), key);
     }
 
-    /** fio's most frequent I/Os per submit call over the rounds' {@code iodepth_submit}, e.g. "1-4 (100%)". */
+    /**
+     * {@link #medianExtra} of the fio the headline is judged against ({@link #headlineFioThroughput}): its
+     * depth and latency are what ours' are set beside, e.g. fio's writes held by the same flushes.
+     */
+    public double judgedFioMedianExtra(String key) {
+        return medianExtra(judgedFio(), key);
+    }
+
+    private static double medianExtra(List<Measurement> runs, String key) {
+        return Stats.median(runs, m -> m.extra().get(key) instanceof Number n ? n.doubleValue() : Double.NaN);
+    }
+
+    /** The runs of the fio the headline is judged against. */
+    private List<Measurement> judgedFio() {
+        return judgedOnSameWork() ? fioSameWork() : likeForLike() ? fioHugePages() : fio();
+    }
+
+    /**
+     * The judged fio's most frequent I/Os per submit call over the rounds' {@code iodepth_submit}, e.g.
+     * "1-4 (100%)".
+     */
     public String fioSubmitBatch() {
-        Measurement last = fio().isEmpty() ? null : fio().get(fio().size() - 1);
+        List<Measurement> judged = judgedFio();
+        Measurement last = judged.isEmpty() ? null : judged.get(judged.size() - 1);
         if (last == null || !(last.extra().get("iodepth_submit") instanceof Map<?, ?> dist)) {
             return "-";
         }
@@ -548,6 +568,7 @@ public final class CaseResult extends CaseRounds<CaseResult.Round> {
             for (String k : new String[] {"depth_littles_law", "lat_mean_us", "lat_p50_us", "lat_p99_us", "lat_p999_us"}) {
                 med.put("ours_" + k, nullIfNaN(medianExtra(true, k), 2));
                 med.put("fio_" + k, nullIfNaN(medianExtra(false, k), 2));
+                med.put("judged_fio_" + k, nullIfNaN(judgedFioMedianExtra(k), 2));
             }
             for (String k : new String[] {"ring_depth_avg", "io_uring_enters_per_io", "sqes_per_submit", "wakeups_per_io"}) {
                 med.put("ours_" + k, nullIfNaN(medianExtra(true, k), 3));

@@ -478,6 +478,42 @@ class BenchReportTest {
     }
 
     @Test
+    @SuppressWarnings("unchecked")
+    void theWhyTableSetsOursLatencyBesideTheFioJudged() throws Exception {
+        Bench b = new Bench(new Bench.Options(dir.resolve("x.img"), 256L << 20, null, 1, 0, 3, dir, null, List.of(),
+                true, 4, 20, null, null), System.out);
+        // a store: plain fio, fio on huge pages, and that fio beside the same flushes, each with its own p99
+        Measurement ours = withLatency(mib(5000, 0.5), 9_000, 1_500_000);
+        Measurement beside = withLatency(mib(4000, 0.1), 8_000, 1_100_000);
+        CaseResult store = new CaseResult(adapterCase(BenchCase.Kind.ADAPTER_STORE));
+        store.add(new CaseResult.Round(1, ours, null, withLatency(mib(2500, 0.0625), 7_000, 20_000), null,
+                withLatency(mib(8000, 0.1), 6_000, 15_000), crc(0.3), beside));
+        b.results().add(store);
+        // a raw 1 MiB case: judged against fio on huge pages
+        BenchCase seq = BenchCase.rawCases(IoEngine.IO_URING).get(4);
+        CaseResult raw = new CaseResult(seq);
+        raw.add(new CaseResult.Round(1, withLatency(mib(3000, 0.5), 5_000, 10_000), null,
+                withLatency(mib(3100, 0.3), 5_500, 30_000), null, withLatency(mib(3050, 0.3), 5_200, 12_000), null,
+                null));
+        b.results().add(raw);
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        b.printWhy(new PrintStream(buf, true, StandardCharsets.UTF_8));
+        List<String> lines = buf.toString(StandardCharsets.UTF_8).lines().toList();
+        assertThat(lines).as("fio beside the same flushes, not plain fio").anySatisfy(l -> assertThat(l)
+                .startsWith("adapter store 1m QD16 ").containsPattern("9,000\\.0 +8,000\\.0 +1,500,000\\.0 +1,100,000\\.0"));
+        assertThat(lines).as("fio on huge pages, not plain fio").anySatisfy(l -> assertThat(l)
+                .startsWith("seqwrite 1m QD16 io_uring").containsPattern("5,000\\.0 +5,200\\.0 +10,000\\.0 +12,000\\.0"));
+        Map<String, Object> median = (Map<String, Object>) store.toMap().get("median");
+        assertThat(median).containsEntry("fio_lat_p99_us", 20_000.0).containsEntry("judged_fio_lat_p99_us", 1_100_000.0);
+    }
+
+    private static Measurement withLatency(Measurement m, double p50Micros, double p99Micros) {
+        m.extra().put("lat_p50_us", p50Micros);
+        m.extra().put("lat_p99_us", p99Micros);
+        return m;
+    }
+
+    @Test
     void theStoresAreSetBesideFioWithTheSameFlushesInlineAndBeside() throws Exception {
         Bench b = new Bench(new Bench.Options(dir.resolve("x.img"), 256L << 20, null, 1, 0, 3, dir, null, List.of(),
                 true, 4, 20, null, null), System.out);
