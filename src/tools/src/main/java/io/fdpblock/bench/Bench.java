@@ -1162,8 +1162,8 @@ public final class Bench {
         p.println("Why (medians): depth = I/Os in flight, time-averaged: ours in the kernel (ring) and by Little's law"
                 + " (IOPS x mean latency), fio by Little's law (IOPS x mean lat); latency submit to completion (fio: its"
                 + " lat, --lat_percentiles=1); io_uring_enter calls per I/O and SQEs per submitting call (ours), I/Os per"
-                + " submit call (fio). fio = the fio judged, as in the first table (F: its writes held by the same flushes"
-                + " as ours)");
+                + " submit call (fio). fio = the fio each case is judged against in the first table (a store's: beside the"
+                + " same flushes; an \"always\" load's: checking the same CRC32C)");
         String head = String.format(Locale.ROOT, "%-26s %7s %7s %7s | %8s %8s %8s %8s | %8s %8s %12s", "case",
                 "ring", "Little", "fio", "p50 ours", "p50 fio", "p99 ours", "p99 fio", "enters/IO", "SQEs/submit",
                 "fio I/O/call");
