@@ -260,14 +260,12 @@ public final class CaseResult extends CaseRounds<CaseResult.Round> {
      * (4 KiB cases, or fio on huge pages not run: the note says why).
      */
     public double headlineThroughputRatio() {
-        return judgedOnSameWork() ? sameWorkThroughputRatio()
-                : likeForLike() ? hugePagesThroughputRatio() : throughputRatio();
+        return Stats.ratio(oursThroughput(), headlineFioThroughput());
     }
 
-    /** Median of the reference the headline is against, in the case's unit. */
+    /** Median of the reference the headline is against ({@link #judgedFio}), in the case's unit. */
     public double headlineFioThroughput() {
-        return judgedOnSameWork() ? fioSameWorkThroughput()
-                : likeForLike() ? fioHugePagesThroughput() : fioThroughput();
+        return Stats.median(judgedFio(), this::throughput);
     }
 
     /**
@@ -457,7 +455,10 @@ public final class CaseResult extends CaseRounds<CaseResult.Round> {
         return Stats.median(runs, m -> m.extra().get(key) instanceof Number n ? n.doubleValue() : Double.NaN);
     }
 
-    /** The runs of the fio the headline is judged against. */
+    /**
+     * The runs of the fio the headline is judged against: doing ours' work too when {@link #judgedOnSameWork},
+     * else on huge pages when {@link #likeForLike}, else plain.
+     */
     private List<Measurement> judgedFio() {
         return judgedOnSameWork() ? fioSameWork() : likeForLike() ? fioHugePages() : fio();
     }
