@@ -842,7 +842,8 @@ public final class Bench {
      * fio wrote with that check ({@link #fioVerifyFile}, written once): every block read is checked against the
      * CRC32C fio stored in its header, as a load under {@code verify_payload} "always" checks every payload
      * against the one in its index. That is the work such a load does beyond fio's job alone, and the
-     * reference it is judged against. Null when fio cannot run on huge pages (the round is then judged
+     * reference it is judged against, read for the same ramp and runtime as ours ({@link Fio#verifyingReadArgs}:
+     * fio would stop a verifying read after one pass over the file). Null when fio cannot run on huge pages (the round is then judged
      * against fio's job alone), or a failed run when the file could not be written.
      */
     private FioRun crc32cCheck(BenchCase c, int round, List<String> fioArgs, Path fioDir) {
@@ -850,7 +851,13 @@ public final class Bench {
             return null;
         }
         Path file = o.file().toAbsolutePath().resolveSibling(o.file().getFileName() + ".fio-crc32c");
-        List<String> args = Fio.jobArgs(fioJob(c), file, o.sizeBytes(), o.seconds(), o.rampSeconds());
+        List<String> args;
+        try {
+            args = Fio.verifyingReadArgs(Fio.jobArgs(fioJob(c), file, o.sizeBytes(), o.seconds(), o.rampSeconds()),
+                    file, o.sizeBytes());
+        } catch (IllegalArgumentException e) {
+            return new FioRun(null, e.getMessage());
+        }
         if (fioVerifyFile == null) {
             if (!Files.isRegularFile(o.file())) {
                 return new FioRun(null, o.file() + " is not a regular file: fio's check needs a file of its own"

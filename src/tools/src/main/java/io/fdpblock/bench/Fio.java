@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -187,6 +188,43 @@ public final class Fio {
         return List.of("--name=crc32c-verify-file", "--filename=" + target, "--size=" + sizeBytes,
                 "--ioengine=io_uring", "--direct=1", "--rw=write", "--bs=" + blockSize, "--iodepth=16",
                 "--verify=crc32c", "--do_verify=0", "--verify_state_save=0");
+    }
+
+    /** The fastest read the passes of {@link #verifyingReadArgs} are counted for: 16 GB/s. */
+    static final long VERIFY_PASS_BYTES_PER_SEC = 16_000_000_000L;
+
+    /**
+     * {@code readJob} (a time-based read of {@code file} with {@code --verify=crc32c} added by the caller)
+     * made to read for its whole ramp and runtime. fio ends a verifying read after one pass over its file,
+     * whatever {@code --time_based}, {@code --loops} or {@code --io_size} say (fio 3.33 and later): over a
+     * 2 GiB file at 2 GB/s its window was the second left after the ramp, not the runtime ours is measured
+     * over, and with the ramp eating into that pass fio reported no latencies. So the file is named as many
+     * times as that many seconds take at {@link #VERIFY_PASS_BYTES_PER_SEC}, read one name after the other
+     * ({@code --file_service_type=sequential}), each name the whole file; the runtime ends the job.
+     *
+     * @throws IllegalArgumentException for a path fio would split (a colon separates its file names)
+     */
+    static List<String> verifyingReadArgs(List<String> readJob, Path file, long fileBytes) {
+        String path = file.toString();
+        if (path.indexOf(':') >= 0) {
+            throw new IllegalArgumentException("fio's check file " + path + " has a ':' in its path, which fio takes"
+                    + " for a list of files: give --file a path without one");
+        }
+        long seconds = longOption(readJob, "runtime", 0) + longOption(readJob, "ramp_time", 0);
+        long passes = Math.max(2, Math.min(256,
+                (long) Math.ceil((double) seconds * VERIFY_PASS_BYTES_PER_SEC / fileBytes) + 1));
+        List<String> a = new ArrayList<>();
+        for (String arg : readJob) {
+            if (arg.startsWith("--filename=")) {
+                a.add("--filename=" + String.join(":", Collections.nCopies((int) passes, path)));
+                a.add("--file_service_type=sequential");
+            } else if (arg.startsWith("--size=")) {
+                a.add("--size=" + passes * fileBytes);
+            } else {
+                a.add(arg);
+            }
+        }
+        return a;
     }
 
     /** The value of {@code --name=value} in {@code jobArgs} (the last one), or null. */
