@@ -842,9 +842,10 @@ public final class Bench {
      * fio wrote with that check ({@link #fioVerifyFile}, written once): every block read is checked against the
      * CRC32C fio stored in its header, as a load under {@code verify_payload} "always" checks every payload
      * against the one in its index. That is the work such a load does beyond fio's job alone, and the
-     * reference it is judged against, read for the same ramp and runtime as ours ({@link Fio#verifyingReadArgs}:
-     * fio would stop a verifying read after one pass over the file). Null when fio cannot run on huge pages (the round is then judged
-     * against fio's job alone), or a failed run when the file could not be written.
+     * reference it is judged against, read for the same ramp and runtime as ours
+     * ({@link Fio#verifyingReadArgs}: fio would stop a verifying read after one pass over the file). Null
+     * when fio cannot run on huge pages (the round is then judged against fio's job alone), or a failed run
+     * when the file could not be written or named.
      */
     private FioRun crc32cCheck(BenchCase c, int round, List<String> fioArgs, Path fioDir) {
         if (hugePagesForFio(fioArgs) != null) {

@@ -196,7 +196,7 @@ public final class Fio {
     /**
      * {@code readJob} (a time-based read of {@code file} with {@code --verify=crc32c} added by the caller)
      * made to read for its whole ramp and runtime. fio ends a verifying read after one pass over its file,
-     * whatever {@code --time_based}, {@code --loops} or {@code --io_size} say (fio 3.33 and later): over a
+     * whatever {@code --time_based}, {@code --loops} or {@code --io_size} say (fio 3.33, as served here): over a
      * 2 GiB file at 2 GB/s its window was the second left after the ramp, not the runtime ours is measured
      * over, and with the ramp eating into that pass fio reported no latencies. So the file is named as many
      * times as that many seconds take at {@link #VERIFY_PASS_BYTES_PER_SEC}, read one name after the other
