@@ -854,8 +854,7 @@ public final class Bench {
         Path file = o.file().toAbsolutePath().resolveSibling(o.file().getFileName() + ".fio-crc32c");
         List<String> args;
         try {
-            args = Fio.verifyingReadArgs(Fio.jobArgs(fioJob(c), file, o.sizeBytes(), o.seconds(), o.rampSeconds()),
-                    file, o.sizeBytes());
+            args = Fio.verifyingReadArgs(Fio.jobArgs(fioJob(c), file, o.sizeBytes(), o.seconds(), o.rampSeconds()));
         } catch (IllegalArgumentException e) {
             return new FioRun(null, e.getMessage());
         }

@@ -194,22 +194,24 @@ public final class Fio {
     static final long VERIFY_PASS_BYTES_PER_SEC = 16_000_000_000L;
 
     /**
-     * {@code readJob} (a time-based read of {@code file} with {@code --verify=crc32c} added by the caller)
-     * made to read for its whole ramp and runtime. fio ends a verifying read after one pass over its file,
-     * whatever {@code --time_based}, {@code --loops} or {@code --io_size} say (fio 3.33, as served here): over a
-     * 2 GiB file at 2 GB/s its window was the second left after the ramp, not the runtime ours is measured
-     * over, and with the ramp eating into that pass fio reported no latencies. So the file is named as many
-     * times as that many seconds take at {@link #VERIFY_PASS_BYTES_PER_SEC}, read one name after the other
-     * ({@code --file_service_type=sequential}), each name the whole file; the runtime ends the job.
+     * {@code readJob} (a time-based read of one file, its {@code --filename} and {@code --size}, with
+     * {@code --verify=crc32c} added by the caller) made to read for its whole ramp and runtime. fio ends a
+     * verifying read after one pass over its file, whatever {@code --time_based}, {@code --loops} or
+     * {@code --io_size} say (fio 3.33, as served here): over a 2 GiB file at 2 GB/s its window was the second
+     * left after the ramp, not the runtime ours is measured over, and with the ramp eating into that pass fio
+     * reported no latencies. So the file is named as many times as that many seconds take at
+     * {@link #VERIFY_PASS_BYTES_PER_SEC}, read one name after the other ({@code --file_service_type=sequential}),
+     * each name the whole file; the runtime ends the job.
      *
      * @throws IllegalArgumentException for a path fio would split (a colon separates its file names)
      */
-    static List<String> verifyingReadArgs(List<String> readJob, Path file, long fileBytes) {
-        String path = file.toString();
+    static List<String> verifyingReadArgs(List<String> readJob) {
+        String path = option(readJob, "filename");
         if (path.indexOf(':') >= 0) {
             throw new IllegalArgumentException("fio's check file " + path + " has a ':' in its path, which fio takes"
                     + " for a list of files: give --file a path without one");
         }
+        long fileBytes = longOption(readJob, "size", 0);
         long seconds = longOption(readJob, "runtime", 0) + longOption(readJob, "ramp_time", 0);
         long passes = Math.max(2, Math.min(256,
                 (long) Math.ceil((double) seconds * VERIFY_PASS_BYTES_PER_SEC / fileBytes) + 1));

@@ -138,16 +138,17 @@ class BenchReportTest {
     @Test
     void fiosCheckingReadNamesItsFileOncePerPassItCouldReadInTheRampAndRuntime() {
         long file = 2L << 30;
-        List<String> job = Fio.jobArgs(new BenchCase("adapter-load-1m-qd16", BenchCase.Kind.RAW, IoEngine.IO_URING,
-                "read", 1 << 20, 16), Path.of("/x.fio-crc32c"), file, 5, 1);
-        List<String> read = Fio.verifyingReadArgs(job, Path.of("/x.fio-crc32c"), file);
+        BenchCase load = new BenchCase("adapter-load-1m-qd16", BenchCase.Kind.RAW, IoEngine.IO_URING, "read", 1 << 20, 16);
+        List<String> job = Fio.jobArgs(load, Path.of("/x.fio-crc32c"), file, 5, 1);
+        List<String> read = Fio.verifyingReadArgs(job);
         // 6 s at 16 GB/s is 44.7 passes of 2 GiB: 45, and one more
         String names = Fio.option(read, "filename");
         assertThat(names.split(":", -1)).hasSize(46).containsOnly("/x.fio-crc32c");
         assertThat(read).contains("--file_service_type=sequential", "--size=" + 46 * file, "--rw=read",
                 "--time_based", "--runtime=5", "--ramp_time=1").doesNotContain("--size=" + file);
         assertThat(read.size()).isEqualTo(job.size() + 1);
-        assertThatThrownBy(() -> Fio.verifyingReadArgs(job, Path.of("/a:b/x.fio-crc32c"), file))
+        List<String> colon = Fio.jobArgs(load, Path.of("/a:b/x.fio-crc32c"), file, 5, 1);
+        assertThatThrownBy(() -> Fio.verifyingReadArgs(colon))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("/a:b/x.fio-crc32c")
                 .hasMessageContaining("without one");
     }
